@@ -1,0 +1,259 @@
+"""Project configuration (``assay.toml``) and project discovery.
+
+A project is the nearest directory at or above ``--cwd`` holding an
+``assay.toml``. This module owns that file's closed schema: an unknown key is
+an ``invalid_config`` error whose pointer names it. It imports only
+:mod:`assay.errors`.
+
+Sections::
+
+    [project]   name, admitted_scopes, principal
+    [ledger]    url (sqlite path or postgresql:// URL)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import AssayError, UsageError, pointer
+
+__all__ = [
+    "CONFIG_NAME",
+    "STATE_DIR",
+    "Project",
+    "find_project",
+    "init_project",
+    "load_project",
+    "validate_scope",
+]
+
+CONFIG_NAME = "assay.toml"
+STATE_DIR = ".assay"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_PRINCIPAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """A discovered project: its root, its scope and its settings."""
+
+    root: Path
+    name: str
+    admitted_scopes: tuple[str, ...] = ()
+    principal: str = "agent"
+    ledger_url: str | None = None
+    sections: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def scope(self) -> str:
+        """The project's own scope, ``project:<name>``."""
+        return f"project:{self.name}"
+
+    @property
+    def readable_scopes(self) -> tuple[str, ...]:
+        """The scopes this project may read: its own, admitted historical ones, global."""
+        return (self.scope, *self.admitted_scopes, "global")
+
+    @property
+    def default_ledger_path(self) -> Path:
+        """Where the embedded SQLite ledger lives unless configured otherwise."""
+        return self.root / STATE_DIR / "ledger.db"
+
+
+def validate_scope(scope: Any, *, field_pointer: str = "") -> str:
+    """Return ``scope`` if it is ``global`` or ``project:<name>``, else ``invalid_scope``."""
+    if scope == "global":
+        return "global"
+    if isinstance(scope, str) and scope.startswith("project:") and _NAME.fullmatch(scope[8:]):
+        return scope
+    raise AssayError(
+        f"invalid scope {scope!r}: use 'global' or 'project:<name>'",
+        code="invalid_scope",
+        pointer=field_pointer or None,
+    )
+
+
+def find_project(cwd: str | os.PathLike[str] | None = None) -> Path | None:
+    """Walk up from ``cwd`` to the nearest directory holding ``assay.toml``."""
+    start = Path(cwd or os.getcwd()).resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / CONFIG_NAME).is_file():
+            return candidate
+    return None
+
+
+def load_project(cwd: str | os.PathLike[str] | None = None) -> Project:
+    """Find and load the project around ``cwd``.
+
+    Raises ``project_not_found`` (with the ``assay init`` action) when no
+    ``assay.toml`` is found, and ``invalid_config`` for a malformed one.
+    """
+    if cwd is not None and not Path(cwd).is_dir():
+        raise UsageError(f"--cwd {str(cwd)!r} is not a directory", code="invalid_cwd")
+    root = find_project(cwd)
+    if root is None:
+        raise AssayError(
+            f"no {CONFIG_NAME} found in {Path(cwd or os.getcwd()).resolve()} or above",
+            code="project_not_found",
+            action="Run 'assay init' in the project root, or pass --cwd.",
+        )
+    path = root / CONFIG_NAME
+    try:
+        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _config_error(path, "", "the file is not valid UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise _config_error(path, "", f"not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise AssayError(
+            f"cannot read {path}: {exc.strerror}", code="config_unavailable"
+        ) from None
+    return _parse(root, path, raw)
+
+
+_TOP = {"project", "ledger"}
+_PROJECT_KEYS = {"name", "admitted_scopes", "principal"}
+_LEDGER_KEYS = {"url"}
+
+
+def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
+    for key in raw:
+        if key not in _TOP:
+            raise _config_error(path, pointer(key), f"unknown section or key {key!r}")
+    project = _table(path, raw, "project")
+    ledger = _table(path, raw, "ledger")
+    _closed(path, project, _PROJECT_KEYS, "project")
+    _closed(path, ledger, _LEDGER_KEYS, "ledger")
+
+    name = project.get("name", _default_name(root))
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise _config_error(path, "/project/name", "name must match [A-Za-z0-9][A-Za-z0-9._-]*")
+    admitted = project.get("admitted_scopes", [])
+    if not isinstance(admitted, list):
+        raise _config_error(path, "/project/admitted_scopes", "must be a list of scopes")
+    scopes: list[str] = []
+    for index, scope in enumerate(admitted):
+        ptr = pointer("project", "admitted_scopes", index)
+        if not isinstance(scope, str) or not scope.startswith("project:"):
+            raise _config_error(path, ptr, "admitted scopes are 'project:<name>' strings")
+        try:
+            validate_scope(scope)
+        except AssayError:
+            raise _config_error(path, ptr, f"invalid scope {scope!r}") from None
+        if scope != f"project:{name}" and scope not in scopes:
+            scopes.append(scope)
+    principal = project.get("principal", "agent")
+    if not isinstance(principal, str) or not _PRINCIPAL.fullmatch(principal):
+        raise _config_error(path, "/project/principal", "principal must be a simple name")
+    url = ledger.get("url")
+    if url is not None and (not isinstance(url, str) or not url.strip()):
+        raise _config_error(path, "/ledger/url", "url must be a non-empty string")
+    return Project(
+        root=root,
+        name=name,
+        admitted_scopes=tuple(scopes),
+        principal=principal,
+        ledger_url=url,
+        sections={k: v for k, v in raw.items() if k not in {"project", "ledger"}},
+    )
+
+
+def _table(path: Path, raw: dict[str, Any], key: str) -> dict[str, Any]:
+    value = raw.get(key, {})
+    if not isinstance(value, dict):
+        raise _config_error(path, pointer(key), f"[{key}] must be a table")
+    return value
+
+
+def _closed(path: Path, table: dict[str, Any], allowed: set[str], section: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise _config_error(path, pointer(section, key), f"unknown key {key!r} in [{section}]")
+
+
+def _config_error(path: Path, ptr: str, problem: str) -> AssayError:
+    return AssayError(
+        f"{path.name}: {problem}",
+        code="invalid_config",
+        pointer=ptr or None,
+        details={"path": str(path)},
+        action=f"Fix {path} and run the command again.",
+    )
+
+
+def _default_name(root: Path) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-._") or "project"
+    return cleaned[:128]
+
+
+def _toml_string(value: str) -> str:
+    # JSON string syntax is a subset of TOML basic strings.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def init_project(
+    root: str | os.PathLike[str],
+    *,
+    scope: str | None = None,
+    db: str | None = None,
+) -> tuple[Project, bool]:
+    """Create ``assay.toml`` and ``.assay/`` in ``root``; return ``(project, created)``.
+
+    An existing ``assay.toml`` is never overwritten: it is loaded and returned
+    with ``created=False`` unless the requested scope or db differ from it,
+    which is ``project_exists``. In a git work tree ``.assay/`` is added to
+    ``.gitignore`` once.
+    """
+    base = Path(root).resolve()
+    if not base.is_dir():
+        raise UsageError(f"{base} is not a directory", code="invalid_cwd")
+    if scope is not None:
+        scope = validate_scope(scope, field_pointer="/scope")
+        if not scope.startswith("project:"):
+            raise AssayError("a project's scope must be 'project:<name>'", code="invalid_scope",
+                             pointer="/scope")
+    config = base / CONFIG_NAME
+    if config.exists():
+        existing = load_project(base)
+        if (scope and scope != existing.scope) or (db and db != existing.ledger_url):
+            raise AssayError(
+                f"{config} already exists with other settings",
+                code="project_exists",
+                action="Edit assay.toml by hand to change the scope or the ledger.",
+            )
+        (base / STATE_DIR).mkdir(exist_ok=True)
+        return existing, False
+    name = scope[8:] if scope else _default_name(base)
+    lines = ["[project]", f"name = {_toml_string(name)}", "admitted_scopes = []", ""]
+    if db:
+        lines += ["[ledger]", f"url = {_toml_string(db)}", ""]
+    config.write_text("\n".join(lines), encoding="utf-8")
+    (base / STATE_DIR).mkdir(exist_ok=True)
+    _ignore_state_dir(base)
+    return load_project(base), True
+
+
+def _ignore_state_dir(root: Path) -> None:
+    try:
+        inside = subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"],
+            cwd=root, capture_output=True, text=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if inside.returncode != 0 or inside.stdout.strip() != "true":
+        return
+    ignore = root / ".gitignore"
+    text = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
+    if any(line.strip() in {".assay", ".assay/", "/.assay", "/.assay/"} for line in text.splitlines()):
+        return
+    if text and not text.endswith("\n"):
+        text += "\n"
+    ignore.write_text(text + ".assay/\n", encoding="utf-8")

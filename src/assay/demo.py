@@ -1,0 +1,86 @@
+"""``assay demo``: the whole story on a temporary project, told step by step.
+
+The demo drives assay only through the operations registry (the same calls
+the CLI and MCP make) on the embedded SQLite ledger, and prints what each
+step shows. Each capability adds its chapter here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from assay.ops import Invocation, call
+
+__all__ = ["run_demo"]
+
+
+class _Story:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.step = 0
+
+    def say(self, text: str) -> None:
+        sys.stdout.write(text + "\n")
+
+    def chapter(self, title: str) -> None:
+        self.step += 1
+        self.say(f"\n{self.step}. {title}")
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        inv = Invocation(cwd=str(self.root), surface="demo")
+        try:
+            envelope, _ = call(name, {**(args or {})}, inv)
+        finally:
+            inv.close()
+        return envelope
+
+    def show(self, label: str, value: Any) -> None:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        self.say(f"   {label}: {text}")
+
+
+def _chapter_foundation(story: _Story) -> None:
+    story.chapter("Create a project")
+    result = story.call("init", {"cwd": str(story.root)})["data"]
+    story.show("scope", result["scope"])
+    story.show("config", str(story.root / "assay.toml"))
+
+    story.chapter("Canonical JSON: one digest whatever the key order or spacing")
+    a = story.call("canonical", {"text": '{"b": 1, "a": [1.0, 1e21, -0]}'})["data"]
+    b = story.call("canonical", {"text": '{"a":[1,1e+21,0],"b":1}'})["data"]
+    story.show("canonical", a["canonical"])
+    story.show("digest", a["digest"])
+    story.show("same digest for the other spelling", str(a["digest"] == b["digest"]).lower())
+
+    story.chapter("Every operation is described once, for the CLI and MCP alike")
+    ops = story.call("describe")["data"]["operations"]
+    story.show("operations", ", ".join(op["name"] for op in ops))
+
+
+CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation]
+
+
+def run_demo(*, keep: str | None = None) -> int:
+    """Run every chapter in a fresh project; return the exit status."""
+    started = time.monotonic()
+    if keep:
+        root = Path(keep).resolve()
+        root.mkdir(parents=True, exist_ok=True)
+        return _run(root, started)
+    with tempfile.TemporaryDirectory(prefix="assay-demo-") as tmp:
+        return _run(Path(tmp), started)
+
+
+def _run(root: Path, started: float) -> int:
+    story = _Story(root)
+    story.say(f"assay demo: a temporary project at {root}")
+    for chapter in CHAPTERS:
+        chapter(story)
+    story.say(f"\nDone in {time.monotonic() - started:.1f} s.")
+    return 0

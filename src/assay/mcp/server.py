@@ -1,0 +1,115 @@
+"""The MCP server: one tool per registered operation, over stdio.
+
+Built on the official MCP Python SDK's low-level ``Server`` so that each
+tool's input schema is exactly the registry's schema. A tool result carries
+the same envelope the CLI prints, as structured content and as JSON text:
+``{ok: true, operation, data, ...}`` or ``{ok: false, error: {...}}`` with
+``is_error`` set. Errors are translated here, in one place.
+
+The SDK is imported only inside this module, which only ``assay mcp`` loads.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+from assay import __version__
+from assay.errors import AssayError, UsageError
+from assay.ops import Invocation, call, error_envelope, lookup, operations
+
+__all__ = ["build_server", "serve", "tool_definitions"]
+
+
+def tool_definitions() -> list[types.Tool]:
+    """The MCP tools, one per operation, generated from the registry."""
+    tools = []
+    for op in operations():
+        writes = "Writes to the ledger." if op.writes else "Read-only: writes nothing."
+        tools.append(
+            types.Tool(
+                name=op.tool_name,
+                title=op.summary,
+                description=f"{op.description or op.summary}\n\n{writes}",
+                input_schema=op.input_schema(),
+                annotations=types.ToolAnnotations(read_only_hint=not op.writes),
+            )
+        )
+    return tools
+
+
+def _result(envelope: dict[str, Any], is_error: bool) -> types.CallToolResult:
+    text = json.dumps(envelope, ensure_ascii=False, sort_keys=True)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=envelope,
+        is_error=is_error,
+    )
+
+
+def invoke(name: str, arguments: dict[str, Any] | None, *, cwd: str | None = None,
+           db: str | None = None, principal: str | None = None) -> tuple[dict[str, Any], bool]:
+    """Run one tool call synchronously; return ``(envelope, is_error)``."""
+    try:
+        op = lookup(name)
+        if op.tool_name != name:
+            raise UsageError(f"unknown tool {name!r}", code="unknown_operation")
+        if not isinstance(arguments, (dict, type(None))):
+            raise UsageError("tool arguments must be an object", code="invalid_argument")
+        inv = Invocation(cwd=cwd, db=db, principal=principal, surface="mcp")
+        try:
+            envelope, _code = call(op.name, arguments or {}, inv)
+        finally:
+            inv.close()
+        return envelope, False
+    except AssayError as err:
+        return error_envelope(err), True
+    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes internal_error
+        traceback.print_exc()
+        err = AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error")
+        return error_envelope(err), True
+
+
+def build_server(*, cwd: str | None = None, db: str | None = None,
+                 principal: str | None = None) -> Server[Any]:
+    """An MCP ``Server`` whose tools are the registry's operations."""
+    tools = tool_definitions()
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        # Operations are synchronous and may block on the ledger or a command:
+        # run them on a worker thread so the server keeps answering.
+        envelope, is_error = await anyio.to_thread.run_sync(
+            lambda: invoke(params.name, params.arguments, cwd=cwd, db=db, principal=principal)
+        )
+        return _result(envelope, is_error)
+
+    return Server(
+        "assay",
+        version=__version__,
+        instructions=(
+            "Assay records what was asked, what you claim and what the machine observed. "
+            "Check readiness before saying work is done."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(*, cwd: str | None = None, db: str | None = None, principal: str | None = None) -> None:
+    """Run the server on stdin/stdout until the client disconnects."""
+    server = build_server(cwd=cwd, db=db, principal=principal)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)

@@ -1,0 +1,422 @@
+"""The operations registry: every operation assay offers, declared once.
+
+An operation has a dotted name (``work.check``), a summary, arguments with
+their CLI bindings, input and output JSON Schemas, and whether it writes. The
+CLI (``assay work check``), the MCP tool (``work_check``) and ``assay
+describe`` are all generated from this registry, so adding an operation is one
+declaration in one ``assay.ops.<group>`` module.
+
+Operation modules must stay light to import: they declare arguments as plain
+dicts and import the capability they call inside the handler, so that
+``assay --version`` and ``assay canonical`` never load a database driver, the
+MCP SDK or pydantic. This package may import capabilities, the ledger, config
+and the base modules; it never imports a surface.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from assay.errors import AssayError, UsageError, pointer
+
+if TYPE_CHECKING:
+    from assay.config import Project
+    from assay.ledger.store import Store
+
+__all__ = [
+    "Argument",
+    "Invocation",
+    "Operation",
+    "Result",
+    "call",
+    "describe",
+    "operation",
+    "operations",
+    "lookup",
+]
+
+Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
+
+# Every module that declares operations. Import order is registry order.
+_MODULES = (
+    "assay.ops.core",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One argument of an operation.
+
+    ``binding`` says how the CLI supplies it: ``option`` (``--name VALUE``,
+    repeatable when the schema is an array), ``flag`` (``--name``),
+    ``literal`` / ``literals`` (after ``--``, taken verbatim), ``stdin`` (raw
+    text read from standard input) or ``json_file`` (``--name FILE|-``, parsed
+    as strict JSON). Over MCP every argument is a property of the tool input
+    under ``name``.
+    """
+
+    name: str
+    schema: Mapping[str, Any]
+    help: str
+    binding: Binding = "option"
+    cli: str | None = None
+    required: bool = False
+
+    @property
+    def cli_name(self) -> str | None:
+        """The option spelling on the command line, or None for positional bindings."""
+        if self.binding in ("literal", "literals", "stdin"):
+            return None
+        return self.cli or "--" + self.name.replace("_", "-")
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "binding": self.binding,
+            "help": self.help,
+            "required": self.required,
+            "schema": dict(self.schema),
+        }
+        if self.cli_name:
+            out["cli"] = self.cli_name
+        return out
+
+
+PROJECT_ARGUMENTS = (
+    Argument("cwd", {"type": "string"}, "Directory inside the project (default: current directory)."),
+    Argument("db", {"type": "string"},
+             "Ledger URL or SQLite path; overrides ASSAY_DB and assay.toml."),
+    Argument("principal", {"type": "string"},
+             "Act as this principal (default: ASSAY_PRINCIPAL, then assay.toml).", cli="--as"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What an operation returns: data plus the envelope facts around it.
+
+    ``exit_code`` is 0 for a positive answer and 1 for a negative one (for
+    example a report that is not ready); errors are exceptions instead.
+    """
+
+    data: Any
+    ledger_revision: int | None = None
+    next: tuple[str, ...] = ()
+    exit_code: int = 0
+
+
+Handler = Callable[["Invocation", dict[str, Any]], Result]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """A registered operation. See the module docstring."""
+
+    name: str
+    summary: str
+    writes: bool
+    handler: Handler
+    arguments: tuple[Argument, ...] = ()
+    output_schema: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(
+        default_factory=lambda: {"type": "object"}
+    )
+    description: str = ""
+    project: bool = True
+
+    @property
+    def all_arguments(self) -> tuple[Argument, ...]:
+        return self.arguments + (PROJECT_ARGUMENTS if self.project else ())
+
+    @property
+    def cli_path(self) -> tuple[str, ...]:
+        return tuple(self.name.split("."))
+
+    @property
+    def tool_name(self) -> str:
+        return self.name.replace(".", "_").replace("-", "_")
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the input object (the MCP tool input schema)."""
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        for arg in self.all_arguments:
+            props[arg.name] = {**_resolve(arg.schema), "description": arg.help}
+            if arg.required:
+                required.append(arg.name)
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": props,
+            "additionalProperties": False,
+        }
+        if required:
+            schema["required"] = required
+        return schema
+
+    def describe(self) -> dict[str, Any]:
+        """This operation's registry entry as JSON data."""
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "description": self.description or self.summary,
+            "writes": self.writes,
+            "cli": "assay " + " ".join(self.cli_path),
+            "mcp_tool": self.tool_name,
+            "arguments": [a.describe() for a in self.all_arguments],
+            "input_schema": self.input_schema(),
+            "output_schema": dict(_resolve(self.output_schema)),
+        }
+
+
+def _resolve(schema: Mapping[str, Any] | Callable[[], Mapping[str, Any]]) -> Mapping[str, Any]:
+    return schema() if callable(schema) else schema
+
+
+_REGISTRY: dict[str, Operation] = {}
+_LOADED = False
+_NAME = re.compile(r"[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*")
+
+
+def operation(
+    name: str,
+    *,
+    summary: str,
+    writes: bool,
+    arguments: tuple[Argument, ...] | list[Argument] = (),
+    output_schema: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
+    description: str = "",
+    project: bool = True,
+) -> Callable[[Handler], Handler]:
+    """Decorator that registers a handler as the operation ``name``."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"malformed operation name {name!r}")
+
+    def register(handler: Handler) -> Handler:
+        if name in _REGISTRY:
+            raise ValueError(f"operation {name!r} registered twice")
+        _REGISTRY[name] = Operation(
+            name=name,
+            summary=summary,
+            writes=writes,
+            handler=handler,
+            arguments=tuple(arguments),
+            output_schema=output_schema or {"type": "object"},
+            description=description,
+            project=project,
+        )
+        return handler
+
+    return register
+
+
+def _load() -> None:
+    global _LOADED
+    if not _LOADED:
+        for module in _MODULES:
+            importlib.import_module(module)
+        _LOADED = True
+
+
+def operations() -> Iterator[Operation]:
+    """Every registered operation, in registry order."""
+    _load()
+    return iter(list(_REGISTRY.values()))
+
+
+def lookup(name: str) -> Operation:
+    """The operation called ``name`` (dotted or MCP tool spelling), or ``unknown_operation``."""
+    _load()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    for op in _REGISTRY.values():
+        if op.tool_name == name:
+            return op
+    raise UsageError(f"unknown operation {name!r}", code="unknown_operation",
+                     action="Run 'assay describe' to list operations.")
+
+
+def describe() -> list[dict[str, Any]]:
+    """The whole registry as JSON data, in registry order."""
+    return [op.describe() for op in operations()]
+
+
+class Invocation:
+    """The context one operation call runs in: where, as whom, on which ledger.
+
+    The project and the store are opened lazily and at most once, so an
+    operation that needs neither never touches the disk.
+    """
+
+    def __init__(
+        self,
+        *,
+        cwd: str | None = None,
+        db: str | None = None,
+        principal: str | None = None,
+        surface: str = "api",
+        interactive: bool = False,
+        stdin: Callable[[], bytes] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.db = db
+        self._principal = principal
+        self.surface = surface
+        self.interactive = interactive
+        self._stdin = stdin
+        self._project: Project | None = None
+        self._store: Store | None = None
+
+    def with_args(self, args: Mapping[str, Any]) -> Invocation:
+        """A copy whose cwd/db/principal are overridden by the call's own arguments."""
+        if not any(args.get(k) is not None for k in ("cwd", "db", "principal")):
+            return self
+        return Invocation(
+            cwd=args.get("cwd") or self.cwd,
+            db=args.get("db") or self.db,
+            principal=args.get("principal") or self._principal,
+            surface=self.surface,
+            interactive=self.interactive,
+            stdin=self._stdin,
+        )
+
+    def read_stdin(self) -> bytes:
+        if self._stdin is None:
+            raise UsageError("this call has no standard input", code="stdin_unavailable")
+        return self._stdin()
+
+    def project(self) -> Project:
+        """The project around ``cwd`` (``project_not_found`` when there is none)."""
+        if self._project is None:
+            from assay.config import load_project
+
+            self._project = load_project(self.cwd)
+        return self._project
+
+    @property
+    def principal(self) -> str:
+        """Who the call acts as: ``--as``, then ``ASSAY_PRINCIPAL``, then assay.toml."""
+        return self._principal or os.environ.get("ASSAY_PRINCIPAL") or self.project().principal
+
+    def ledger_url(self) -> str:
+        """The ledger to open: ``--db``, then ``ASSAY_DB``, then assay.toml, then the default."""
+        project = self.project()
+        url = self.db or os.environ.get("ASSAY_DB") or project.ledger_url
+        if not url:
+            return str(project.default_ledger_path)
+        return url
+
+    def store(self) -> Store:
+        """The opened ledger of this project (opened once per invocation)."""
+        if self._store is None:
+            from assay.ledger import open_store
+
+            self._store = open_store(self.ledger_url(), base=self.project().root)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "number": (int, float),
+}
+
+
+def _check(value: Any, schema: Mapping[str, Any], where: str) -> None:
+    """Validate an argument against the small JSON Schema subset arguments use."""
+    kind = schema.get("type")
+    if kind is not None:
+        kinds = kind if isinstance(kind, list) else [kind]
+        ok = any(
+            isinstance(value, _JSON_TYPES[k]) and not (k in ("integer", "number") and isinstance(value, bool))
+            for k in kinds if k in _JSON_TYPES
+        ) or ("null" in kinds and value is None)
+        if not ok:
+            raise UsageError(f"{where or 'argument'} must be of type {kind}",
+                             code="invalid_argument", pointer=where)
+    if "enum" in schema and value not in schema["enum"]:
+        raise UsageError(f"{where} must be one of {', '.join(map(str, schema['enum']))}",
+                         code="invalid_argument", pointer=where)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            raise UsageError(f"{where} must be at least {schema['minimum']}",
+                             code="invalid_argument", pointer=where)
+        if "maximum" in schema and value > schema["maximum"]:
+            raise UsageError(f"{where} must be at most {schema['maximum']}",
+                             code="invalid_argument", pointer=where)
+    if isinstance(value, str):
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            raise UsageError(f"{where} must not be empty", code="invalid_argument", pointer=where)
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            raise UsageError(f"{where} does not match {schema['pattern']}",
+                             code="invalid_argument", pointer=where)
+    if isinstance(value, (list, tuple)) and "items" in schema:
+        for index, item in enumerate(value):
+            _check(item, schema["items"], f"{where}/{index}")
+
+
+def validate_arguments(op: Operation, args: Mapping[str, Any]) -> dict[str, Any]:
+    """Check ``args`` against the operation's arguments; return a clean copy.
+
+    Unknown names are ``unknown_argument``; a missing required one is
+    ``missing_argument``; a wrong type is ``invalid_argument``. The pointer
+    names the argument (``/expect_revision``).
+    """
+    known = {a.name: a for a in op.all_arguments}
+    clean: dict[str, Any] = {}
+    for name, value in args.items():
+        if name not in known:
+            raise UsageError(f"{op.name} takes no argument {name!r}", code="unknown_argument",
+                             pointer=pointer(name))
+        if value is None:
+            continue
+        if known[name].binding != "json_file":
+            _check(value, known[name].schema, pointer(name))
+        clean[name] = value
+    for arg in op.all_arguments:
+        if arg.required and arg.name not in clean:
+            raise UsageError(f"{op.name} needs the argument {arg.cli_name or arg.name}",
+                             code="missing_argument", pointer=pointer(arg.name))
+    return clean
+
+
+def call(name: str, args: Mapping[str, Any] | None = None,
+         invocation: Invocation | None = None) -> tuple[dict[str, Any], int]:
+    """Run one operation and return ``(envelope, exit_code)``.
+
+    The envelope is ``{ok, operation, ledger_revision?, data, next}`` on
+    success. Errors propagate as :class:`AssayError`; each surface renders
+    them in one place.
+    """
+    op = lookup(name)
+    clean = validate_arguments(op, args or {})
+    inv = (invocation or Invocation()).with_args(clean)
+    owned = inv is not invocation
+    try:
+        handler_args = {k: v for k, v in clean.items() if k not in ("cwd", "db", "principal")}
+        result = op.handler(inv, handler_args)
+    finally:
+        if owned:
+            inv.close()
+    envelope: dict[str, Any] = {"ok": True, "operation": op.name}
+    if result.ledger_revision is not None:
+        envelope["ledger_revision"] = result.ledger_revision
+    envelope["data"] = result.data
+    envelope["next"] = list(result.next)
+    return envelope, result.exit_code
+
+
+def error_envelope(error: AssayError) -> dict[str, Any]:
+    """The failure envelope every surface prints: ``{ok: false, error: {...}}``."""
+    return {"ok": False, "error": error.to_dict()}

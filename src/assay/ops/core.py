@@ -1,0 +1,106 @@
+"""Core operations: canonical JSON, the registry description, project init."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.ops import Argument, Invocation, Result, describe, lookup, operation
+
+_DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+
+
+@operation(
+    "canonical",
+    summary="Print the RFC 8785 canonical form (or digest) of one JSON document.",
+    description=(
+        "Reads one JSON document (standard input on the CLI, `text` over MCP) and returns "
+        "its canonical text, digest and fingerprint. Writes nothing. The CLI prints the "
+        "bare canonical text, or only the digest with --digest or --fingerprint."
+    ),
+    writes=False,
+    project=False,
+    arguments=(
+        Argument("text", {"type": "string"}, "The JSON document as text.", binding="stdin",
+                 required=True),
+        Argument("digest", {"type": "boolean"}, "Print only the lowercase hex SHA-256.",
+                 binding="flag"),
+        Argument("fingerprint", {"type": "boolean"}, "Print only sha256:<hex>.", binding="flag"),
+    ),
+    output_schema={
+        "type": "object",
+        "properties": {
+            "canonical": {"type": "string"},
+            "digest": _DIGEST,
+            "fingerprint": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+        },
+        "required": ["canonical", "digest", "fingerprint"],
+    },
+)
+def canonical(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay import canonical as jcs
+
+    text = args["text"]
+    value = jcs.parse(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
+    raw = jcs.canonical_bytes(value)
+    hexdigest = jcs.digest_bytes(raw)
+    return Result({
+        "canonical": raw.decode("utf-8"),
+        "digest": hexdigest,
+        "fingerprint": "sha256:" + hexdigest,
+    })
+
+
+@operation(
+    "describe",
+    summary="Describe every operation (or one): arguments, CLI bindings, JSON Schemas, writes.",
+    description="Returns the operations registry as JSON. Writes nothing.",
+    writes=False,
+    project=False,
+    arguments=(
+        Argument("operation", {"type": "string"},
+                 "One operation name (work.check or work_check).", binding="literal"),
+    ),
+    output_schema={"type": "object", "properties": {"operations": {"type": "array"}}},
+)
+def describe_operations(inv: Invocation, args: dict[str, Any]) -> Result:
+    if args.get("operation"):
+        return Result({"operations": [lookup(args["operation"]).describe()]})
+    return Result({"operations": describe()})
+
+
+@operation(
+    "init",
+    summary="Create assay.toml and the .assay/ state directory in a project.",
+    description=(
+        "Writes assay.toml (never overwrites one) and creates .assay/, adding it to "
+        ".gitignore in a git work tree, then creates the ledger."
+    ),
+    writes=True,
+    project=False,
+    arguments=(
+        Argument("cwd", {"type": "string"}, "The project root (default: current directory)."),
+        Argument("scope", {"type": "string", "pattern": "^project:"},
+                 "The project's scope, project:NAME (default: the directory name)."),
+        Argument("db", {"type": "string"}, "Ledger URL to record in assay.toml."),
+    ),
+    output_schema={
+        "type": "object",
+        "properties": {
+            "root": {"type": "string"},
+            "scope": {"type": "string"},
+            "created": {"type": "boolean"},
+            "ledger": {"type": "object"},
+        },
+    },
+)
+def init(inv: Invocation, args: dict[str, Any]) -> Result:
+    import os
+
+    from assay.config import init_project
+
+    # cwd and db arrive on the invocation, like every operation's.
+    project, created = init_project(inv.cwd or os.getcwd(), scope=args.get("scope"), db=inv.db)
+    return Result(
+        {"root": str(project.root), "scope": project.scope, "created": created},
+        next=("Record what was asked: assay put -- knowledge:NAME",),
+    )
