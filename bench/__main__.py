@@ -1,0 +1,86 @@
+"""``python -m bench [--quick] [--only NAME]``: run every benchmark module.
+
+Writes ``bench/results.json`` and rewrites the generated part of
+``BENCHMARKS.md`` (between the ``<!-- bench:begin -->`` and
+``<!-- bench:end -->`` markers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import platform
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def modules() -> list[str]:
+    return sorted(p.stem for p in HERE.glob("bench_*.py"))
+
+
+def machine() -> dict[str, str]:
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": str(os.cpu_count()),
+    }
+
+
+def render(results: dict) -> str:
+    lines = [f"Measured {results['measured_at']} on {results['machine']['platform']}, "
+             f"Python {results['machine']['python']}, {results['machine']['cpus']} CPUs"
+             f"{' (quick mode)' if results['quick'] else ''}.", ""]
+    for module, rows in results["benchmarks"].items():
+        lines += [f"### {module}", "",
+                  "| measurement | assay | baseline | ratio | spread | goal |",
+                  "|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(
+                f"| {r['name']} | {r['assay']:.4g} {r['unit']} | {r['baseline']:.4g} {r['unit']} "
+                f"({r['baseline_name']}) | {r['ratio']:.2f}x | {r['spread']:.2g} | {r['goal']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--quick", action="store_true", help="small sizes; finishes in under 2 minutes")
+    parser.add_argument("--only", action="append", default=[], help="run only these modules")
+    parser.add_argument("--no-write", action="store_true", help="print, do not update files")
+    opts = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    results = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "machine": machine(), "quick": opts.quick, "benchmarks": {}}
+    for name in modules():
+        if opts.only and name not in opts.only and name.removeprefix("bench_") not in opts.only:
+            continue
+        started = time.monotonic()
+        rows = importlib.import_module(f"bench.{name}").run(quick=opts.quick)
+        results["benchmarks"][name] = rows
+        print(f"{name}: {len(rows)} rows in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    print(json.dumps(results, indent=2))
+    if opts.no_write:
+        return 0
+    out = HERE / "results.json"
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    if opts.only and previous.get("benchmarks"):
+        previous["benchmarks"].update(results["benchmarks"])
+        results["benchmarks"] = dict(sorted(previous["benchmarks"].items()))
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    doc = ROOT / "BENCHMARKS.md"
+    text = doc.read_text() if doc.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    doc.write_text(f"{head}{BEGIN}\n{render(results)}\n{END}{tail}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
