@@ -18,7 +18,7 @@ Invariants every backend keeps:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -30,6 +30,7 @@ from assay.ids import split_record_id
 __all__ = [
     "LINK_RELATIONS",
     "MAX_DATA_BYTES",
+    "ORIGINS",
     "RECORD_STATUSES",
     "SCHEMA_VERSION",
     "LedgerInfo",
@@ -47,6 +48,10 @@ __all__ = [
 SCHEMA_VERSION = 1
 MAX_DATA_BYTES = 4 * 1024 * 1024
 RECORD_STATUSES = ("current", "retired", "superseded")
+# Who wrote a version. Only assay's own code paths write "machine" (an
+# observation it made itself, e.g. an evidence run) or "derived" (a view it
+# computed, e.g. a handoff); every client write through `put` is a "claim".
+ORIGINS = ("claim", "machine", "derived")
 LINK_RELATIONS = ("requires", "depends-on", "supersedes", "supports", "cites", "derived-from",
                   "relates-to", "blocks", "answers")
 Status = Literal["current", "retired", "superseded"]
@@ -96,6 +101,7 @@ class Record:
     created_at: str
     ledger_revision: int
     request_id: str | None = None
+    origin: str = "claim"
     data_text: str = field(default="", repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,7 +121,13 @@ class Record:
             "created_at": self.created_at,
             "ledger_revision": self.ledger_revision,
             "request_id": self.request_id,
+            "origin": self.origin,
         }
+
+    @property
+    def is_machine_observed(self) -> bool:
+        """Whether assay itself wrote this version from what it observed."""
+        return self.origin == "machine"
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +210,7 @@ class Write:
     sources: tuple[SourceRef, ...] = ()
     expect_revision: int | None = None
     request_id: str | None = None
+    origin: str = "claim"
 
     def body(self) -> dict[str, Any]:
         """The canonical request body that request ids are checked against."""
@@ -211,6 +224,7 @@ class Write:
             "audience": self.audience,
             "sources": [s.to_dict() for s in self.sources],
             "expect_revision": self.expect_revision,
+            "origin": self.origin,
         }
 
 
@@ -300,6 +314,9 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
         if not isinstance(src.revision, int) or isinstance(src.revision, bool) or src.revision < 1:
             raise AssayError("a source revision is an integer >= 1", code="invalid_source",
                              pointer=base + f"/sources/{i}/revision")
+    if write.origin not in ORIGINS:
+        raise AssayError(f"unknown origin {write.origin!r}", code="invalid_origin",
+                         pointer=base + "/origin")
     if write.expect_revision is not None and (
         not isinstance(write.expect_revision, int) or write.expect_revision < 0
     ):
@@ -387,6 +404,3 @@ class Store(Protocol):
     def close(self) -> None:
         """Release connections."""
 
-
-def iter_ids(records: Mapping[str, Record]) -> Iterator[str]:
-    return iter(sorted(records))
