@@ -123,8 +123,9 @@ def _render(op: Operation, envelope: dict[str, Any], args: dict[str, Any],
     from assay.cli import render
 
     raw = render.RAW.get(op.name)
-    if raw is not None:
-        sys.stdout.write(raw(envelope, args))
+    text = raw(envelope, args) if raw is not None else None
+    if text is not None:
+        sys.stdout.write(text)
         return
     if output_format == "json" or (output_format is None and not is_tty(sys.stdout)):
         sys.stdout.write(render.json_line(envelope))
@@ -240,7 +241,8 @@ def run(args: list[str]) -> int:
 
 def _fail(err: AssayError, as_json: bool) -> int:
     if as_json:
-        sys.stderr.write(json.dumps(error_envelope(err), ensure_ascii=False, sort_keys=True) + "\n")
+        sys.stderr.write(json.dumps(error_envelope(err), ensure_ascii=False, sort_keys=True,
+                                    separators=(",", ":")) + "\n")
     else:
         from assay.cli.render import readable_error
 

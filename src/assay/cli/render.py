@@ -36,9 +36,17 @@ def _canonical_raw(envelope: dict[str, Any], args: dict[str, Any]) -> str:
     return data["canonical"] + "\n"
 
 
-# Operations whose CLI output is bare text whatever the format.
-RAW: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
+def _get_raw(envelope: dict[str, Any], args: dict[str, Any]) -> str | None:
+    if args.get("raw"):
+        return str(envelope["data"]["raw"]) + "\n"
+    return None
+
+
+# Operations whose CLI output is bare text (whatever the format) when the
+# function returns a string; None falls back to the normal rendering.
+RAW: dict[str, Callable[[dict[str, Any], dict[str, Any]], str | None]] = {
     "canonical": _canonical_raw,
+    "get": _get_raw,
 }
 
 # Operation name -> function that prints a readable view of its envelope.

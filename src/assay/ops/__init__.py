@@ -26,6 +26,7 @@ from assay.errors import AssayError, UsageError, pointer
 
 if TYPE_CHECKING:
     from assay.config import Project
+    from assay.ledger.access import Access
     from assay.ledger.store import Store
 
 __all__ = [
@@ -45,6 +46,7 @@ Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
 # Every module that declares operations. Import order is registry order.
 _MODULES = (
     "assay.ops.core",
+    "assay.ops.ledger",
 )
 
 
@@ -316,6 +318,13 @@ class Invocation:
 
             self._store = open_store(self.ledger_url(), base=self.project().root)
         return self._store
+
+    def access(self) -> Access:
+        """The read rights of this call: the project's readable scopes and the principal."""
+        from assay.ledger.access import Access
+
+        project = self.project()
+        return Access.for_project(project.scope, project.admitted_scopes, self.principal)
 
     def close(self) -> None:
         if self._store is not None:

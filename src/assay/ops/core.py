@@ -100,7 +100,12 @@ def init(inv: Invocation, args: dict[str, Any]) -> Result:
 
     # cwd and db arrive on the invocation, like every operation's.
     project, created = init_project(inv.cwd or os.getcwd(), scope=args.get("scope"), db=inv.db)
+    inv.cwd = str(project.root)
+    info = inv.store().info()
     return Result(
-        {"root": str(project.root), "scope": project.scope, "created": created},
+        {"root": str(project.root), "scope": project.scope, "created": created,
+         "ledger": {"backend": info.backend, "location": info.location, "epoch": info.epoch,
+                    "ledger_revision": info.ledger_revision}},
+        ledger_revision=info.ledger_revision,
         next=("Record what was asked: assay put -- knowledge:NAME",),
     )

@@ -1,0 +1,131 @@
+"""The PostgreSQL backend (psycopg 3), for teams and many agents on many machines.
+
+Every write transaction first locks the single ``ledger_head`` row
+(``SELECT ... FOR UPDATE``), so writes are serialised in commit order and
+the ledger revision, taken from that row and updated in the same
+transaction, is gap-free and commit-ordered (a sequence would not be: a
+reader could see revision 2 before 1 commits). Reads run in ``REPEATABLE
+READ READ ONLY`` transactions: one consistent snapshot per reader.
+
+Imported only when a ``postgresql://`` URL is opened.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+
+from assay.errors import AssayError, UnavailableError
+from assay.ledger.sql import SqlLedger
+from assay.ledger.sqlite import _seed_meta, _statements, schema_too_new
+from assay.ledger.store import SCHEMA_VERSION
+
+__all__ = ["PostgresStore"]
+
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_MIGRATION_LOCK = 0x61737361  # advisory lock key for schema creation ("assa")
+
+
+def _split_url(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = "assay"
+    kept = []
+    for key, value in query:
+        if key == "assay_schema":
+            schema = value
+        else:
+            kept.append((key, value))
+    if not _SCHEMA_NAME.fullmatch(schema):
+        raise AssayError(f"invalid assay_schema {schema!r}", code="invalid_db_url",
+                         pointer="/db")
+    return urlunsplit(parts._replace(query=urlencode(kept))), schema
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(":" + parts.password + "@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+class PostgresStore(SqlLedger):
+    """A ledger in one PostgreSQL schema. See :class:`~assay.ledger.store.Store`."""
+
+    dialect = "postgres"
+    backend = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        conninfo, self.schema = _split_url(url)
+        self.location = f"{_redact(conninfo)} (schema {self.schema})"
+        try:
+            self._conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise UnavailableError(f"cannot connect to the ledger at {_redact(conninfo)}: "
+                                   f"{str(exc).strip()}", code="ledger_unavailable",
+                                   action="Check that the PostgreSQL server is running and the URL is right.") from None
+        try:
+            self._migrate()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def sql(self, statement: str) -> str:
+        return statement.replace("?", "%s")
+
+    def _migrate(self) -> None:
+        with self._conn.transaction():
+            cur = self._conn.cursor()
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+            cur.execute(f"SET LOCAL search_path TO {self.schema}")
+            cur.execute("SELECT to_regclass('ledger_meta')")
+            if cur.fetchone()[0] is not None:
+                cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'")
+                row = cur.fetchone()
+                version = int(row[0]) if row else 0
+                if version > SCHEMA_VERSION:
+                    raise schema_too_new(version, self.location)
+                if version == SCHEMA_VERSION:
+                    self._set_path()
+                    return
+            script = resources.files("assay.ledger").joinpath("schema_postgres.sql").read_text("utf-8")
+            for statement in _statements(script):
+                cur.execute(statement)
+            _seed_meta(cur, "%s")
+        self._set_path()
+
+    def _set_path(self) -> None:
+        self._conn.execute(f"SET search_path TO {self.schema}")
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[Any]:
+        try:
+            with self._conn.transaction():
+                cur = self._conn.cursor()
+                cur.execute("SELECT revision FROM ledger_head WHERE one = 1 FOR UPDATE")
+                yield cur
+        except psycopg.OperationalError as exc:
+            raise UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
+                                   code="ledger_unavailable") from None
+
+    @contextmanager
+    def _read_transaction(self) -> Iterator[Any]:
+        try:
+            with self._conn.transaction():
+                cur = self._conn.cursor()
+                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                yield cur
+        except psycopg.OperationalError as exc:
+            raise UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
+                                   code="ledger_unavailable") from None
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,328 @@
+"""The ledger logic shared by both SQL backends.
+
+Both backends store the same tables and run the same statements (written
+with ``?`` placeholders; the PostgreSQL backend rewrites them to ``%s``).
+What differs lives in the backend modules: how a connection is opened, how a
+write transaction takes the ledger's single write lock, how a read view is
+made consistent, and the DDL. This module imports only the ledger contract and
+the base modules.
+
+A write transaction always follows the same order, so that every rule is
+checked against the state the write will commit on top of:
+
+1. take the write lock and read the ledger head (epoch, revision);
+2. replay or refuse request ids;
+3. check the write basis (epoch, then every record precondition);
+4. check each write's expected revision;
+5. append the versions, move the heads, bump the ledger revision once per write.
+
+Any exception before commit rolls the transaction back: nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from assay.errors import AssayError, EpochConflict, RequestConflict, RevisionConflict
+from assay.ledger.store import (
+    LedgerInfo,
+    Link,
+    PreparedWrite,
+    Receipt,
+    Record,
+    SourceRef,
+    Write,
+    WriteBasis,
+    validate_write,
+)
+
+__all__ = ["SqlLedger", "SqlReader", "now_rfc3339"]
+
+MAX_BATCH = 1000
+_VERSION_COLUMNS = (
+    "v.id, v.revision, v.kind, v.scope, v.data, v.data_sha256, v.status, v.superseded_by, "
+    "v.links, v.audience, v.sources, v.origin, v.created_at, v.ledger_revision, v.request_id"
+)
+
+
+def now_rfc3339() -> str:
+    """The current UTC time as RFC 3339 with milliseconds (``2026-01-02T03:04:05.678Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _record(row: Sequence[Any]) -> Record:
+    links = tuple(Link(x["rel"], x["target"]) for x in json.loads(row[8]))
+    sources = tuple(SourceRef(x["id"], x["revision"], x.get("data_sha256"))
+                    for x in json.loads(row[10]))
+    return Record(
+        id=row[0], revision=row[1], kind=row[2], scope=row[3], data=json.loads(row[4]),
+        data_sha256=row[5], status=row[6], superseded_by=row[7], links=links,
+        audience=row[9], sources=sources, origin=row[11], created_at=row[12],
+        ledger_revision=row[13], request_id=row[14], data_text=row[4],
+    )
+
+
+class SqlReader:
+    """A consistent read view over one open transaction (see :class:`~assay.ledger.store.Reader`)."""
+
+    def __init__(self, ledger: SqlLedger, cursor: Any, epoch: str, ledger_revision: int) -> None:
+        self._ledger = ledger
+        self._cur = cursor
+        self.epoch = epoch
+        self.ledger_revision = ledger_revision
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        self._cur.execute(self._ledger.sql(sql), tuple(params))
+        return list(self._cur.fetchall())
+
+    def get(self, record_id: str, revision: int | None = None) -> Record | None:
+        if revision is None:
+            rows = self._rows(
+                f"SELECT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
+                "ON v.id = h.id AND v.revision = h.revision WHERE h.id = ?", (record_id,))
+        else:
+            rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
+                              "WHERE v.id = ? AND v.revision = ?", (record_id, revision))
+        return _record(rows[0]) if rows else None
+
+    def get_many(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        out: dict[str, Record] = {}
+        unique = sorted(set(record_ids))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._rows(
+                f"SELECT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
+                f"ON v.id = h.id AND v.revision = h.revision WHERE h.id IN ({marks})", chunk):
+                out[row[0]] = _record(row)
+        return out
+
+    def history(self, record_id: str) -> list[Record]:
+        return [_record(r) for r in self._rows(
+            f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? "
+            "ORDER BY v.revision", (record_id,))]
+
+    def find(
+        self,
+        *,
+        scopes: Sequence[str] | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        link: tuple[str | None, str] | None = None,
+        query: str | None = None,
+        limit: int = 100,
+    ) -> list[Record]:
+        where: list[str] = []
+        params: list[Any] = []
+        joins = ""
+        if scopes is not None:
+            if not scopes:
+                return []
+            where.append(f"h.scope IN ({','.join('?' * len(scopes))})")
+            params.extend(scopes)
+        if kind is not None:
+            where.append("h.kind = ?")
+            params.append(kind)
+        if status is not None:
+            where.append("h.status = ?")
+            params.append(status)
+        if link is not None:
+            rel, target = link
+            joins = " JOIN record_links l ON l.id = h.id"
+            where.append("l.target = ?")
+            params.append(target)
+            if rel is not None:
+                where.append("l.rel = ?")
+                params.append(rel)
+        if query:
+            needle = query.lower()
+            where.append("(instr(lower(h.id), ?) > 0 OR instr(lower(v.data), ?) > 0)"
+                         if self._ledger.dialect == "sqlite"
+                         else "(strpos(lower(h.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
+            params.extend([needle, needle])
+        sql = (f"SELECT DISTINCT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
+               f"ON v.id = h.id AND v.revision = h.revision{joins}")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY v.id LIMIT ?"
+        params.append(int(limit))
+        return [_record(r) for r in self._rows(sql, params)]
+
+    def counts(self) -> tuple[int, int, dict[str, int]]:
+        records = self._rows("SELECT COUNT(*) FROM records")[0][0]
+        versions = self._rows("SELECT COUNT(*) FROM record_versions")[0][0]
+        by_status = {row[0]: row[1] for row in self._rows(
+            "SELECT status, COUNT(*) FROM records GROUP BY status")}
+        return int(records), int(versions), by_status
+
+
+class SqlLedger:
+    """Ledger operations over a DB-API connection; subclasses supply the dialect."""
+
+    dialect = "sqlite"
+    backend = "sqlite"
+    location = ""
+
+    # -- dialect hooks -------------------------------------------------------------
+    def sql(self, statement: str) -> str:
+        return statement
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+        yield
+
+    @contextmanager
+    def _read_transaction(self) -> Iterator[Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+        yield
+
+    def close(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- shared logic --------------------------------------------------------------
+    def _one(self, cur: Any, statement: str, params: Sequence[Any] = ()) -> Any:
+        cur.execute(self.sql(statement), tuple(params))
+        return cur.fetchone()
+
+    def _head(self, cur: Any) -> tuple[str, int]:
+        epoch = self._one(cur, "SELECT value FROM ledger_meta WHERE key = 'epoch'")[0]
+        revision = self._one(cur, "SELECT revision FROM ledger_head WHERE one = 1")[0]
+        return str(epoch), int(revision)
+
+    @contextmanager
+    def reader(self) -> Iterator[SqlReader]:
+        """A consistent read view; see :class:`~assay.ledger.store.Store.reader`."""
+        with self._read_transaction() as cur:
+            epoch, revision = self._head(cur)
+            yield SqlReader(self, cur, epoch, revision)
+
+    def info(self) -> LedgerInfo:
+        with self.reader() as r:
+            records, versions, by_status = r.counts()
+            schema = int(self._one(r._cur, "SELECT value FROM ledger_meta WHERE key = 'schema_version'")[0])
+            return LedgerInfo(
+                backend=self.backend, location=self.location, epoch=r.epoch,
+                ledger_revision=r.ledger_revision, schema_version=schema, records=records,
+                versions=versions, by_status=by_status,
+            )
+
+    def put(self, write: Write, *, basis: WriteBasis | None = None) -> Receipt:
+        return self._commit([validate_write(write)], basis)[0]
+
+    def put_many(self, writes: Sequence[Write], *, basis: WriteBasis | None = None) -> list[Receipt]:
+        if not writes:
+            return []
+        if len(writes) > MAX_BATCH:
+            raise AssayError(f"a batch holds at most {MAX_BATCH} writes", code="resource_limit",
+                             pointer="/writes")
+        prepared = [validate_write(w, index=i) for i, w in enumerate(writes)]
+        seen: set[str] = set()
+        for i, p in enumerate(prepared):
+            if p.write.id in seen:
+                raise AssayError(f"{p.write.id} appears twice in one batch", code="duplicate_write",
+                                 pointer=f"/writes/{i}/id")
+            seen.add(p.write.id)
+        return self._commit(prepared, basis)
+
+    def _commit(self, prepared: list[PreparedWrite], basis: WriteBasis | None) -> list[Receipt]:
+        with self._write_transaction() as cur:
+            epoch, ledger_revision = self._head(cur)
+            receipts: list[Receipt | None] = [None] * len(prepared)
+            pending: list[tuple[int, PreparedWrite]] = []
+            for index, p in enumerate(prepared):
+                replay = self._replay(cur, p)
+                if replay is not None:
+                    receipts[index] = replay
+                else:
+                    pending.append((index, p))
+            if not pending:
+                return [r for r in receipts if r is not None]
+            if basis is not None:
+                self._check_basis(cur, epoch, basis)
+            now = now_rfc3339()
+            for index, p in pending:
+                w = p.write
+                row = self._one(cur, "SELECT revision FROM records WHERE id = ?", (w.id,))
+                current = int(row[0]) if row else 0
+                if w.expect_revision is not None and w.expect_revision != current:
+                    raise RevisionConflict(
+                        f"{w.id} is at revision {current}, not {w.expect_revision}",
+                        record_id=w.id, current_revision=current,
+                        pointer=f"/writes/{index}/expect_revision" if len(prepared) > 1
+                        else "/expect_revision",
+                    )
+                ledger_revision += 1
+                revision = current + 1
+                self._append(cur, p, revision, ledger_revision, now, exists=bool(row))
+                receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
+                                          w.request_id, False)
+            cur.execute(self.sql("UPDATE ledger_head SET revision = ? WHERE one = 1"),
+                        (ledger_revision,))
+            return [r for r in receipts if r is not None]
+
+    def _replay(self, cur: Any, p: PreparedWrite) -> Receipt | None:
+        if p.write.request_id is None:
+            return None
+        row = self._one(cur, "SELECT body_sha256, id, revision, ledger_revision, data_sha256 "
+                        "FROM requests WHERE request_id = ?", (p.write.request_id,))
+        if row is None:
+            return None
+        if row[0] != p.body_sha256:
+            raise RequestConflict(
+                f"request id {p.write.request_id!r} was already used with a different body",
+                details={"request_id": p.write.request_id, "id": row[1], "revision": row[2]},
+                action="Use a new request id for a new write.",
+            )
+        return Receipt(row[1], int(row[2]), int(row[3]), row[4], p.write.request_id, True)
+
+    def _check_basis(self, cur: Any, epoch: str, basis: WriteBasis) -> None:
+        if basis.epoch != epoch:
+            raise EpochConflict(
+                "the write basis was read from another ledger",
+                details={"expected_epoch": basis.epoch, "epoch": epoch},
+                action="Read again from this ledger before writing.",
+            )
+        for record_id, expected in sorted(basis.records.items()):
+            row = self._one(cur, "SELECT revision FROM records WHERE id = ?", (record_id,))
+            current = int(row[0]) if row else 0
+            if current != expected:
+                raise RevisionConflict(
+                    f"{record_id} moved from revision {expected} to {current} since it was read",
+                    record_id=record_id, current_revision=current,
+                    pointer=f"/write_basis/records/{record_id.replace('~', '~0').replace('/', '~1')}",
+                )
+
+    def _append(self, cur: Any, p: PreparedWrite, revision: int, ledger_revision: int,
+                now: str, *, exists: bool) -> None:
+        w = p.write
+        cur.execute(self.sql(
+            "INSERT INTO record_versions (id, revision, kind, scope, data, data_sha256, status, "
+            "superseded_by, links, audience, sources, origin, created_at, ledger_revision, "
+            "request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+            (w.id, revision, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
+             w.superseded_by, p.links_text, w.audience, p.sources_text, w.origin, now,
+             ledger_revision, w.request_id))
+        if exists:
+            cur.execute(self.sql(
+                "UPDATE records SET revision = ?, scope = ?, status = ?, ledger_revision = ? "
+                "WHERE id = ?"), (revision, w.scope, w.status, ledger_revision, w.id))
+            cur.execute(self.sql("DELETE FROM record_links WHERE id = ?"), (w.id,))
+        else:
+            cur.execute(self.sql(
+                "INSERT INTO records (id, revision, kind, scope, status, ledger_revision) "
+                "VALUES (?, ?, ?, ?, ?, ?)"), (w.id, revision, p.kind, w.scope, w.status,
+                                              ledger_revision))
+        for link in {(link.rel, link.target) for link in w.links}:
+            cur.execute(self.sql("INSERT INTO record_links (id, rel, target) VALUES (?, ?, ?)"),
+                        (w.id, *link))
+        if w.request_id is not None:
+            cur.execute(self.sql(
+                "INSERT INTO requests (request_id, body_sha256, id, revision, ledger_revision, "
+                "data_sha256) VALUES (?, ?, ?, ?, ?, ?)"),
+                (w.request_id, p.body_sha256, w.id, revision, ledger_revision, p.data_sha256))
+

@@ -1,0 +1,154 @@
+"""The embedded SQLite backend (stdlib ``sqlite3``, WAL, durable commits).
+
+Writes run in ``BEGIN IMMEDIATE`` transactions: the write lock is taken
+before anything is read, so two writers never both pass a compare-and-set
+check (a plain ``BEGIN`` would upgrade late and fail at once with "database is
+locked" under contention). ``synchronous=FULL`` makes an acknowledged write
+survive power loss, not only a crash. Reads run in a deferred transaction,
+which in WAL mode is a consistent snapshot and never blocks writers.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from assay.errors import AssayError, UnavailableError
+from assay.ledger.sql import SqlLedger, now_rfc3339
+from assay.ledger.store import SCHEMA_VERSION
+
+__all__ = ["SqliteStore"]
+
+_BUSY_TIMEOUT_MS = 30_000
+
+
+class SqliteStore(SqlLedger):
+    """A ledger in one SQLite file. See :class:`~assay.ledger.store.Store`."""
+
+    dialect = "sqlite"
+    backend = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.location = str(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_MS / 1000,
+                                         check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise UnavailableError(f"cannot open the ledger at {self.path}: {exc}",
+                                   code="ledger_unavailable") from None
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise UnavailableError(
+                f"the ledger at {self.path} cannot be used: {exc}",
+                code="ledger_corrupt" if "malformed" in str(exc) or "not a database" in str(exc)
+                else "ledger_unavailable",
+                retryable=False,
+                action="Restore the ledger file from a backup or point --db at another ledger.",
+            ) from None
+        except AssayError:
+            self._conn.close()
+            raise
+
+    def _migrate(self) -> None:
+        cur = self._conn.cursor()
+        has_meta = cur.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'").fetchone()
+        if has_meta:
+            row = cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone()
+            version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise schema_too_new(version, self.location)
+            if version == SCHEMA_VERSION:
+                return
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            # Statements run one by one: executescript() would commit midway.
+            for statement in _statements(resources.files("assay.ledger").joinpath(
+                    "schema_sqlite.sql").read_text(encoding="utf-8")):
+                cur.execute(statement)
+            _seed_meta(cur, "?")
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[Any]:
+        cur = self._conn.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise UnavailableError(f"the ledger is busy: {exc}", code="ledger_busy") from None
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                cur.execute("COMMIT")
+            except sqlite3.Error as exc:
+                cur.execute("ROLLBACK")
+                raise _storage_error(exc) from None
+
+    @contextmanager
+    def _read_transaction(self) -> Iterator[Any]:
+        cur = self._conn.cursor()
+        cur.execute("BEGIN")
+        try:
+            yield cur
+        finally:
+            cur.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _storage_error(exc: sqlite3.Error) -> AssayError:
+    text = str(exc)
+    if "full" in text:
+        return UnavailableError(f"the ledger's disk is full: {text}", code="ledger_disk_full",
+                                action="Free disk space, then retry the write.")
+    return UnavailableError(f"the ledger could not commit: {text}", code="ledger_unavailable")
+
+
+def schema_too_new(version: int, location: str) -> AssayError:
+    """The error for a ledger written by a newer assay."""
+    return UnavailableError(
+        f"the ledger at {location} has schema version {version}; this assay understands "
+        f"up to {SCHEMA_VERSION}",
+        code="schema_too_new",
+        retryable=False,
+        details={"schema_version": version, "supported": SCHEMA_VERSION},
+        action="Upgrade assay to a version that knows this ledger's schema.",
+    )
+
+
+def _statements(script: str) -> list[str]:
+    lines = [line for line in script.splitlines() if not line.lstrip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def _seed_meta(cur: Any, mark: str) -> None:
+    """Mint the epoch and the head once; later migrations only bump the version."""
+    cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('epoch', {mark}) "
+                "ON CONFLICT (key) DO NOTHING", (secrets.token_hex(16),))
+    cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('created_at', {mark}) "
+                "ON CONFLICT (key) DO NOTHING", (now_rfc3339(),))
+    cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('schema_version', {mark}) "
+                f"ON CONFLICT (key) DO UPDATE SET value = {mark}",
+                (str(SCHEMA_VERSION), str(SCHEMA_VERSION)))
+    cur.execute("INSERT INTO ledger_head (one, revision) VALUES (1, 0) ON CONFLICT (one) DO NOTHING")

@@ -1,0 +1,341 @@
+"""Ledger operations: put, get, find, retire, supersede, ledger info."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.errors import AssayError, ReadRevisionConflict, UsageError, pointer
+from assay.ops import Argument, Invocation, Result, operation
+
+_RECORD_ID = {"type": "string", "minLength": 1}
+_REVISION = {"type": "integer", "minimum": 0}
+_AT_REVISION = Argument(
+    "at_revision", {"type": "integer", "minimum": 0},
+    "Answer only if the ledger is still at this revision (else read_revision_conflict).")
+_RECEIPT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "revision": {"type": "integer"},
+        "ledger_revision": {"type": "integer"},
+        "data_sha256": {"type": "string"},
+        "request_id": {"type": ["string", "null"]},
+        "replayed": {"type": "boolean"},
+    },
+    "required": ["id", "revision", "ledger_revision", "data_sha256", "request_id", "replayed"],
+}
+_RECORD = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"}, "kind": {"type": "string"}, "scope": {"type": "string"},
+        "revision": {"type": "integer"}, "data": {}, "data_sha256": {"type": "string"},
+        "status": {"enum": ["current", "retired", "superseded"]},
+        "superseded_by": {"type": ["string", "null"]}, "links": {"type": "array"},
+        "audience": {"type": "string"}, "sources": {"type": "array"},
+        "created_at": {"type": "string"}, "ledger_revision": {"type": "integer"},
+        "request_id": {"type": ["string", "null"]},
+        "origin": {"enum": ["claim", "machine", "derived"]},
+    },
+}
+_WRITE_BASIS = {
+    "type": "object",
+    "properties": {"epoch": {"type": "string"}, "ledger_revision": {"type": "integer"},
+                   "records": {"type": "object", "additionalProperties": {"type": "integer"}}},
+}
+
+
+def check_at_revision(reader: Any, at_revision: int | None) -> None:
+    """Refuse to answer when the ledger moved past a pinned revision."""
+    if at_revision is not None and reader.ledger_revision != at_revision:
+        raise ReadRevisionConflict(
+            f"the ledger is at revision {reader.ledger_revision}, not {at_revision}",
+            current_ledger_revision=reader.ledger_revision,
+            pointer="/at_revision",
+        )
+
+
+def write_basis(reader: Any, records: dict[str, int]) -> dict[str, Any]:
+    return {"epoch": reader.epoch, "ledger_revision": reader.ledger_revision,
+            "records": dict(sorted(records.items()))}
+
+
+def parse_links(values: list[str]) -> tuple[Any, ...]:
+    from assay.ledger.store import Link
+
+    links = []
+    for index, value in enumerate(values):
+        rel, sep, target = value.partition(":")
+        # REL:KIND:NAME — the relation is the part before the first colon.
+        if not sep or not target or ":" not in target:
+            raise UsageError(f"--link takes REL:ID (e.g. requires:knowledge:x), not {value!r}",
+                             code="invalid_link", pointer=pointer("link", index))
+        links.append(Link(rel, target))
+    return tuple(links)
+
+
+def parse_sources(values: list[str]) -> tuple[Any, ...]:
+    from assay.ledger.store import SourceRef
+
+    sources = []
+    for index, value in enumerate(values):
+        record_id, sep, rev = value.rpartition("@")
+        if not sep or not record_id or not rev.isdigit() or int(rev) < 1:
+            raise UsageError(f"--source takes ID@REVISION (e.g. note:x@2), not {value!r}",
+                             code="invalid_source", pointer=pointer("source", index))
+        sources.append(SourceRef(record_id, int(rev)))
+    return tuple(sources)
+
+
+def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[Any, ...]:
+    """Pin each source to the digest of the exact version named; refuse unknown ones."""
+    from assay.ledger.store import SourceRef
+
+    bound = []
+    for index, src in enumerate(sources):
+        record = reader.get(src.id, src.revision)
+        if record is None or not access.can_read(record):
+            raise AssayError(f"source {src.id}@{src.revision} does not exist or is not readable",
+                             code="source_not_found", pointer=pointer("source", index))
+        bound.append(SourceRef(src.id, src.revision, record.data_sha256))
+    return tuple(bound)
+
+
+@operation(
+    "put",
+    summary="Write a new version of a record (a claim), optionally guarded by revision.",
+    description=(
+        "Writes one record version with origin 'claim'. --expect-revision 0 requires the record "
+        "to be absent, N requires it to be at N; a --write-basis file requires every record it "
+        "names to be unchanged. The same --request-id with the same body replays the first "
+        "receipt; with another body it is request_conflict. A rejected write changes nothing."
+    ),
+    writes=True,
+    arguments=(
+        Argument("id", _RECORD_ID, "Record id kind:name.", binding="literal", required=True),
+        Argument("data", {}, "The record's JSON data (CLI: a file, or - for stdin).",
+                 binding="json_file", cli="--data-file", required=True),
+        Argument("expect_revision", _REVISION, "Required current revision (0 = must not exist)."),
+        Argument("request_id", {"type": "string", "minLength": 1},
+                 "Idempotency key: a retry with the same body replays the receipt."),
+        Argument("status", {"enum": ["current", "retired", "superseded"]},
+                 "Status of the new version (default current)."),
+        Argument("superseded_by", {"type": "string"}, "Successor id when status is superseded."),
+        Argument("link", {"type": "array", "items": {"type": "string"}},
+                 "Typed edge REL:ID (repeatable), e.g. requires:knowledge:x."),
+        Argument("audience", {"type": "string"}, "project (default) or private:<principal>."),
+        Argument("source", {"type": "array", "items": {"type": "string"}},
+                 "A record version this one derives from, ID@REVISION (repeatable)."),
+        Argument("scope", {"type": "string"}, "project (default: this project's scope) or global."),
+        Argument("write_basis", _WRITE_BASIS,
+                 "A write basis from an earlier read (CLI: a file, or - for stdin).",
+                 binding="json_file", cli="--write-basis"),
+    ),
+    output_schema=_RECEIPT,
+)
+def put(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.ledger.store import Write, WriteBasis
+
+    project = inv.project()
+    scope = args.get("scope") or project.scope
+    if scope not in (project.scope, "global"):
+        raise AssayError(f"this project writes only to {project.scope} or global, not {scope!r}",
+                         code="out_of_scope", pointer="/scope")
+    basis = WriteBasis.from_dict(args["write_basis"]) if "write_basis" in args else None
+    store = inv.store()
+    sources = parse_sources(args.get("source", []))
+    if sources:
+        with store.reader() as reader:
+            sources = _bind_sources(reader, sources, inv.access())
+    receipt = store.put(
+        Write(
+            id=args["id"], data=args["data"], scope=scope,
+            status=args.get("status", "current"), superseded_by=args.get("superseded_by"),
+            links=parse_links(args.get("link", [])), audience=args.get("audience", "project"),
+            sources=sources, expect_revision=args.get("expect_revision"),
+            request_id=args.get("request_id"),
+        ),
+        basis=basis,
+    )
+    return Result(receipt.to_dict(), ledger_revision=receipt.ledger_revision)
+
+
+def _not_found(record_id: str, revision: int | None = None) -> AssayError:
+    what = f"{record_id} revision {revision}" if revision else record_id
+    return AssayError(f"no record {what}", code="record_not_found", pointer="/id",
+                      action="Check the id with 'assay find', or write it with 'assay put'.")
+
+
+def _readable(reader: Any, inv: Invocation, record_id: str, revision: int | None = None) -> Any:
+    from assay.ids import validate_record_id
+
+    validate_record_id(record_id, field="/id")
+    access = inv.access()
+    record = access.visible(reader.get(record_id, revision))
+    if record is None:
+        raise _not_found(record_id, revision)
+    if not access.in_scope(record):
+        raise AssayError(f"{record_id} belongs to {record.scope}, outside this project's scopes",
+                         code="out_of_scope", pointer="/id")
+    return record
+
+
+@operation(
+    "get",
+    summary="Read a record: its current version, one revision, or its whole history.",
+    description=(
+        "Read-only. Returns the record with the ledger revision it saw and a write basis for a "
+        "later guarded write. --raw prints the stored canonical data text exactly."
+    ),
+    writes=False,
+    arguments=(
+        Argument("id", _RECORD_ID, "Record id kind:name.", binding="literal", required=True),
+        Argument("revision", {"type": "integer", "minimum": 1}, "Read this revision."),
+        Argument("history", {"type": "boolean"}, "Return every version, oldest first.",
+                 binding="flag"),
+        Argument("raw", {"type": "boolean"}, "Return the stored canonical data text.",
+                 binding="flag"),
+        _AT_REVISION,
+    ),
+    output_schema={"type": "object", "properties": {
+        "record": _RECORD, "versions": {"type": "array", "items": _RECORD},
+        "raw": {"type": "string"}, "write_basis": _WRITE_BASIS}},
+)
+def get(inv: Invocation, args: dict[str, Any]) -> Result:
+    if args.get("history") and args.get("revision"):
+        raise UsageError("--history and --revision exclude each other", pointer="/history")
+    with inv.store().reader() as reader:
+        check_at_revision(reader, args.get("at_revision"))
+        record_id = args["id"]
+        if args.get("history"):
+            current = _readable(reader, inv, record_id)
+            data: dict[str, Any] = {"id": record_id,
+                                    "versions": [r.to_dict() for r in reader.history(record_id)]}
+        else:
+            current = _readable(reader, inv, record_id)
+            record = _readable(reader, inv, record_id, args.get("revision")) \
+                if args.get("revision") else current
+            data = {"raw": record.data_text} if args.get("raw") else {"record": record.to_dict()}
+        data["write_basis"] = write_basis(reader, {record_id: current.revision})
+        return Result(data, ledger_revision=reader.ledger_revision)
+
+
+@operation(
+    "find",
+    summary="Find current records by scope, kind, status, link or a text query.",
+    description="Read-only. Matches the query case-insensitively in ids and canonical data.",
+    writes=False,
+    arguments=(
+        Argument("query", {"type": "string"}, "Text to look for in ids and data.",
+                 binding="literal"),
+        Argument("scope", {"type": "string"}, "Only this scope (one of the project's scopes)."),
+        Argument("kind", {"type": "string"}, "Only this record kind."),
+        Argument("status", {"enum": ["current", "retired", "superseded"]}, "Only this status."),
+        Argument("link", {"type": "string"}, "Only records linking to ID, or REL:ID."),
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
+                 "At most this many records (default 100)."),
+        _AT_REVISION,
+    ),
+    output_schema={"type": "object", "properties": {
+        "records": {"type": "array", "items": _RECORD}, "count": {"type": "integer"},
+        "more": {"type": "boolean"}}},
+)
+def find(inv: Invocation, args: dict[str, Any]) -> Result:
+    access = inv.access()
+    scopes: tuple[str, ...] = access.scopes
+    if args.get("scope"):
+        if args["scope"] not in access.scopes:
+            raise AssayError(f"{args['scope']!r} is not one of this project's scopes "
+                             f"({', '.join(access.scopes)})", code="out_of_scope", pointer="/scope")
+        scopes = (args["scope"],)
+    link = None
+    if args.get("link"):
+        value = args["link"]
+        head, _, rest = value.partition(":")
+        link = (head, rest) if rest.count(":") >= 1 else (None, value)
+    limit = args.get("limit", 100)
+    with inv.store().reader() as reader:
+        check_at_revision(reader, args.get("at_revision"))
+        found = reader.find(scopes=scopes, kind=args.get("kind"), status=args.get("status"),
+                            link=link, query=args.get("query"), limit=limit + 1)
+        visible = [r for r in found if access.audience_allows(r)]
+        more = len(found) > limit
+        records = visible[:limit]
+        return Result({"records": [r.to_dict() for r in records], "count": len(records),
+                       "more": more}, ledger_revision=reader.ledger_revision)
+
+
+def _status_change(inv: Invocation, args: dict[str, Any], status: str,
+                   superseded_by: str | None) -> Result:
+    from assay.ledger.store import Write
+
+    store = inv.store()
+    with store.reader() as reader:
+        record = _readable(reader, inv, args["id"])
+        if superseded_by is not None:
+            successor = inv.access().visible(reader.get(superseded_by))
+            if successor is None:
+                raise AssayError(f"the successor {superseded_by} does not exist",
+                                 code="record_not_found", pointer="/by")
+    if record.status != "current":
+        raise AssayError(f"{record.id} is already {record.status}", code="invalid_status_transition",
+                         pointer="/id", details={"status": record.status})
+    receipt = store.put(Write(
+        id=record.id, data=record.data, scope=record.scope, status=status,
+        superseded_by=superseded_by, links=record.links, audience=record.audience,
+        sources=record.sources, expect_revision=args["expect_revision"],
+        request_id=args.get("request_id"),
+    ))
+    return Result(receipt.to_dict(), ledger_revision=receipt.ledger_revision)
+
+
+@operation(
+    "retire",
+    summary="Retire a record: a new version with status retired and the same data.",
+    description="Writes one version. Retired records no longer count as evidence.",
+    writes=True,
+    arguments=(
+        Argument("id", _RECORD_ID, "Record id kind:name.", binding="literal", required=True),
+        Argument("expect_revision", {"type": "integer", "minimum": 1},
+                 "The record's current revision.", required=True),
+        Argument("request_id", {"type": "string", "minLength": 1}, "Idempotency key."),
+    ),
+    output_schema=_RECEIPT,
+)
+def retire(inv: Invocation, args: dict[str, Any]) -> Result:
+    return _status_change(inv, args, "retired", None)
+
+
+@operation(
+    "supersede",
+    summary="Mark a record superseded by another: a new version naming its successor.",
+    description="Writes one version. Superseded records no longer count as evidence.",
+    writes=True,
+    arguments=(
+        Argument("id", _RECORD_ID, "Record id kind:name.", binding="literal", required=True),
+        Argument("by", _RECORD_ID, "The successor's id.", required=True),
+        Argument("expect_revision", {"type": "integer", "minimum": 1},
+                 "The record's current revision.", required=True),
+        Argument("request_id", {"type": "string", "minLength": 1}, "Idempotency key."),
+    ),
+    output_schema=_RECEIPT,
+)
+def supersede(inv: Invocation, args: dict[str, Any]) -> Result:
+    if args["by"] == args["id"]:
+        raise AssayError("a record cannot supersede itself", code="invalid_status", pointer="/by")
+    return _status_change(inv, args, "superseded", args["by"])
+
+
+@operation(
+    "ledger.info",
+    summary="Show the ledger: backend, epoch, revision, schema version and counts.",
+    description="Read-only.",
+    writes=False,
+    output_schema={"type": "object", "properties": {
+        "backend": {"type": "string"}, "location": {"type": "string"}, "epoch": {"type": "string"},
+        "ledger_revision": {"type": "integer"}, "schema_version": {"type": "integer"},
+        "records": {"type": "integer"}, "versions": {"type": "integer"},
+        "by_status": {"type": "object"}}},
+)
+def ledger_info(inv: Invocation, args: dict[str, Any]) -> Result:
+    info = inv.store().info()
+    return Result(info.to_dict(), ledger_revision=info.ledger_revision)
