@@ -76,9 +76,15 @@ def parse(text: str | bytes) -> Any:
             object_pairs_hook=_unique_pairs,
             parse_constant=_reject_constant,
             parse_float=_finite_float,
+            parse_int=_integer,
         )
     except _Reject as exc:
-        raise AssayError(exc.message, code=exc.code, details=_key_details(exc)) from None
+        raise AssayError(
+            exc.message,
+            code=exc.code,
+            pointer=_duplicate_pointer(text) if exc.code == "duplicate_key" else None,
+            details=_key_details(exc),
+        ) from None
     except json.JSONDecodeError as exc:
         raise AssayError(
             f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
@@ -132,6 +138,78 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+class _Duplicate:
+    """Stands in for the first object holding a duplicate key (second parse only)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """An object's members in document order (second parse only)."""
+
+    __slots__ = ()
+
+
+def _duplicate_pointer(text: str) -> str | None:
+    # json.loads's hooks do not know where they are, so the pointer of a
+    # duplicate key is found by a second parse (only ever on this error path):
+    # the first object with a duplicate, in the order the first parse met it,
+    # is replaced by a marker, and the marker's path is the pointer.
+    # Objects stay pair lists here, so a later duplicate cannot hide the marker.
+    found: list[_Duplicate] = []
+
+    def mark(pairs: list[tuple[str, Any]]) -> Any:
+        if not found and len({key for key, _ in pairs}) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    found.append(_Duplicate(key))
+                    return found[0]
+                seen.add(key)
+        return _Pairs(pairs)
+
+    def locate(value: Any, path: tuple[str | int, ...]) -> str | None:
+        if isinstance(value, _Duplicate):
+            return pointer(*path, value.key)
+        items: Any = (
+            value if isinstance(value, _Pairs)
+            else enumerate(value) if isinstance(value, list) else ()
+        )
+        for key, item in items:
+            hit = locate(item, (*path, key))
+            if hit is not None:
+                return hit
+        return None
+
+    try:
+        tree = json.loads(text, object_pairs_hook=mark, parse_constant=float)
+    except (ValueError, RecursionError):
+        return None
+    return locate(tree, ())
+
+
+_SHORT_INT = 16  # digits: every integer this short is within 2**53
+
+
+def _integer(text: str) -> int:
+    # A JSON number is a double (RFC 8785). An integer literal beyond 2**53
+    # names a double exactly when it is how JCS writes that double
+    # ("123456789012345680000" is 1.2345678901234568e20): read it as that
+    # double's exact value, so canonical text always parses back to itself.
+    # Any other literal stays as written and the encoder refuses it
+    # (unsafe_integer, with its pointer) rather than silently rounding it.
+    value = int(text)
+    if len(text) <= _SHORT_INT or abs(value) >= 2**1024:
+        return value
+    as_float = float(value)
+    if as_float != value and _number(as_float) == text.lstrip("+"):
+        return int(as_float)
+    return value
+
+
 def _reject_constant(name: str) -> Any:
     raise _Reject("invalid_json", f"{name} is not a JSON number", [])
 
@@ -173,7 +251,9 @@ def _number(value: int | float) -> str:
         raise _Reject("invalid_json", f"{value!r} is not a JSON number", [])
     if value == 0:
         return "0"
-    if value.is_integer() and abs(value) < 1e21:
+    if value.is_integer() and abs(value) <= _MAX_EXACT:
+        # Beyond 2**53 ECMAScript writes only the shortest round-trip digits
+        # (2**60 is "1152921504606847000"), so those take the general path.
         return str(int(value))
     text = repr(value)
     sign = ""
@@ -224,11 +304,13 @@ class _Encoder:
             if not value:
                 out.append("{}")
                 return
-            keys = sorted(value)
-            if not "".join(keys).isascii():
-                for key in keys:
-                    if type(key) is not str:
-                        raise _Reject("invalid_json", "object keys must be strings", [])
+            try:
+                keys = sorted(value)
+                ascii_keys = "".join(keys).isascii()
+            except TypeError:
+                raise _Reject("invalid_json", "object keys must be strings", []) from None
+            if not ascii_keys:
+                # Code point order differs from UTF-16 order only beyond the BMP.
                 keys.sort(key=_utf16_key)
             sep = "{"
             for key in keys:
@@ -271,7 +353,32 @@ class _Encoder:
 
 
 def canonical_text(value: Any) -> str:
-    """Return the RFC 8785 canonical text of ``value`` (plain JSON data)."""
+    """Return the RFC 8785 canonical text of ``value`` (plain JSON data).
+
+    Refuses what JCS cannot represent: non-finite numbers and other non-JSON
+    values (``invalid_json``), integers a double cannot hold exactly
+    (``unsafe_integer``), lone surrogates (``lone_surrogate``), each with the
+    pointer of the value at fault; and documents past the bounds
+    (``resource_limit``). Cost is linear in the size of the document.
+    """
+    text = _text(value)
+    if not text.isascii():
+        _utf8(text, value)
+    return text
+
+
+def _utf8(text: str, value: Any) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise AssayError(
+            "a string holds a lone surrogate, which UTF-8 cannot encode",
+            code="lone_surrogate",
+            pointer=_surrogate_pointer(value),
+        ) from None
+
+
+def _text(value: Any) -> str:
     encoder = _Encoder()
     try:
         encoder.encode(value, 0)
@@ -286,15 +393,7 @@ def canonical_text(value: Any) -> str:
 
 def canonical_bytes(value: Any) -> bytes:
     """Return the UTF-8 bytes of the canonical text; lone surrogates are refused."""
-    text = canonical_text(value)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise AssayError(
-            "a string holds a lone surrogate, which UTF-8 cannot encode",
-            code="lone_surrogate",
-            pointer=_surrogate_pointer(value),
-        ) from None
+    return _utf8(_text(value), value)
 
 
 def _surrogate_pointer(value: Any, path: tuple[str | int, ...] = ()) -> str | None:
@@ -306,8 +405,11 @@ def _surrogate_pointer(value: Any, path: tuple[str | int, ...] = ()) -> str | No
         return None
     if isinstance(value, dict):
         for key, item in value.items():
+            # A key that UTF-8 cannot encode cannot be spelled in a pointer
+            # either: point at the object holding it.
             found = _surrogate_pointer(key, path) if isinstance(key, str) else None
-            found = found or _surrogate_pointer(item, (*path, key))
+            if found is None:
+                found = _surrogate_pointer(item, (*path, key))
             if found is not None:
                 return found
     if isinstance(value, (list, tuple)):
