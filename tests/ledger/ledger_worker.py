@@ -1,0 +1,58 @@
+"""Worker processes for the concurrency and crash tests (run as scripts).
+
+``cas URL SECONDS``: compare-and-set increments of ``counter:shared`` until the
+time is up; prints one JSON line per committed receipt, then a summary line.
+
+``writer URL``: writes distinct records forever, printing each receipt as a
+JSON line as soon as the write is acknowledged (the parent kills it).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from assay.errors import RevisionConflict
+from assay.ledger import Write, open_store
+
+SCOPE = "project:demo"
+
+
+def cas(url: str, seconds: float) -> None:
+    store = open_store(url)
+    deadline = time.monotonic() + seconds
+    committed = conflicts = 0
+    while time.monotonic() < deadline:
+        with store.reader() as r:
+            current = r.get("counter:shared")
+        value = current.data["n"] if current else 0
+        revision = current.revision if current else 0
+        try:
+            receipt = store.put(Write(id="counter:shared", data={"n": value + 1}, scope=SCOPE,
+                                      expect_revision=revision))
+        except RevisionConflict:
+            conflicts += 1
+            continue
+        committed += 1
+        print(json.dumps({"receipt": receipt.to_dict()}), flush=True)
+    print(json.dumps({"committed": committed, "conflicts": conflicts}), flush=True)
+    store.close()
+
+
+def writer(url: str) -> None:
+    store = open_store(url)
+    i = 0
+    while True:
+        receipt = store.put(Write(id=f"knowledge:item-{i}", data={"i": i, "pad": "x" * (i % 500)},
+                                  scope=SCOPE, request_id=f"req-{i}"))
+        sys.stdout.write(json.dumps(receipt.to_dict()) + "\n")
+        sys.stdout.flush()
+        i += 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "cas":
+        cas(sys.argv[2], float(sys.argv[3]))
+    else:
+        writer(sys.argv[2])

@@ -1,0 +1,303 @@
+"""The store conformance suite: every rule of the ledger, on both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from assay.canonical import digest
+from assay.errors import AssayError, EpochConflict, RequestConflict, RevisionConflict
+from assay.ledger import Link, SourceRef, Write, WriteBasis, open_store
+from assay.ledger.store import MAX_DATA_BYTES
+
+SCOPE = "project:demo"
+
+
+def w(record_id: str = "knowledge:a", data: Any = None, **kw: Any) -> Write:
+    return Write(id=record_id, data={"v": 1} if data is None else data, scope=kw.pop("scope", SCOPE), **kw)
+
+
+def head(store: Any) -> int:
+    with store.reader() as r:
+        return int(r.ledger_revision)
+
+
+def test_put_first_version_receipt(store: Any) -> None:
+    """A first put creates revision 1 at ledger revision 1 with the data's digest."""
+    receipt = store.put(w(data={"b": 2, "a": 1}))
+    assert receipt.to_dict() == {
+        "id": "knowledge:a", "revision": 1, "ledger_revision": 1,
+        "data_sha256": digest({"a": 1, "b": 2}), "request_id": None, "replayed": False,
+    }
+
+
+def test_put_new_versions_keep_history(store: Any) -> None:
+    """Each put appends a version; history and old revisions stay readable."""
+    store.put(w(data={"n": 1}))
+    store.put(w(data={"n": 2}))
+    with store.reader() as r:
+        assert r.get("knowledge:a").data == {"n": 2}
+        assert r.get("knowledge:a", 1).data == {"n": 1}
+        assert [v.revision for v in r.history("knowledge:a")] == [1, 2]
+        assert [v.ledger_revision for v in r.history("knowledge:a")] == [1, 2]
+
+
+def test_put_stores_canonical_text(store: Any) -> None:
+    """Data is stored as its canonical text, whatever order it came in."""
+    store.put(w(data={"z": [1.0, 2.5], "a": "é"}))
+    with store.reader() as r:
+        assert r.get("knowledge:a").data_text == '{"a":"é","z":[1,2.5]}'
+
+
+def test_put_expect_absent_conflicts_when_present(store: Any) -> None:
+    """expect_revision 0 on an existing record is revision_conflict naming the current revision."""
+    store.put(w())
+    with pytest.raises(RevisionConflict) as info:
+        store.put(w(data={"v": 2}, expect_revision=0))
+    assert info.value.code == "revision_conflict"
+    assert info.value.current_revision == 1
+    assert head(store) == 1
+
+
+def test_put_expect_revision_matching_succeeds(store: Any) -> None:
+    """A matching expected revision commits the next revision."""
+    store.put(w(expect_revision=0))
+    assert store.put(w(data={"v": 2}, expect_revision=1)).revision == 2
+
+
+def test_put_stale_expectation_changes_nothing(store: Any) -> None:
+    """A stale expected revision leaves the record and the ledger revision unchanged."""
+    store.put(w())
+    store.put(w(data={"v": 2}))
+    with pytest.raises(RevisionConflict):
+        store.put(w(data={"v": 3}, expect_revision=1))
+    with store.reader() as r:
+        assert r.get("knowledge:a").data == {"v": 2}
+        assert r.ledger_revision == 2
+
+
+def test_request_id_replays_original_receipt(store: Any) -> None:
+    """The same request id with the same body replays the receipt and writes nothing."""
+    first = store.put(w(request_id="req-1"))
+    store.put(w("knowledge:b"))
+    again = store.put(w(request_id="req-1"))
+    assert again.replayed is True
+    assert (again.id, again.revision, again.ledger_revision, again.data_sha256) == (
+        first.id, first.revision, first.ledger_revision, first.data_sha256)
+    assert head(store) == 2
+
+
+def test_request_id_replays_even_after_record_moved(store: Any) -> None:
+    """A replay answers with the original receipt even when a guarded body would now conflict."""
+    store.put(w(expect_revision=0, request_id="req-1"))
+    store.put(w(data={"v": 9}))
+    assert store.put(w(expect_revision=0, request_id="req-1")).replayed is True
+
+
+def test_request_id_with_other_body_conflicts(store: Any) -> None:
+    """The same request id with a different body is request_conflict and writes nothing."""
+    store.put(w(request_id="req-1"))
+    with pytest.raises(RequestConflict) as info:
+        store.put(w(data={"v": 2}, request_id="req-1"))
+    assert info.value.code == "request_conflict"
+    assert head(store) == 1
+
+
+def test_write_basis_other_epoch_conflicts(store: Any) -> None:
+    """A write basis read from another ledger is epoch_conflict."""
+    with pytest.raises(EpochConflict) as info:
+        store.put(w(), basis=WriteBasis(epoch="0" * 32, ledger_revision=0, records={}))
+    assert info.value.code == "epoch_conflict"
+    assert head(store) == 0
+
+
+def test_write_basis_moved_record_conflicts(store: Any) -> None:
+    """A basis whose record moved since the read is revision_conflict; nothing is written."""
+    store.put(w("knowledge:dep"))
+    with store.reader() as r:
+        basis = WriteBasis(epoch=r.epoch, ledger_revision=r.ledger_revision,
+                           records={"knowledge:dep": 1, "knowledge:absent": 0})
+    store.put(w("knowledge:dep", data={"v": 2}))
+    with pytest.raises(RevisionConflict) as info:
+        store.put(w("knowledge:out"), basis=basis)
+    assert info.value.current_revision == 2
+    with store.reader() as r:
+        assert r.get("knowledge:out") is None
+
+
+def test_write_basis_unchanged_commits(store: Any) -> None:
+    """A basis whose records are unchanged (absent ones still absent) lets the write commit."""
+    store.put(w("knowledge:dep"))
+    with store.reader() as r:
+        basis = WriteBasis(epoch=r.epoch, ledger_revision=r.ledger_revision,
+                           records={"knowledge:dep": 1, "knowledge:absent": 0})
+    assert store.put(w("knowledge:out"), basis=basis).ledger_revision == 2
+
+
+def test_put_many_is_all_or_nothing(store: Any) -> None:
+    """A batch with one conflicting write commits none of its writes."""
+    store.put(w("knowledge:b"))
+    with pytest.raises(RevisionConflict):
+        store.put_many([w("knowledge:a"), w("knowledge:b", expect_revision=0)])
+    with store.reader() as r:
+        assert r.get("knowledge:a") is None
+        assert r.ledger_revision == 1
+
+
+def test_put_many_takes_consecutive_revisions(store: Any) -> None:
+    """A batch of N writes takes N consecutive ledger revisions in order."""
+    receipts = store.put_many([w("knowledge:a"), w("knowledge:b"), w("knowledge:c")])
+    assert [r.ledger_revision for r in receipts] == [1, 2, 3]
+
+
+def test_put_many_duplicate_id_rejected(store: Any) -> None:
+    """The same id twice in one batch is duplicate_write with the pointer of the second."""
+    with pytest.raises(AssayError) as info:
+        store.put_many([w("knowledge:a"), w("knowledge:a")])
+    assert (info.value.code, info.value.pointer) == ("duplicate_write", "/writes/1/id")
+
+
+def test_ledger_revisions_gap_free(store: Any) -> None:
+    """Ledger revisions rise by one per committed write, across records and rejections."""
+    for i in range(10):
+        store.put(w(f"knowledge:r{i % 3}", data={"i": i}))
+        with pytest.raises(RevisionConflict):
+            store.put(w(f"knowledge:r{i % 3}", expect_revision=0))
+    with store.reader() as r:
+        seen = sorted(v.ledger_revision for i in range(3) for v in r.history(f"knowledge:r{i}"))
+    assert seen == list(range(1, 11))
+
+
+def test_reader_is_a_consistent_snapshot(store: Any, ledger_url: str) -> None:
+    """A reader keeps seeing the revision it opened at while another connection writes."""
+    store.put(w(data={"v": 1}))
+    other = open_store(ledger_url)
+    try:
+        with store.reader() as r:
+            before = r.get("knowledge:a").data
+            other.put(w(data={"v": 2}))
+            assert r.get("knowledge:a").data == before == {"v": 1}
+            assert r.ledger_revision == 1
+        with store.reader() as r:
+            assert r.get("knowledge:a").data == {"v": 2}
+    finally:
+        other.close()
+
+
+def test_get_many_returns_only_existing(store: Any) -> None:
+    """get_many returns the current versions of the ids that exist."""
+    store.put(w("knowledge:a"))
+    store.put(w("knowledge:b", data={"v": 2}))
+    with store.reader() as r:
+        found = r.get_many(["knowledge:a", "knowledge:b", "knowledge:zzz"])
+    assert sorted(found) == ["knowledge:a", "knowledge:b"]
+
+
+def test_find_filters(store: Any) -> None:
+    """find filters by scope, kind, status, link and a case-insensitive text query."""
+    store.put(w("knowledge:login", data={"text": "Login Flow"}))
+    store.put(w("evidence:unit", data={"cmd": "pytest"},
+                links=(Link("supports", "knowledge:login"),)))
+    store.put(w("knowledge:old", status="retired"))
+    store.put(w("knowledge:elsewhere", scope="project:other"))
+    store.put(w("knowledge:shared", scope="global"))
+    with store.reader() as r:
+        ids = lambda rs: [x.id for x in rs]  # noqa: E731
+        assert ids(r.find(kind="knowledge", scopes=[SCOPE])) == ["knowledge:login", "knowledge:old"]
+        assert ids(r.find(status="retired")) == ["knowledge:old"]
+        assert ids(r.find(link=(None, "knowledge:login"))) == ["evidence:unit"]
+        assert ids(r.find(link=("requires", "knowledge:login"))) == []
+        assert ids(r.find(query="login flow")) == ["knowledge:login"]
+        assert ids(r.find(scopes=[SCOPE, "global"], query="shared")) == ["knowledge:shared"]
+        assert len(r.find(limit=2)) == 2
+        assert r.find(scopes=[]) == []
+
+
+def test_links_follow_the_current_version(store: Any) -> None:
+    """Link queries see the links of the current version only."""
+    store.put(w("evidence:e", links=(Link("supports", "knowledge:a"),)))
+    store.put(w("evidence:e", links=(Link("supports", "knowledge:b"),)))
+    with store.reader() as r:
+        assert r.find(link=(None, "knowledge:a")) == []
+        assert [x.id for x in r.find(link=("supports", "knowledge:b"))] == ["evidence:e"]
+
+
+def test_record_fields_round_trip(store: Any) -> None:
+    """Status, successor, audience, sources, origin and links are stored as written."""
+    store.put(w("knowledge:new"))
+    store.put(w("note:n", status="superseded", superseded_by="knowledge:new",
+                audience="private:alice", sources=(SourceRef("knowledge:new", 1, "ab" * 32),),
+                links=(Link("derived-from", "knowledge:new"),), origin="derived"))
+    with store.reader() as r:
+        rec = r.get("note:n")
+    assert (rec.status, rec.superseded_by, rec.audience, rec.origin) == (
+        "superseded", "knowledge:new", "private:alice", "derived")
+    assert rec.sources == (SourceRef("knowledge:new", 1, "ab" * 32),)
+    assert rec.links == (Link("derived-from", "knowledge:new"),)
+    assert rec.kind == "note" and rec.created_at.endswith("Z")
+
+
+@pytest.mark.parametrize(
+    ("write", "code", "pointer"),
+    [
+        (w("nocolon"), "invalid_id", "/id"),
+        (w("Knowledge:a"), "invalid_id", "/id"),
+        (w("knowledge:"), "invalid_id", "/id"),
+        (w("knowledge:a\nb"), "invalid_id", "/id"),
+        (w("knowledge:" + "x" * 600), "invalid_id", "/id"),
+        (w(data={"bad": {1, 2}}), "invalid_json", "/data/bad"),
+        (w(data={"n": float("nan")}), "invalid_json", "/data/n"),
+        (w(data={"big": 2**53 + 1}), "unsafe_integer", "/data/big"),
+        (w(data={"s": "\ud800"}), "lone_surrogate", "/data/s"),
+        (w(data="x" * (MAX_DATA_BYTES + 1)), "resource_limit", "/data"),
+        (w(status="archived"), "invalid_status", "/status"),
+        (w(status="superseded"), "invalid_status", "/superseded_by"),
+        (w(scope="team"), "invalid_scope", "/scope"),
+        (w(audience="everyone"), "invalid_audience", "/audience"),
+        (w(links=(Link("likes", "knowledge:b"),)), "invalid_link", "/links/0/rel"),
+        (w(sources=(SourceRef("knowledge:b", 0),)), "invalid_source", "/sources/0/revision"),
+        (w(origin="oracle"), "invalid_origin", "/origin"),
+    ],
+)
+def test_put_rejects_bad_input_and_writes_nothing(store: Any, write: Write, code: str,
+                                                   pointer: str) -> None:
+    """Bad input is refused with its exact code and pointer, and nothing is written."""
+    with pytest.raises(AssayError) as info:
+        store.put(write)
+    assert (info.value.code, info.value.pointer) == (code, pointer)
+    assert head(store) == 0
+
+
+def test_info_reports_counts(store: Any) -> None:
+    """info names the backend, schema version, revision and counts by status."""
+    store.put(w("knowledge:a"))
+    store.put(w("knowledge:a", status="retired"))
+    store.put(w("knowledge:b"))
+    info = store.info().to_dict()
+    assert info["backend"] in ("sqlite", "postgresql")
+    assert (info["ledger_revision"], info["records"], info["versions"], info["schema_version"]) == (3, 2, 3, 1)
+    assert info["by_status"] == {"current": 1, "retired": 1}
+    assert len(info["epoch"]) == 32
+
+
+def test_epoch_is_stable_across_opens(ledger_url: str) -> None:
+    """Reopening a ledger keeps its epoch; the epoch is minted once at creation."""
+    first = open_store(ledger_url)
+    epoch = first.info().epoch
+    first.close()
+    second = open_store(ledger_url)
+    try:
+        assert second.info().epoch == epoch
+    finally:
+        second.close()
+
+
+def test_newer_schema_is_refused(store: Any, ledger_url: str) -> None:
+    """A ledger written by a newer schema version is refused with schema_too_new."""
+    with store._write_transaction() as cur:  # a future assay's migration, simulated in SQL
+        cur.execute(store.sql("UPDATE ledger_meta SET value = ? WHERE key = 'schema_version'"), ("99",))
+    with pytest.raises(AssayError) as info:
+        open_store(ledger_url)
+    assert info.value.code == "schema_too_new"
+    assert info.value.details["schema_version"] == 99
