@@ -1,0 +1,122 @@
+"""Import layering (import-linter), cheap start-up imports, and the pinned public API."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import assay
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+# Runs the CLI entry point in-process and reports which heavy top-level packages it loaded.
+_PROBE = """
+import json, sys
+from assay.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stderr.write(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))
+"""
+
+
+def _loaded(*args: str, stdin: bytes = b"") -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], input=stdin,
+                          capture_output=True, timeout=60, check=True)
+    return set(json.loads(proc.stderr.decode().strip().splitlines()[-1]))
+
+
+def _lint(root: Path, *, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = None
+    if pythonpath is not None:
+        import os
+
+        env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo", str(root / "pyproject.toml")],
+                          cwd=root, capture_output=True, text=True, timeout=120, env=env,
+                          check=False)
+
+
+def test_layers_contract_kept() -> None:
+    """The import-linter layers contract in pyproject.toml holds for the whole package."""
+    proc = _lint(ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Layers point down only KEPT" in proc.stdout
+
+
+def test_layers_contract_catches_an_upward_import(tmp_path: Path) -> None:
+    """A base module importing a surface breaks the contract (so the check above can fail)."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "assay", src / "assay",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    canonical = src / "assay" / "canonical.py"
+    canonical.write_text(canonical.read_text() + "\nimport assay.cli  # upward\n")
+    proc = _lint(tmp_path, pythonpath=src)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "assay.canonical -> assay.cli" in proc.stdout
+
+
+@pytest.mark.parametrize("heavy", ["click", "pydantic", "mcp", "psycopg", "rich"])
+def test_version_imports_nothing_heavy(heavy: str) -> None:
+    """`assay --version` loads neither click nor pydantic, the MCP SDK, psycopg or rich."""
+    assert heavy not in _loaded("--version")
+
+
+@pytest.mark.parametrize("heavy", ["pydantic", "mcp", "psycopg", "rich"])
+def test_canonical_digest_imports_nothing_heavy(heavy: str) -> None:
+    """`assay canonical --digest` on a pipe loads no pydantic, MCP SDK, psycopg or rich."""
+    assert heavy not in _loaded("canonical", "--digest", stdin=b'{"a":[1,2]}')
+
+
+@pytest.mark.parametrize("heavy", ["mcp", "psycopg", "rich"])
+def test_describe_imports_nothing_heavy(heavy: str) -> None:
+    """Loading every operation module (`assay describe`) loads no MCP SDK, psycopg or rich."""
+    assert heavy not in _loaded("describe")
+
+
+def test_public_api_pinned() -> None:
+    """assay.__all__ is exactly the curated public names, sorted, and each resolves."""
+    assert assay.__all__ == [
+        "AssayError",
+        "__version__",
+        "call",
+        "canonical_text",
+        "digest",
+        "fingerprint",
+    ]
+    assert assay.__all__ == sorted(assay.__all__)
+    for name in assay.__all__:
+        assert getattr(assay, name) is not None
+
+
+def test_public_api_names_are_the_real_objects() -> None:
+    """The lazy re-exports are the very objects of their home modules."""
+    from assay import canonical, errors, ops
+
+    assert assay.AssayError is errors.AssayError
+    assert assay.canonical_text is canonical.canonical_text
+    assert assay.digest is canonical.digest
+    assert assay.fingerprint is canonical.fingerprint
+    assert assay.call is ops.call
+
+
+def test_public_api_unknown_name() -> None:
+    """An unknown attribute of assay is an AttributeError."""
+    with pytest.raises(AttributeError):
+        assay.no_such_thing  # noqa: B018
+
+
+def test_public_api_call_runs_an_operation() -> None:
+    """assay.call runs a registered operation and returns its envelope and exit status."""
+    envelope, code = assay.call("canonical", {"text": '{"b":1,"a":2}'})
+    assert code == 0
+    assert envelope["ok"] is True
+    assert envelope["data"]["canonical"] == '{"a":2,"b":1}'

@@ -1,0 +1,219 @@
+"""The operations registry: complete entries, and the CLI, MCP and docs all derived from it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from jsonschema import Draft202012Validator
+
+from assay.cli.app import build
+from assay.ops import operations
+
+ROOT = Path(__file__).resolve().parents[2]
+OPERATIONS = list(operations())
+OP_NAMES = [op.name for op in OPERATIONS]
+LAUNCHERS = {("mcp",), ("demo",)}
+
+
+def _cli_leaves(group: click.Group, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], click.Command]:
+    leaves: dict[tuple[str, ...], click.Command] = {}
+    for name, command in group.commands.items():
+        path = (*prefix, name)
+        if isinstance(command, click.Group):
+            leaves.update(_cli_leaves(command, path))
+        else:
+            leaves[path] = command
+    return leaves
+
+
+def test_registry_has_the_foundation_operations() -> None:
+    """canonical, describe and init are registered."""
+    assert {"canonical", "describe", "init"} <= set(OP_NAMES)
+
+
+def test_registry_names_unique_on_every_surface() -> None:
+    """Operation names, CLI paths and MCP tool names are each unique."""
+    assert len(set(OP_NAMES)) == len(OP_NAMES)
+    assert len({op.cli_path for op in OPERATIONS}) == len(OPERATIONS)
+    assert len({op.tool_name for op in OPERATIONS}) == len(OPERATIONS)
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_registry_entry_complete(name: str) -> None:
+    """Each operation has a summary, a description, writes, and valid input and output JSON Schemas."""
+    entry = next(op for op in OPERATIONS if op.name == name).describe()
+    assert entry["summary"].strip() and entry["description"].strip()
+    assert isinstance(entry["writes"], bool)
+    assert entry["cli"] == "assay " + name.replace(".", " ")
+    assert entry["mcp_tool"] == name.replace(".", "_").replace("-", "_")
+    for key in ("input_schema", "output_schema"):
+        Draft202012Validator.check_schema(entry[key])
+    schema = entry["input_schema"]
+    assert schema["type"] == "object"
+    assert schema["additionalProperties"] is False
+    assert [a["name"] for a in entry["arguments"]] == list(schema["properties"])
+    for arg in entry["arguments"]:
+        assert arg["help"].strip(), arg["name"]
+        assert arg["binding"] in {"option", "flag", "literal", "literals", "stdin", "json_file"}
+        assert schema["properties"][arg["name"]]["description"] == arg["help"]
+        assert (arg["name"] in schema.get("required", [])) == arg["required"]
+
+
+def test_registry_describe_lists_every_operation(assay_cli) -> None:  # type: ignore[no-untyped-def]
+    """`assay describe` prints every registered operation, in registry order, as the registry describes it."""
+    ran = assay_cli("describe")
+    assert ran.code == 0, ran.stderr
+    envelope = ran.json()
+    assert envelope["ok"] is True and envelope["operation"] == "describe"
+    assert envelope["data"]["operations"] == [op.describe() for op in OPERATIONS]
+
+
+def test_registry_describe_one_operation(assay_cli) -> None:  # type: ignore[no-untyped-def]
+    """`assay describe -- NAME` prints only that entry, by dotted name or MCP tool name."""
+    op = next((op for op in OPERATIONS if op.tool_name != op.name), OPERATIONS[0])
+    for spelling in {op.name, op.tool_name}:
+        ran = assay_cli("describe", "--", spelling)
+        assert ran.code == 0, ran.stderr
+        assert ran.json()["data"]["operations"] == [op.describe()]
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_registry_json_help_is_the_entry(assay_cli, name: str) -> None:  # type: ignore[no-untyped-def]
+    """`assay COMMAND --help --format json` prints exactly that operation's registry entry."""
+    op = next(op for op in OPERATIONS if op.name == name)
+    ran = assay_cli(*op.cli_path, "--help", "--format", "json")
+    assert ran.code == 0, ran.stderr
+    assert ran.json() == op.describe()
+
+
+def test_registry_every_cli_command_comes_from_the_registry() -> None:
+    """The CLI's commands are exactly the registry's operations plus the mcp and demo launchers."""
+    leaves = set(_cli_leaves(build()))
+    assert leaves == {op.cli_path for op in OPERATIONS} | LAUNCHERS
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_registry_cli_options_match_arguments(name: str) -> None:
+    """Each command's options and positionals are the operation's argument bindings, with help."""
+    op = next(op for op in OPERATIONS if op.name == name)
+    command = _cli_leaves(build())[op.cli_path]
+    assert command.help
+    options = {o for p in command.params if isinstance(p, click.Option) for o in p.opts}
+    positionals = [p.name for p in command.params if isinstance(p, click.Argument)]
+    for arg in op.all_arguments:
+        if arg.binding in ("literal", "literals"):
+            assert arg.name in positionals
+        elif arg.binding != "stdin":
+            assert arg.cli_name in options, arg.name
+    expected = {a.cli_name for a in op.all_arguments if a.cli_name} | {"--format", "--debug"}
+    assert options == expected
+    assert len(positionals) == len([a for a in op.all_arguments
+                                    if a.binding in ("literal", "literals")])
+
+
+def test_registry_every_mcp_tool_comes_from_the_registry() -> None:
+    """The MCP tools are the registry's operations, with the very same input schemas."""
+    from assay.mcp.server import tool_definitions
+
+    tools = {tool.name: tool for tool in tool_definitions()}
+    assert list(tools) == [op.tool_name for op in OPERATIONS]
+    for op in OPERATIONS:
+        tool = tools[op.tool_name]
+        assert tool.input_schema == op.input_schema()
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is (not op.writes)
+
+
+# ---------------------------------------------------------------- error codes documented
+
+
+def _string_constants(node: ast.AST, names: dict[str, str]) -> set[str]:
+    """The strings an expression can evaluate to: literals, module constants, both arms of an if."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.Name) and node.id in names:
+        return {names[node.id]}
+    if isinstance(node, ast.IfExp):
+        return _string_constants(node.body, names) | _string_constants(node.orelse, names)
+    return set()
+
+
+def raised_codes(root: Path) -> dict[str, str]:
+    """Every error code given to an error constructor under ``root``: code -> first place."""
+    found: dict[str, str] = {}
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                 and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                 for t in n.targets if isinstance(t, ast.Name)}
+        where = f"{path.relative_to(ROOT)}"
+        for node in ast.walk(tree):
+            codes: set[str] = set()
+            if isinstance(node, ast.Call):
+                func = node.func
+                callee = (func.id if isinstance(func, ast.Name)
+                          else func.attr if isinstance(func, ast.Attribute) else "")
+                if callee.endswith(("Error", "Conflict")):
+                    for kw in node.keywords:
+                        if kw.arg == "code":
+                            codes |= _string_constants(kw.value, names)
+                if callee == "_Reject" and node.args:
+                    codes |= _string_constants(node.args[0], names)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == "default_code" for t in targets):
+                    assert node.value is not None
+                    codes |= _string_constants(node.value, names)
+            for code in codes:
+                found.setdefault(code, f"{where}:{getattr(node, 'lineno', 0)}")
+    return found
+
+
+def documented_codes() -> dict[str, str]:
+    """The codes of docs/errors.md's tables: code -> exit status column."""
+    rows = re.findall(r"^\| `([A-Za-z0-9_]+)` \| (\S+) \|", (ROOT / "docs" / "errors.md").read_text(),
+                      re.MULTILINE)
+    return dict(rows)
+
+
+def test_error_codes_all_documented() -> None:
+    """Every error code raised in src/ has a row in docs/errors.md."""
+    missing = {c: w for c, w in raised_codes(ROOT / "src" / "assay").items()
+               if c not in documented_codes()}
+    assert not missing, f"add a row to docs/errors.md for each of: {missing}"
+
+
+def test_error_codes_scan_finds_known_codes() -> None:
+    """The scan sees codes given as keywords, conditional codes, class defaults and _Reject codes."""
+    found = raised_codes(ROOT / "src" / "assay")
+    for code in ("invalid_id", "ledger_corrupt", "invalid_input", "revision_conflict",
+                 "unsafe_integer", "duplicate_key"):
+        assert code in found
+
+
+def test_error_codes_documented_once_with_exit_status() -> None:
+    """Each documented code appears in one row, with a known exit status."""
+    text = (ROOT / "docs" / "errors.md").read_text()
+    rows = re.findall(r"^\| `([A-Za-z0-9_]+)` \|", text, re.MULTILINE)
+    assert len(rows) == len(set(rows))
+    for code, status in documented_codes().items():
+        assert status in {"1", "2", "3", "4", "70"}, code
+
+
+@pytest.mark.parametrize(
+    ("cls_name", "status"),
+    [("AssayError", "1"), ("UsageError", "2"), ("ConflictError", "3"), ("RevisionConflict", "3"),
+     ("RequestConflict", "3"), ("EpochConflict", "3"), ("ReadRevisionConflict", "3"),
+     ("UnavailableError", "4")],
+)
+def test_error_codes_class_defaults_documented_with_their_status(cls_name: str, status: str) -> None:
+    """Each error class's default code is documented with that class's exit status."""
+    from assay import errors
+
+    cls: Any = getattr(errors, cls_name)
+    assert documented_codes()[cls.default_code] == status
