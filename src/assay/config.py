@@ -9,6 +9,10 @@ Sections::
 
     [project]   name, admitted_scopes, principal
     [ledger]    url (sqlite path or postgresql:// URL)
+    [evidence.commands.NAME]
+                argv, cwd, timeout, env, phases, required, enabled, description
+    [goals.GOAL_ID]
+                path (a markdown file inside the project), acceptance (record id)
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from assay.errors import AssayError, UsageError, pointer
 __all__ = [
     "CONFIG_NAME",
     "STATE_DIR",
+    "EvidenceCommand",
+    "GoalConfig",
     "Project",
     "find_project",
     "init_project",
@@ -41,6 +47,55 @@ _PRINCIPAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
 
 
 @dataclass(frozen=True, slots=True)
+class EvidenceCommand:
+    """One ``[evidence.commands.NAME]`` declaration, validated.
+
+    ``argv`` runs without a shell (unless argv itself names one); ``cwd`` is
+    relative to the project root and stays inside it; ``timeout`` is whole
+    seconds; ``env`` names the variables allowed through to the command
+    besides the runner's documented minimal set.
+    """
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str = "."
+    timeout: int = 120
+    env: tuple[str, ...] = ()
+    phases: tuple[str, ...] = ("after",)
+    required: bool = False
+    enabled: bool = True
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The declaration as JSON data (what its digest is computed over)."""
+        return {
+            "name": self.name,
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "timeout": self.timeout,
+            "env": list(self.env),
+            "phases": list(self.phases),
+            "required": self.required,
+            "enabled": self.enabled,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GoalConfig:
+    """One ``[goals.GOAL_ID]`` registration: a goal markdown file in the project.
+
+    ``path`` is relative to the project root, normalised, and never leaves it
+    (symlinks are checked again when the file is read). ``acceptance`` names
+    the intent record whose acceptance applies to the goal's work, if any.
+    """
+
+    id: str
+    path: str
+    acceptance: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Project:
     """A discovered project: its root, its scope and its settings."""
 
@@ -50,6 +105,8 @@ class Project:
     principal: str = "agent"
     ledger_url: str | None = None
     sections: dict[str, Any] = field(default_factory=dict)
+    evidence_commands: tuple[EvidenceCommand, ...] = ()
+    goals: tuple[GoalConfig, ...] = ()
 
     @property
     def scope(self) -> str:
@@ -118,7 +175,7 @@ def load_project(cwd: str | os.PathLike[str] | None = None) -> Project:
     return _parse(root, path, raw)
 
 
-_TOP = {"project", "ledger"}
+_TOP = {"project", "ledger", "evidence", "goals"}
 _PROJECT_KEYS = {"name", "admitted_scopes", "principal"}
 _LEDGER_KEYS = {"url"}
 
@@ -162,6 +219,131 @@ def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
         principal=principal,
         ledger_url=url,
         sections={k: v for k, v in raw.items() if k not in {"project", "ledger"}},
+        evidence_commands=_evidence_commands(path, raw),
+        goals=_goals(path, raw),
+    )
+
+
+_GOAL_KEYS = {"path", "acceptance"}
+_RECORD_ID = re.compile(r"[a-z][a-z0-9-]*:[^\x00-\x1f\x7f]{1,500}")
+
+
+def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
+    """Parse ``[goals.GOAL_ID]`` tables, in goal id order."""
+    goals = _table(path, raw, "goals")
+    out: list[GoalConfig] = []
+    for goal_id in sorted(goals):
+        table = goals[goal_id]
+        base = ("goals", goal_id)
+        if not _NAME.fullmatch(goal_id):
+            raise _config_error(path, pointer(*base),
+                                "a goal id must match [A-Za-z0-9][A-Za-z0-9._-]*")
+        if not isinstance(table, dict):
+            raise _config_error(path, pointer(*base), f"[goals.{goal_id}] must be a table")
+        for key in table:
+            if key not in _GOAL_KEYS:
+                raise _config_error(path, pointer(*base, key),
+                                    f"unknown key {key!r} in [goals.{goal_id}]")
+        rel = table.get("path")
+        if not isinstance(rel, str) or not rel or "\x00" in rel:
+            raise _config_error(path, pointer(*base, "path"),
+                                "path is required: a markdown file relative to the project root")
+        normal = os.path.normpath(rel.replace("\\", "/"))
+        if os.path.isabs(rel) or normal in (".", "..") or normal.startswith("../"):
+            raise _config_error(path, pointer(*base, "path"),
+                                "path must be relative and stay inside the project root")
+        acceptance = table.get("acceptance")
+        if acceptance is not None and (not isinstance(acceptance, str)
+                                       or not _RECORD_ID.fullmatch(acceptance)):
+            raise _config_error(path, pointer(*base, "acceptance"),
+                                "acceptance is a record id such as knowledge:NAME")
+        out.append(GoalConfig(id=goal_id, path=Path(normal).as_posix(), acceptance=acceptance))
+    return tuple(out)
+
+
+_EVIDENCE_KEYS = {"commands"}
+_COMMAND_KEYS = {"argv", "cwd", "timeout", "env", "phases", "required", "enabled", "description"}
+_PHASES = ("before", "after")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_MAX_TIMEOUT = 86_400
+
+
+def _evidence_commands(path: Path, raw: dict[str, Any]) -> tuple[EvidenceCommand, ...]:
+    """Parse ``[evidence.commands.NAME]`` tables, in name order."""
+    evidence = _table(path, raw, "evidence")
+    _closed(path, evidence, _EVIDENCE_KEYS, "evidence")
+    commands = evidence.get("commands", {})
+    if not isinstance(commands, dict):
+        raise _config_error(path, "/evidence/commands", "[evidence.commands] must be a table")
+    return tuple(_evidence_command(path, name, commands[name]) for name in sorted(commands))
+
+
+def _evidence_command(path: Path, name: str, table: Any) -> EvidenceCommand:
+    base = ("evidence", "commands", name)
+    if not _NAME.fullmatch(name):
+        raise _config_error(path, pointer(*base),
+                            "a command name must match [A-Za-z0-9][A-Za-z0-9._-]*")
+    if not isinstance(table, dict):
+        raise _config_error(path, pointer(*base), f"[evidence.commands.{name}] must be a table")
+    for key in table:
+        if key not in _COMMAND_KEYS:
+            raise _config_error(path, pointer(*base, key),
+                                f"unknown key {key!r} in [evidence.commands.{name}]")
+    argv = table.get("argv")
+    if argv is None:
+        raise _config_error(path, pointer(*base, "argv"), "argv is required")
+    if not isinstance(argv, list) or not argv:
+        raise _config_error(path, pointer(*base, "argv"), "argv must be a non-empty list of strings")
+    for index, word in enumerate(argv):
+        if not isinstance(word, str) or (index == 0 and not word) or "\x00" in word:
+            raise _config_error(path, pointer(*base, "argv", index),
+                                "argv entries are strings without NUL (the first non-empty)")
+    cwd = table.get("cwd", ".")
+    if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
+        raise _config_error(path, pointer(*base, "cwd"), "cwd must be a non-empty relative path")
+    normal = os.path.normpath(cwd.replace("\\", "/"))
+    if os.path.isabs(cwd) or normal == ".." or normal.startswith("../"):
+        raise _config_error(path, pointer(*base, "cwd"),
+                            "cwd must be relative and stay inside the project root")
+    timeout = table.get("timeout", 120)
+    if not isinstance(timeout, int) or isinstance(timeout, bool) or not 0 < timeout <= _MAX_TIMEOUT:
+        raise _config_error(path, pointer(*base, "timeout"),
+                            f"timeout must be whole seconds from 1 to {_MAX_TIMEOUT}")
+    env = table.get("env", [])
+    if not isinstance(env, list):
+        raise _config_error(path, pointer(*base, "env"), "env must be a list of variable names")
+    for index, var in enumerate(env):
+        if not isinstance(var, str) or not _ENV_NAME.fullmatch(var):
+            raise _config_error(path, pointer(*base, "env", index),
+                                "env entries are variable names like CI or PYTHONPATH")
+    phases = table.get("phases", ["after"])
+    if not isinstance(phases, list) or not phases:
+        raise _config_error(path, pointer(*base, "phases"),
+                            "phases must be a non-empty list of 'before' and 'after'")
+    for index, phase in enumerate(phases):
+        if phase not in _PHASES or phases.index(phase) != index:
+            raise _config_error(path, pointer(*base, "phases", index),
+                                "phases are 'before' and 'after', each at most once")
+    flags: dict[str, bool] = {}
+    for key, default in (("required", False), ("enabled", True)):
+        value = table.get(key, default)
+        if not isinstance(value, bool):
+            raise _config_error(path, pointer(*base, key), f"{key} must be true or false")
+        flags[key] = value
+    description = table.get("description", "")
+    if not isinstance(description, str) or len(description) > 1000:
+        raise _config_error(path, pointer(*base, "description"),
+                            "description must be a string of at most 1,000 characters")
+    return EvidenceCommand(
+        name=name,
+        argv=tuple(argv),
+        cwd=normal,
+        timeout=timeout,
+        env=tuple(sorted(set(env))),
+        phases=tuple(p for p in _PHASES if p in phases),
+        required=flags["required"],
+        enabled=flags["enabled"],
+        description=description,
     )
 
 
