@@ -9,6 +9,7 @@ import pytest
 
 from assay.config import CONFIG_NAME, STATE_DIR, find_project, init_project, load_project
 from assay.errors import AssayError, UsageError
+from foundation_cli import Runner, assay_cli  # noqa: F401 (fixture)
 
 
 def _write(root: Path, text: str) -> Path:
@@ -210,7 +211,7 @@ def test_init_rejects_bad_scope(tmp_path: Path, scope: str) -> None:
     assert not (tmp_path / CONFIG_NAME).exists()
 
 
-def test_init_cli_creates_project(assay_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_init_cli_creates_project(assay_cli: Runner, tmp_path: Path) -> None:
     """`assay init --scope project:demo` through the console script creates the project."""
     _git_init(tmp_path)
     ran = assay_cli("init", "--scope", "project:demo")
@@ -222,7 +223,7 @@ def test_init_cli_creates_project(assay_cli, tmp_path: Path) -> None:  # type: i
     assert (tmp_path / ".gitignore").read_text() == ".assay/\n"
 
 
-def test_init_cli_cwd_option(assay_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_init_cli_cwd_option(assay_cli: Runner, tmp_path: Path) -> None:
     """`assay init --cwd DIR` initialises DIR, not the current directory."""
     target = tmp_path / "proj"
     target.mkdir()
@@ -232,7 +233,7 @@ def test_init_cli_cwd_option(assay_cli, tmp_path: Path) -> None:  # type: ignore
     assert not (tmp_path / CONFIG_NAME).exists()
 
 
-def test_init_cli_conflict_exit_status(assay_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_init_cli_conflict_exit_status(assay_cli: Runner, tmp_path: Path) -> None:
     """A conflicting second `assay init` exits 1 with project_exists on stderr."""
     assert assay_cli("init", "--scope", "project:one").code == 0
     ran = assay_cli("init", "--scope", "project:two")

@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 from assay.cli.app import build
 from assay.ops import operations
+from foundation_cli import Runner, assay_cli  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = list(operations())
@@ -64,7 +65,7 @@ def test_registry_entry_complete(name: str) -> None:
         assert (arg["name"] in schema.get("required", [])) == arg["required"]
 
 
-def test_registry_describe_lists_every_operation(assay_cli) -> None:  # type: ignore[no-untyped-def]
+def test_registry_describe_lists_every_operation(assay_cli: Runner) -> None:
     """`assay describe` prints every registered operation, in registry order, as the registry describes it."""
     ran = assay_cli("describe")
     assert ran.code == 0, ran.stderr
@@ -73,7 +74,7 @@ def test_registry_describe_lists_every_operation(assay_cli) -> None:  # type: ig
     assert envelope["data"]["operations"] == [op.describe() for op in OPERATIONS]
 
 
-def test_registry_describe_one_operation(assay_cli) -> None:  # type: ignore[no-untyped-def]
+def test_registry_describe_one_operation(assay_cli: Runner) -> None:
     """`assay describe -- NAME` prints only that entry, by dotted name or MCP tool name."""
     op = next((op for op in OPERATIONS if op.tool_name != op.name), OPERATIONS[0])
     for spelling in {op.name, op.tool_name}:
@@ -83,7 +84,7 @@ def test_registry_describe_one_operation(assay_cli) -> None:  # type: ignore[no-
 
 
 @pytest.mark.parametrize("name", OP_NAMES)
-def test_registry_json_help_is_the_entry(assay_cli, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_registry_json_help_is_the_entry(assay_cli: Runner, name: str) -> None:
     """`assay COMMAND --help --format json` prints exactly that operation's registry entry."""
     op = next(op for op in OPERATIONS if op.name == name)
     ran = assay_cli(*op.cli_path, "--help", "--format", "json")
