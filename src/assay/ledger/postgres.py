@@ -1,7 +1,7 @@
 """The PostgreSQL backend (psycopg 3), for teams and many agents on many machines.
 
 Every write transaction first locks the single ``ledger_head`` row
-(``SELECT ... FOR UPDATE``), so writes are serialised in commit order and
+(``SELECT ... FOR UPDATE`` as its first statement), so writes are serialised in commit order and
 the ledger revision, taken from that row and updated in the same
 transaction, is gap-free and commit-ordered (a sequence would not be: a
 reader could see revision 2 before 1 commits). Reads run in ``REPEATABLE
@@ -61,6 +61,7 @@ class PostgresStore(SqlLedger):
 
     dialect = "postgres"
     backend = "postgresql"
+    head_for_write = "SELECT revision FROM ledger_head WHERE one = 1 FOR UPDATE"
 
     def __init__(self, url: str) -> None:
         conninfo, self.schema = _split_url(url)
@@ -109,9 +110,9 @@ class PostgresStore(SqlLedger):
     def _write_transaction(self) -> Iterator[Any]:
         try:
             with self._conn.transaction():
-                cur = self._conn.cursor()
-                cur.execute("SELECT revision FROM ledger_head WHERE one = 1 FOR UPDATE")
-                yield cur
+                # The shared logic's first statement locks the head row
+                # (head_for_write), which serialises every write.
+                yield self._conn.cursor()
         except psycopg.OperationalError as exc:
             raise UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
                                    code="ledger_unavailable") from None

@@ -189,10 +189,17 @@ class SqlLedger:
         cur.execute(self.sql(statement), tuple(params))
         return cur.fetchone()
 
-    def _head(self, cur: Any) -> tuple[str, int]:
-        epoch = self._one(cur, "SELECT value FROM ledger_meta WHERE key = 'epoch'")[0]
-        revision = self._one(cur, "SELECT revision FROM ledger_head WHERE one = 1")[0]
-        return str(epoch), int(revision)
+    _epoch: str | None = None
+
+    # How a write transaction reads the head: PostgreSQL locks the row here.
+    head_for_write = "SELECT revision FROM ledger_head WHERE one = 1"
+
+    def _head(self, cur: Any, *, write: bool = False) -> tuple[str, int]:
+        # The epoch never changes once minted: read it once per connection.
+        if self._epoch is None:
+            self._epoch = str(self._one(cur, "SELECT value FROM ledger_meta WHERE key = 'epoch'")[0])
+        statement = self.head_for_write if write else "SELECT revision FROM ledger_head WHERE one = 1"
+        return self._epoch, int(self._one(cur, statement)[0])
 
     @contextmanager
     def reader(self) -> Iterator[SqlReader]:
@@ -231,7 +238,7 @@ class SqlLedger:
 
     def _commit(self, prepared: list[PreparedWrite], basis: WriteBasis | None) -> list[Receipt]:
         with self._write_transaction() as cur:
-            epoch, ledger_revision = self._head(cur)
+            epoch, ledger_revision = self._head(cur, write=True)
             receipts: list[Receipt | None] = [None] * len(prepared)
             pending: list[tuple[int, PreparedWrite]] = []
             for index, p in enumerate(prepared):
@@ -247,18 +254,23 @@ class SqlLedger:
             now = now_rfc3339()
             for index, p in pending:
                 w = p.write
-                row = self._one(cur, "SELECT revision FROM records WHERE id = ?", (w.id,))
-                current = int(row[0]) if row else 0
-                if w.expect_revision is not None and w.expect_revision != current:
+                ledger_revision += 1
+                # Upsert the record's head row first: RETURNING gives the new
+                # revision in one statement; a failed expectation rolls it back.
+                revision = int(self._one(cur, (
+                    "INSERT INTO records (id, revision, kind, scope, status, ledger_revision) "
+                    "VALUES (?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                    "revision = records.revision + 1, scope = excluded.scope, "
+                    "status = excluded.status, ledger_revision = excluded.ledger_revision "
+                    "RETURNING revision"), (w.id, p.kind, w.scope, w.status, ledger_revision))[0])
+                if w.expect_revision is not None and w.expect_revision != revision - 1:
                     raise RevisionConflict(
-                        f"{w.id} is at revision {current}, not {w.expect_revision}",
-                        record_id=w.id, current_revision=current,
+                        f"{w.id} is at revision {revision - 1}, not {w.expect_revision}",
+                        record_id=w.id, current_revision=revision - 1,
                         pointer=f"/writes/{index}/expect_revision" if len(prepared) > 1
                         else "/expect_revision",
                     )
-                ledger_revision += 1
-                revision = current + 1
-                self._append(cur, p, revision, ledger_revision, now, exists=bool(row))
+                self._append(cur, p, revision, ledger_revision, now)
                 receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
                                           w.request_id, False)
             cur.execute(self.sql("UPDATE ledger_head SET revision = ? WHERE one = 1"),
@@ -298,7 +310,7 @@ class SqlLedger:
                 )
 
     def _append(self, cur: Any, p: PreparedWrite, revision: int, ledger_revision: int,
-                now: str, *, exists: bool) -> None:
+                now: str) -> None:
         w = p.write
         cur.execute(self.sql(
             "INSERT INTO record_versions (id, revision, kind, scope, data, data_sha256, status, "
@@ -307,16 +319,8 @@ class SqlLedger:
             (w.id, revision, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
              w.superseded_by, p.links_text, w.audience, p.sources_text, w.origin, now,
              ledger_revision, w.request_id))
-        if exists:
-            cur.execute(self.sql(
-                "UPDATE records SET revision = ?, scope = ?, status = ?, ledger_revision = ? "
-                "WHERE id = ?"), (revision, w.scope, w.status, ledger_revision, w.id))
+        if revision > 1:
             cur.execute(self.sql("DELETE FROM record_links WHERE id = ?"), (w.id,))
-        else:
-            cur.execute(self.sql(
-                "INSERT INTO records (id, revision, kind, scope, status, ledger_revision) "
-                "VALUES (?, ?, ?, ?, ?, ?)"), (w.id, revision, p.kind, w.scope, w.status,
-                                              ledger_revision))
         for link in {(link.rel, link.target) for link in w.links}:
             cur.execute(self.sql("INSERT INTO record_links (id, rel, target) VALUES (?, ?, ?)"),
                         (w.id, *link))

@@ -212,11 +212,15 @@ class Write:
     request_id: str | None = None
     origin: str = "claim"
 
-    def body(self) -> dict[str, Any]:
-        """The canonical request body that request ids are checked against."""
+    def body(self, data_sha256: str) -> dict[str, Any]:
+        """The request body that request ids are checked against.
+
+        The data enters through its digest: the same data gives the same body
+        without encoding the data a second time.
+        """
         return {
             "id": self.id,
-            "data": self.data,
+            "data_sha256": data_sha256,
             "scope": self.scope,
             "status": self.status,
             "superseded_by": self.superseded_by,
@@ -339,13 +343,13 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
             details={"limit_bytes": MAX_DATA_BYTES, "size_bytes": len(raw)},
             action="Store large content as files and record their digests.",
         )
-    data_text = raw.decode("utf-8")
+    data_sha256 = digest_bytes(raw)
     return PreparedWrite(
         write=write,
         kind=kind,
-        data_text=data_text,
-        data_sha256=digest_bytes(raw),
-        body_sha256=digest_bytes(canonical_text(write.body()).encode("utf-8")),
+        data_text=raw.decode("utf-8"),
+        data_sha256=data_sha256,
+        body_sha256=digest_bytes(canonical_text(write.body(data_sha256)).encode("utf-8")),
         links_text=canonical_text([link.to_dict() for link in write.links]),
         sources_text=canonical_text([s.to_dict() for s in write.sources]),
     )

@@ -1,0 +1,191 @@
+"""Ledger throughput and latency against raw driver loops doing the same durable writes.
+
+Baselines, measured in the same run with the same durability settings:
+- SQLite: a raw ``sqlite3`` loop (WAL, synchronous=FULL, one ``BEGIN IMMEDIATE``
+  transaction per insert) writing rows of the same size; for batches,
+  ``executemany`` of the same batch size per transaction.
+- PostgreSQL: a raw ``psycopg`` loop, one committed INSERT per write.
+Point reads are compared with a raw ``SELECT ... WHERE id = ?``.
+The scaling series checks that point read and put latency stay flat as the
+ledger grows (10k / 100k / 1M records; quick mode stops at 100k).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.harness import row
+
+from assay.ledger import Write, open_store
+
+SCOPE = "project:bench"
+PAYLOAD = {"text": "x" * 1800, "tags": ["a", "b", "c"], "n": 42}  # about 2 KB canonical
+
+
+def _rate(count: int, fn: Any) -> float:
+    start = time.perf_counter()
+    fn()
+    return count / (time.perf_counter() - start)
+
+
+def _raw_sqlite(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("CREATE TABLE t (id TEXT PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID")
+    return conn
+
+
+def _sqlite_rows(n: int, batch: int) -> list[dict[str, Any]]:
+    import json
+
+    text = json.dumps(PAYLOAD)
+    tmp = Path(tempfile.mkdtemp(prefix="assay-bench-"))
+    raw = _raw_sqlite(tmp / "raw.db")
+
+    def raw_single() -> None:
+        for i in range(n):
+            raw.execute("BEGIN IMMEDIATE")
+            raw.execute("INSERT INTO t VALUES (?, ?)", (f"s{i}", text))
+            raw.execute("COMMIT")
+
+    def raw_batched() -> None:
+        for start in range(0, n, batch):
+            raw.execute("BEGIN IMMEDIATE")
+            raw.executemany("INSERT INTO t VALUES (?, ?)",
+                            [(f"b{i}", text) for i in range(start, start + batch)])
+            raw.execute("COMMIT")
+
+    store = open_store(tmp / "ledger.db")
+
+    def assay_single() -> None:
+        for i in range(n):
+            store.put(Write(id=f"knowledge:s{i}", data=PAYLOAD, scope=SCOPE))
+
+    def assay_batched() -> None:
+        for start in range(0, n, batch):
+            store.put_many([Write(id=f"knowledge:b{i}", data=PAYLOAD, scope=SCOPE)
+                            for i in range(start, start + batch)])
+
+    rows = []
+    raw_rate = _rate(n, raw_single)
+    ours = _rate(n, assay_single)
+    rows.append(row("sqlite single put", assay=ours, baseline=raw_rate, unit="writes/s",
+                    baseline_name="raw sqlite3 insert+commit", higher_is_better=True,
+                    goal=">= 0.70x"))
+    raw_rate = _rate(n, raw_batched)
+    ours = _rate(n, assay_batched)
+    rows.append(row(f"sqlite batched put ({batch}/tx)", assay=ours, baseline=raw_rate,
+                    unit="writes/s", baseline_name="raw executemany", higher_is_better=True))
+
+    def raw_get() -> None:
+        for i in range(n):
+            raw.execute("SELECT data FROM t WHERE id = ?", (f"s{i}",)).fetchone()
+
+    def assay_get() -> None:
+        with store.reader() as r:
+            for i in range(n):
+                r.get(f"knowledge:s{i}")
+
+    raw_rate = _rate(n, raw_get)
+    ours = _rate(n, assay_get)
+    rows.append(row("sqlite get by id", assay=ours, baseline=raw_rate, unit="reads/s",
+                    baseline_name="raw SELECT by primary key", higher_is_better=True))
+    store.close()
+    raw.close()
+    return rows
+
+
+def _postgres_rows(url: str, n: int) -> list[dict[str, Any]]:
+    import json
+    import uuid
+
+    import psycopg
+
+    schema = "bench_" + uuid.uuid4().hex[:10]
+    text = json.dumps(PAYLOAD)
+    raw = psycopg.connect(url, autocommit=True)
+    raw.execute(f"CREATE SCHEMA {schema}")
+    raw.execute(f"CREATE TABLE {schema}.t (id TEXT PRIMARY KEY, data TEXT NOT NULL)")
+    store = open_store(f"{url}{'&' if '?' in url else '?'}assay_schema={schema}_l")
+    try:
+        def raw_single() -> None:
+            for i in range(n):
+                raw.execute(f"INSERT INTO {schema}.t VALUES (%s, %s)", (f"s{i}", text))
+
+        def assay_single() -> None:
+            for i in range(n):
+                store.put(Write(id=f"knowledge:s{i}", data=PAYLOAD, scope=SCOPE))
+
+        def raw_get() -> None:
+            for i in range(n):
+                raw.execute(f"SELECT data FROM {schema}.t WHERE id = %s", (f"s{i}",)).fetchone()
+
+        def assay_get() -> None:
+            with store.reader() as r:
+                for i in range(n):
+                    r.get(f"knowledge:s{i}")
+
+        rows = [
+            row("postgresql single put", assay=_rate(n, assay_single), baseline=_rate(n, raw_single),
+                unit="writes/s", baseline_name="raw psycopg insert (autocommit)",
+                higher_is_better=True, goal=">= 0.70x"),
+            row("postgresql get by id", assay=_rate(n, assay_get), baseline=_rate(n, raw_get),
+                unit="reads/s", baseline_name="raw SELECT by primary key", higher_is_better=True),
+        ]
+    finally:
+        store.close()
+        raw.execute(f"DROP SCHEMA {schema} CASCADE")
+        raw.execute(f"DROP SCHEMA IF EXISTS {schema}_l CASCADE")
+        raw.close()
+    return rows
+
+
+def _scaling_rows(sizes: list[int]) -> list[dict[str, Any]]:
+    """Point read and put latency at growing ledger sizes, against the smallest size."""
+    tmp = Path(tempfile.mkdtemp(prefix="assay-bench-scale-"))
+    store = open_store(tmp / "ledger.db")
+    small = {"i": 0}
+    filled = 0
+    first: tuple[float, float] | None = None
+    rows = []
+    for size in sizes:
+        while filled < size:
+            step = min(1000, size - filled)
+            store.put_many([Write(id=f"knowledge:r{filled + j}", data=small, scope=SCOPE)
+                            for j in range(step)])
+            filled += step
+        probes = 300
+        start = time.perf_counter()
+        with store.reader() as r:
+            for j in range(probes):
+                r.get(f"knowledge:r{(j * 7919) % size}")
+        read_us = (time.perf_counter() - start) / probes * 1e6
+        start = time.perf_counter()
+        for j in range(probes // 3):
+            store.put(Write(id=f"knowledge:r{(j * 104729) % size}", data={"i": j}, scope=SCOPE))
+        put_us = (time.perf_counter() - start) / (probes // 3) * 1e6
+        filled += 0
+        if first is None:
+            first = (read_us, put_us)
+        rows.append(row(f"point read at {size:,} records", assay=read_us, baseline=first[0],
+                        unit="us", baseline_name=f"point read at {sizes[0]:,}", goal="flat (~1x)"))
+        rows.append(row(f"put at {size:,} records", assay=put_us, baseline=first[1], unit="us",
+                        baseline_name=f"put at {sizes[0]:,}", goal="flat (~1x)"))
+    store.close()
+    return rows
+
+
+def run(quick: bool = False) -> list[dict[str, Any]]:
+    n = 300 if quick else 2000
+    rows = _sqlite_rows(n, batch=100)
+    url = os.environ.get("ASSAY_TEST_POSTGRES_URL") or os.environ.get("ASSAY_BENCH_POSTGRES_URL")
+    if url:
+        rows += _postgres_rows(url, n)
+    rows += _scaling_rows([10_000, 100_000] if quick else [10_000, 100_000, 1_000_000])
+    return rows
