@@ -63,7 +63,29 @@ def _chapter_foundation(story: _Story) -> None:
     story.show("operations", ", ".join(op["name"] for op in ops))
 
 
-CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation]
+def _chapter_ledger(story: _Story) -> None:
+    from assay.errors import ConflictError
+
+    story.chapter("The ledger: versioned records, guarded writes, idempotent retries")
+    data = {"brief": "Add a login rate limit", "owner": "agent"}
+    first = story.call("put", {"id": "knowledge:rate-limit", "data": data,
+                               "expect_revision": 0, "request_id": "demo-put-1"})["data"]
+    story.show("put", f"{first['id']} revision {first['revision']} at ledger revision "
+               f"{first['ledger_revision']}")
+    try:
+        story.call("put", {"id": "knowledge:rate-limit", "data": {"brief": "something else"},
+                           "expect_revision": 0})
+    except ConflictError as err:
+        story.show("a second writer expecting an absent record", f"{err.code} "
+                   f"(current revision {err.details['current_revision']}); nothing written")
+    again = story.call("put", {"id": "knowledge:rate-limit", "data": data,
+                               "expect_revision": 0, "request_id": "demo-put-1"})["data"]
+    story.show("the first writer retries with its request id",
+               f"replayed={str(again['replayed']).lower()}, same receipt at ledger revision "
+               f"{again['ledger_revision']}")
+
+
+CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger]
 
 
 def run_demo(*, keep: str | None = None) -> int:
