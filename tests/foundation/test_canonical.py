@@ -394,3 +394,16 @@ def test_canonical_integers_are_exact_or_refused(number: int) -> None:
         assert abs(number) > 2**53
         return
     assert float(text) == number
+
+
+def test_canonical_cli_issue_example(tmp_path: Any) -> None:
+    """The issue's shell pipeline prints the documented canonical text."""
+    import subprocess
+
+    from foundation_cli import ASSAY
+
+    command = f"""printf '{{"b":1,"a":[1.0,1e21,-0,"\\u20ac"]}}' | '{ASSAY}' canonical"""
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, cwd=tmp_path, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode("utf-8") == '{"a":[1,1e+21,0,"€"],"b":1}\n'

@@ -84,7 +84,7 @@ def readable_error(err: AssayError) -> None:
         return
     from rich.markup import escape
 
-    console.print(f"[bold red]error[/bold red] [{escape(err.code)}]: {escape(err.message)}")
+    console.print(f"[bold red]error[/bold red] {escape(f'[{err.code}]')}: {escape(err.message)}")
     if err.pointer is not None:
         console.print(f"  at {escape(err.pointer)}")
     if err.action:

@@ -1,0 +1,137 @@
+"""The MCP server: in process and over real stdio, with the SDK's own client."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from assay.canonical import digest
+from assay.mcp.server import build_server
+from assay.ops import operations
+
+ASSAY = str(Path(sys.executable).parent / "assay")
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The server runs on asyncio."""
+    return "asyncio"
+
+
+def _stdio(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=ASSAY, args=["mcp", *args])
+
+
+def _envelope(result: Any) -> dict[str, Any]:
+    """The structured envelope, checked against the JSON text content it mirrors."""
+    assert result.structured_content is not None
+    assert json.loads(result.content[0].text) == result.structured_content
+    return dict(result.structured_content)
+
+
+async def test_mcp_lists_every_operation_in_process() -> None:
+    """The in-process server lists one tool per registered operation with its input schema."""
+    async with Client(build_server()) as client:
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == [op.tool_name for op in operations()]
+    by_name = {t.name: t for t in tools}
+    for op in operations():
+        assert by_name[op.tool_name].input_schema == op.input_schema()
+
+
+async def test_mcp_call_canonical_in_process() -> None:
+    """Calling canonical returns the CLI's envelope with canonical text, digest and fingerprint."""
+    async with Client(build_server()) as client:
+        result = await client.call_tool("canonical", {"text": '{"b":1,"a":[1.0,1e21,-0]}'})
+    assert result.is_error is False
+    envelope = _envelope(result)
+    assert envelope["ok"] is True and envelope["operation"] == "canonical"
+    assert envelope["data"]["canonical"] == '{"a":[1,1e+21,0],"b":1}'
+    assert envelope["data"]["digest"] == digest({"a": [1, 1e21, 0], "b": 1})
+    assert envelope["data"]["fingerprint"] == "sha256:" + envelope["data"]["digest"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "where"),
+    [
+        ({"text": '{"a":'}, "invalid_json", None),
+        ({"text": '{"a":1,"a":2}'}, "duplicate_key", "/a"),
+        ({"text": "[9007199254740993]"}, "unsafe_integer", "/0"),
+        ({"text": '["\\ud800"]'}, "lone_surrogate", "/0"),
+        ({"txt": "{}"}, "unknown_argument", "/txt"),
+        ({}, "missing_argument", "/text"),
+        ({"text": 7}, "invalid_argument", "/text"),
+    ],
+)
+async def test_mcp_bad_input_is_error_envelope(arguments: dict[str, Any], code: str,
+                                               where: str | None) -> None:
+    """Bad input is a tool result with is_error and {ok: false, error: {code, ...}}."""
+    async with Client(build_server()) as client:
+        result = await client.call_tool("canonical", arguments)
+    assert result.is_error is True
+    envelope = _envelope(result)
+    assert envelope["ok"] is False
+    assert envelope["error"]["code"] == code
+    assert envelope["error"].get("pointer") == where
+    assert envelope["error"]["retryable"] is False
+
+
+async def test_mcp_unknown_tool_is_error_envelope() -> None:
+    """Calling a tool that does not exist is unknown_operation as an error envelope."""
+    async with Client(build_server()) as client:
+        result = await client.call_tool("no_such_tool", {})
+    assert result.is_error is True
+    assert _envelope(result)["error"]["code"] == "unknown_operation"
+
+
+async def test_mcp_dotted_name_is_not_a_tool() -> None:
+    """Tools are called by their tool name; the dotted operation name is not a tool."""
+    dotted = next((op for op in operations() if op.tool_name != op.name), None)
+    if dotted is None:
+        pytest.skip("no dotted operation registered")
+    async with Client(build_server()) as client:
+        result = await client.call_tool(dotted.name, {})
+    assert _envelope(result)["error"]["code"] == "unknown_operation"
+
+
+async def test_mcp_describe_matches_registry() -> None:
+    """The describe tool returns the registry entries the CLI prints."""
+    async with Client(build_server()) as client:
+        result = await client.call_tool("describe", {"operation": "canonical"})
+    data = _envelope(result)["data"]
+    assert data["operations"] == [next(op for op in operations()
+                                       if op.name == "canonical").describe()]
+
+
+async def test_mcp_project_default_from_server(tmp_path: Path) -> None:
+    """The server's --cwd is the default project directory of tool calls (init creates it there)."""
+    async with Client(build_server(cwd=str(tmp_path))) as client:
+        result = await client.call_tool("init", {"scope": "project:served"})
+    assert _envelope(result)["data"]["scope"] == "project:served"
+    assert (tmp_path / "assay.toml").is_file()
+
+
+async def test_mcp_stdio_lists_tools_and_calls_canonical(tmp_path: Path) -> None:
+    """Over real stdio (`assay mcp`), the tools are listed and canonical answers."""
+    async with Client(_stdio("--cwd", str(tmp_path))) as client:
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("canonical", {"text": '{"\\u20ac":1,"a":-0.0}'})
+    assert [t.name for t in tools] == [op.tool_name for op in operations()]
+    assert result.is_error is False
+    assert _envelope(result)["data"]["canonical"] == '{"a":0,"€":1}'
+
+
+async def test_mcp_stdio_bad_input_is_error_envelope(tmp_path: Path) -> None:
+    """Over real stdio, bad input is an error envelope with is_error, and the server keeps serving."""
+    async with Client(_stdio("--cwd", str(tmp_path))) as client:
+        bad = await client.call_tool("canonical", {"text": "[NaN]"})
+        good = await client.call_tool("canonical", {"text": "[]"})
+    assert bad.is_error is True
+    assert _envelope(bad)["error"]["code"] == "invalid_json"
+    assert _envelope(good)["data"]["canonical"] == "[]"
