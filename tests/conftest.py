@@ -7,26 +7,14 @@ a reason; with it set, an unreachable server fails them (CI sets it).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-PG_URL = os.environ.get("ASSAY_TEST_POSTGRES_URL")
-ASSAY = str(Path(sys.executable).with_name("assay"))
-
-
-def postgres_url(schema: str) -> str:
-    """The test server's URL pointing assay at ``schema``."""
-    assert PG_URL
-    return f"{PG_URL}{'&' if '?' in PG_URL else '?'}assay_schema={schema}"
+from assay_testing import PG_URL, Project, make_project, postgres_url
 
 
 def _drop_schema(schema: str) -> None:
@@ -72,60 +60,6 @@ def store(ledger_url: str) -> Iterator[Any]:
         yield s
     finally:
         s.close()
-
-
-@dataclass
-class CliResult:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.stdout)
-
-    @property
-    def error(self) -> dict[str, Any]:
-        return json.loads(self.stderr)["error"]
-
-
-@dataclass
-class Project:
-    """A project directory with assay.toml, driven through the real CLI."""
-
-    root: Path
-    db: str | None = None
-
-    def run(self, *args: str, input: str | bytes | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> CliResult:
-        full_env = {**os.environ, **(env or {})}
-        full_env.pop("ASSAY_DB", None)
-        if self.db:
-            full_env["ASSAY_DB"] = self.db
-        data = input.encode() if isinstance(input, str) else input
-        proc = subprocess.run([ASSAY, *args], cwd=self.root, input=data, capture_output=True,
-                              env=full_env, timeout=timeout, check=False)
-        return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"),
-                         proc.stderr.decode("utf-8", "replace"))
-
-    def ok(self, *args: str, **kw: Any) -> Any:
-        """Run a command that must succeed; return its parsed JSON envelope."""
-        result = self.run(*args, **kw)
-        assert result.code == 0, (result.code, result.stdout, result.stderr)
-        return result.json
-
-
-def make_project(root: Path, *, name: str = "demo", db: str | None = None,
-                 extra_toml: str = "", git: bool = False) -> Project:
-    """Create ``root`` as a project named ``name`` (optionally a git work tree)."""
-    root.mkdir(parents=True, exist_ok=True)
-    if git:
-        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-        subprocess.run(["git", "config", "user.email", "test@example.com"], cwd=root, check=True)
-        subprocess.run(["git", "config", "user.name", "Test"], cwd=root, check=True)
-    (root / "assay.toml").write_text(f'[project]\nname = "{name}"\n{extra_toml}', encoding="utf-8")
-    (root / ".assay").mkdir(exist_ok=True)
-    return Project(root=root, db=db)
 
 
 @pytest.fixture

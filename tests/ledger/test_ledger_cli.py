@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from conftest import Project, make_project
+from assay_testing import Project, make_project
 
 
 def _put(project: Project, record_id: str, data: object, *args: str) -> dict:
