@@ -47,6 +47,9 @@ Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
 _MODULES = (
     "assay.ops.core",
     "assay.ops.ledger",
+    "assay.ops.intent",
+    "assay.ops.evidence",
+    "assay.ops.context",
 )
 
 

@@ -1,0 +1,496 @@
+"""The intent contract: exact validation of an intent record's ``data``.
+
+An intent lives in the ``data`` of a current project ``knowledge`` record::
+
+    {intent, acceptance?, tasks?, continuation?}
+
+Every key set is closed. Any rule broken (wrong type, blank string, unknown
+key, duplicate or unknown requirement id, a parent that is missing, itself or
+part of a cycle, a malformed evidence reference, zero requirements, a
+malformed continuation or context) raises ``invalid_intent_contract`` whose
+pointer names the offending field, prefixed with ``/data``. The first fault
+in document order is reported.
+
+Facts that are readable *outcomes* rather than malformed input are left to
+:mod:`assay.intent.check`: an absent ``acceptance`` (``missing_acceptance``),
+a ``passed`` result with no evidence (``missing_evidence``) or a blank note
+(``missing_claim_note``), and task references to unknown requirements
+(``unknown_requirement``, tasks being advisory).
+
+This module imports only the base modules (errors, canonical, ids).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from assay.canonical import digest
+from assay.errors import AssayError, pointer
+from assay.ids import split_record_id
+
+__all__ = [
+    "CODE",
+    "RESULT_STATUSES",
+    "Acceptance",
+    "Continuation",
+    "ContextAssociation",
+    "EvidenceRef",
+    "IntentDocument",
+    "Requirement",
+    "RequirementResult",
+    "TaskReference",
+    "intent_data_schema",
+    "intent_sha256",
+    "parse_intent_data",
+]
+
+CODE = "invalid_intent_contract"
+RESULT_STATUSES = ("passed", "failed", "unverified")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+_DATA_KEYS = ("intent", "acceptance", "tasks", "continuation")
+_INTENT_KEYS = ("version", "brief", "user_reference", "requirements", "boundaries", "non_goals")
+_REQUIREMENT_KEYS = ("id", "text", "acceptance")
+_ACCEPTANCE_KEYS = ("intent_sha256", "results", "blockers")
+_RESULT_KEYS = ("requirement_id", "status", "evidence", "notes")
+_EVIDENCE_KEYS = ("id", "revision")
+_TASK_KEYS = ("runtime_task_id", "owner", "requirement_ids", "status")
+_CONTINUATION_KEYS = ("active_requirement_ids", "next_action")
+_CONTEXT_KEYS = ("version", "mission_record_ids", "requirements")
+_ASSOCIATION_KEYS = ("id", "record_ids")
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One requirement of the intent, in recorded order."""
+
+    id: str
+    text: str
+    acceptance: str
+    parent_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRef:
+    """A cited record version: ``{id, revision, data_sha256?}``."""
+
+    id: str
+    revision: int
+    data_sha256: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "revision": self.revision}
+        if self.data_sha256 is not None:
+            out["data_sha256"] = self.data_sha256
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RequirementResult:
+    """A supplied acceptance result for one requirement."""
+
+    requirement_id: str
+    status: str
+    evidence: tuple[EvidenceRef, ...]
+    notes: str
+
+
+@dataclass(frozen=True, slots=True)
+class Acceptance:
+    """The supplied acceptance mapping."""
+
+    intent_sha256: str
+    results: tuple[RequirementResult, ...]
+    blockers: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskReference:
+    """An advisory task reference; its strings establish nothing."""
+
+    runtime_task_id: str
+    owner: str
+    requirement_ids: tuple[str, ...]
+    status: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runtime_task_id": self.runtime_task_id,
+            "owner": self.owner,
+            "requirement_ids": list(self.requirement_ids),
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextAssociation:
+    """Records explicitly associated with the mission or one requirement."""
+
+    mission_record_ids: tuple[str, ...]
+    requirement_record_ids: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """The recorded handoff hint."""
+
+    active_requirement_ids: tuple[str, ...]
+    next_action: str
+    context: ContextAssociation | None
+
+
+@dataclass(frozen=True, slots=True)
+class IntentDocument:
+    """A validated intent record data document."""
+
+    intent: Mapping[str, Any]
+    intent_sha256: str
+    brief: str
+    user_reference: str
+    requirements: tuple[Requirement, ...]
+    boundaries: tuple[str, ...]
+    non_goals: tuple[str, ...]
+    acceptance: Acceptance | None
+    tasks: tuple[TaskReference, ...]
+    continuation: Continuation | None
+    continuation_raw: Any
+
+    @property
+    def requirement_ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in self.requirements)
+
+
+def intent_sha256(intent: Any) -> str:
+    """Lowercase hex SHA-256 of the canonical ``intent`` object (only that object)."""
+    return digest(intent)
+
+
+def _fail(path: tuple[str | int, ...], problem: str) -> AssayError:
+    return AssayError(
+        f"invalid intent contract at {pointer(*path)}: {problem}",
+        code=CODE,
+        pointer=pointer(*path),
+        action="Correct the named field of the record data and put it again with its write basis.",
+    )
+
+
+def _object(value: Any, path: tuple[str | int, ...], required: tuple[str, ...],
+            optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _fail(path, "must be an object")
+    allowed = set(required) | set(optional)
+    for key in value:
+        if key not in allowed:
+            raise _fail((*path, key), f"unknown key {key!r}")
+    for key in required:
+        if key not in value:
+            raise _fail((*path, key), "is required")
+    return value
+
+
+def _text(value: Any, path: tuple[str | int, ...]) -> str:
+    if not isinstance(value, str):
+        raise _fail(path, "must be a string")
+    if not value.strip():
+        raise _fail(path, "must not be blank")
+    return value
+
+
+def _array(value: Any, path: tuple[str | int, ...]) -> list[Any]:
+    if not isinstance(value, list):
+        raise _fail(path, "must be an array")
+    return value
+
+
+def _texts(value: Any, path: tuple[str | int, ...], *, distinct: bool = False) -> tuple[str, ...]:
+    items = _array(value, path)
+    out: list[str] = []
+    for index, item in enumerate(items):
+        text = _text(item, (*path, index))
+        if distinct and text in out:
+            raise _fail((*path, index), f"duplicate value {text!r}")
+        out.append(text)
+    return tuple(out)
+
+
+def _record_ids(value: Any, path: tuple[str | int, ...]) -> tuple[str, ...]:
+    ids = _texts(value, path, distinct=True)
+    for index, record_id in enumerate(ids):
+        _record_id(record_id, (*path, index))
+    return ids
+
+
+def _record_id(value: Any, path: tuple[str | int, ...]) -> str:
+    text = _text(value, path)
+    try:
+        split_record_id(text)
+    except AssayError as exc:
+        raise _fail(path, exc.message) from None
+    return text
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _version(value: Any, path: tuple[str | int, ...]) -> None:
+    if not _integer(value) or value != 1:
+        raise _fail(path, "must be the integer 1")
+
+
+def parse_intent_data(data: Any, *, base: tuple[str | int, ...] = ("data",)) -> IntentDocument:
+    """Validate intent record data exactly and return it as an :class:`IntentDocument`.
+
+    Raises ``invalid_intent_contract`` with the pointer of the first offending
+    field (prefixed with ``base``, ``/data`` by default). Never writes.
+    """
+    doc = _object(data, base, ("intent",), ("acceptance", "tasks", "continuation"))
+    ipath = (*base, "intent")
+    intent = _object(doc["intent"], ipath, _INTENT_KEYS)
+    _version(intent["version"], (*ipath, "version"))
+    brief = _text(intent["brief"], (*ipath, "brief"))
+    user_reference = _text(intent["user_reference"], (*ipath, "user_reference"))
+    requirements = _requirements(intent["requirements"], (*ipath, "requirements"))
+    boundaries = _texts(intent["boundaries"], (*ipath, "boundaries"))
+    non_goals = _texts(intent["non_goals"], (*ipath, "non_goals"))
+    known = {r.id for r in requirements}
+
+    acceptance = None
+    if "acceptance" in doc:
+        acceptance = _acceptance(doc["acceptance"], (*base, "acceptance"), known)
+    tasks: tuple[TaskReference, ...] = ()
+    if "tasks" in doc:
+        tasks = _tasks(doc["tasks"], (*base, "tasks"))
+    continuation = None
+    if "continuation" in doc:
+        continuation = _continuation(doc["continuation"], (*base, "continuation"), known)
+    return IntentDocument(
+        intent=intent,
+        intent_sha256=intent_sha256(intent),
+        brief=brief,
+        user_reference=user_reference,
+        requirements=requirements,
+        boundaries=boundaries,
+        non_goals=non_goals,
+        acceptance=acceptance,
+        tasks=tasks,
+        continuation=continuation,
+        continuation_raw=doc.get("continuation"),
+    )
+
+
+def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement, ...]:
+    items = _array(value, path)
+    if not items:
+        raise _fail(path, "an intent needs at least one requirement")
+    out: list[Requirement] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        rpath = (*path, index)
+        req = _object(item, rpath, _REQUIREMENT_KEYS, ("parent_id",))
+        rid = _text(req["id"], (*rpath, "id"))
+        if rid in seen:
+            raise _fail((*rpath, "id"), f"duplicate requirement id {rid!r}")
+        seen[rid] = index
+        parent = None
+        if "parent_id" in req:
+            parent = _text(req["parent_id"], (*rpath, "parent_id"))
+        out.append(Requirement(
+            id=rid,
+            text=_text(req["text"], (*rpath, "text")),
+            acceptance=_text(req["acceptance"], (*rpath, "acceptance")),
+            parent_id=parent,
+        ))
+    parents = {r.id: r.parent_id for r in out}
+    for index, req in enumerate(out):
+        if req.parent_id is None:
+            continue
+        ppath = (*path, index, "parent_id")
+        if req.parent_id == req.id:
+            raise _fail(ppath, f"requirement {req.id!r} cannot be its own parent")
+        if req.parent_id not in parents:
+            raise _fail(ppath, f"unknown parent requirement {req.parent_id!r}")
+    for index, req in enumerate(out):
+        # Walk up at most len(out) steps: a longer walk can only be a cycle.
+        current: str | None = req.parent_id
+        for _ in range(len(out)):
+            if current is None:
+                break
+            if current == req.id:
+                raise _fail((*path, index, "parent_id"),
+                            f"requirement {req.id!r} is its own ancestor (a parent cycle)")
+            current = parents[current]
+    return tuple(out)
+
+
+def _acceptance(value: Any, path: tuple[str | int, ...], known: set[str]) -> Acceptance:
+    acc = _object(value, path, _ACCEPTANCE_KEYS)
+    sha = acc["intent_sha256"]
+    if not isinstance(sha, str) or not _HEX64.fullmatch(sha):
+        raise _fail((*path, "intent_sha256"), "must be 64 lowercase hex digits")
+    results: list[RequirementResult] = []
+    seen: set[str] = set()
+    rpath = (*path, "results")
+    for index, item in enumerate(_array(acc["results"], rpath)):
+        ipath = (*rpath, index)
+        res = _object(item, ipath, _RESULT_KEYS)
+        rid = _text(res["requirement_id"], (*ipath, "requirement_id"))
+        if rid not in known:
+            raise _fail((*ipath, "requirement_id"), f"unknown requirement id {rid!r}")
+        if rid in seen:
+            raise _fail((*ipath, "requirement_id"), f"a second result for requirement {rid!r}")
+        seen.add(rid)
+        status = res["status"]
+        if status not in RESULT_STATUSES:
+            raise _fail((*ipath, "status"), "must be one of passed, failed, unverified")
+        evidence = _evidence(res["evidence"], (*ipath, "evidence"))
+        notes = res["notes"]
+        if not isinstance(notes, str):
+            raise _fail((*ipath, "notes"), "must be a string")
+        results.append(RequirementResult(rid, status, evidence, notes))
+    blockers = _texts(acc["blockers"], (*path, "blockers"))
+    return Acceptance(intent_sha256=sha, results=tuple(results), blockers=blockers)
+
+
+def _evidence(value: Any, path: tuple[str | int, ...]) -> tuple[EvidenceRef, ...]:
+    out: list[EvidenceRef] = []
+    seen: set[str] = set()
+    for index, item in enumerate(_array(value, path)):
+        epath = (*path, index)
+        ref = _object(item, epath, _EVIDENCE_KEYS, ("data_sha256",))
+        record_id = _record_id(ref["id"], (*epath, "id"))
+        if record_id in seen:
+            raise _fail((*epath, "id"), f"evidence {record_id!r} is cited twice in one result")
+        seen.add(record_id)
+        revision = ref["revision"]
+        if not _integer(revision) or revision < 1:
+            raise _fail((*epath, "revision"), "must be an integer >= 1")
+        sha = ref.get("data_sha256")
+        if "data_sha256" in ref and (not isinstance(sha, str) or not _HEX64.fullmatch(sha)):
+            raise _fail((*epath, "data_sha256"), "must be 64 lowercase hex digits")
+        out.append(EvidenceRef(record_id, revision, sha))
+    return tuple(out)
+
+
+def _tasks(value: Any, path: tuple[str | int, ...]) -> tuple[TaskReference, ...]:
+    out: list[TaskReference] = []
+    for index, item in enumerate(_array(value, path)):
+        tpath = (*path, index)
+        task = _object(item, tpath, _TASK_KEYS)
+        out.append(TaskReference(
+            runtime_task_id=_text(task["runtime_task_id"], (*tpath, "runtime_task_id")),
+            owner=_text(task["owner"], (*tpath, "owner")),
+            requirement_ids=_texts(task["requirement_ids"], (*tpath, "requirement_ids"),
+                                   distinct=True),
+            status=_text(task["status"], (*tpath, "status")),
+        ))
+    return tuple(out)
+
+
+def _known_ids(value: Any, path: tuple[str | int, ...], known: set[str]) -> tuple[str, ...]:
+    ids = _texts(value, path, distinct=True)
+    for index, rid in enumerate(ids):
+        if rid not in known:
+            raise _fail((*path, index), f"unknown requirement id {rid!r}")
+    return ids
+
+
+def _continuation(value: Any, path: tuple[str | int, ...], known: set[str]) -> Continuation:
+    cont = _object(value, path, _CONTINUATION_KEYS, ("context",))
+    active = _known_ids(cont["active_requirement_ids"], (*path, "active_requirement_ids"), known)
+    next_action = _text(cont["next_action"], (*path, "next_action"))
+    context = None
+    if "context" in cont:
+        cpath = (*path, "context")
+        ctx = _object(cont["context"], cpath, _CONTEXT_KEYS)
+        _version(ctx["version"], (*cpath, "version"))
+        mission = _record_ids(ctx["mission_record_ids"], (*cpath, "mission_record_ids"))
+        associations: list[tuple[str, tuple[str, ...]]] = []
+        seen: set[str] = set()
+        apath = (*cpath, "requirements")
+        for index, item in enumerate(_array(ctx["requirements"], apath)):
+            ipath = (*apath, index)
+            assoc = _object(item, ipath, _ASSOCIATION_KEYS)
+            rid = _text(assoc["id"], (*ipath, "id"))
+            if rid not in known:
+                raise _fail((*ipath, "id"), f"unknown requirement id {rid!r}")
+            if rid in seen:
+                raise _fail((*ipath, "id"), f"requirement {rid!r} is associated twice")
+            seen.add(rid)
+            associations.append((rid, _record_ids(assoc["record_ids"], (*ipath, "record_ids"))))
+        context = ContextAssociation(mission, tuple(associations))
+    return Continuation(active, next_action, context)
+
+
+_NONBLANK = {"type": "string", "minLength": 1, "pattern": "\\S"}
+_HEX = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+_RECORD_ID = {"type": "string", "pattern": "^[a-z][a-z0-9-]*:.+$"}
+
+
+def _closed(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required,
+            "additionalProperties": False}
+
+
+def intent_data_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of intent record data.
+
+    The schema states the shape; some rules are beyond it and enforced by
+    :func:`parse_intent_data` alone: distinct requirement ids, parents that
+    exist without cycles, results naming known requirements at most once, and
+    distinct evidence ids within a result.
+    """
+    unique_texts = {"type": "array", "items": _NONBLANK, "uniqueItems": True}
+    unique_ids = {"type": "array", "items": _RECORD_ID, "uniqueItems": True}
+    requirement = _closed({"id": _NONBLANK, "text": _NONBLANK, "acceptance": _NONBLANK,
+                           "parent_id": _NONBLANK}, ["id", "text", "acceptance"])
+    evidence = _closed({"id": _RECORD_ID, "revision": {"type": "integer", "minimum": 1},
+                        "data_sha256": _HEX}, ["id", "revision"])
+    result = _closed({
+        "requirement_id": _NONBLANK,
+        "status": {"enum": list(RESULT_STATUSES)},
+        "evidence": {"type": "array", "items": evidence},
+        "notes": {"type": "string"},
+    }, list(_RESULT_KEYS))
+    context = _closed({
+        "version": {"const": 1},
+        "mission_record_ids": unique_ids,
+        "requirements": {"type": "array", "items": _closed(
+            {"id": _NONBLANK, "record_ids": unique_ids}, ["id", "record_ids"])},
+    }, list(_CONTEXT_KEYS))
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://assay.dev/schemas/intent-record-data-v1.json",
+        "title": "Intent record data",
+        "description": ("The data of a current project knowledge record holding an intent. "
+                        "intent_sha256 is the lowercase hex SHA-256 of the RFC 8785 canonical "
+                        "intent object; an evidence data_sha256 covers only the cited "
+                        "version's data."),
+        **_closed({
+            "intent": _closed({
+                "version": {"const": 1},
+                "brief": _NONBLANK,
+                "user_reference": _NONBLANK,
+                "requirements": {"type": "array", "minItems": 1, "items": requirement},
+                "boundaries": {"type": "array", "items": _NONBLANK},
+                "non_goals": {"type": "array", "items": _NONBLANK},
+            }, list(_INTENT_KEYS)),
+            "acceptance": _closed({
+                "intent_sha256": _HEX,
+                "results": {"type": "array", "items": result},
+                "blockers": {"type": "array", "items": _NONBLANK},
+            }, list(_ACCEPTANCE_KEYS)),
+            "tasks": {"type": "array", "items": _closed({
+                "runtime_task_id": _NONBLANK, "owner": _NONBLANK,
+                "requirement_ids": unique_texts, "status": _NONBLANK,
+            }, list(_TASK_KEYS))},
+            "continuation": _closed({
+                "active_requirement_ids": unique_texts,
+                "next_action": _NONBLANK,
+                "context": context,
+            }, list(_CONTINUATION_KEYS)),
+        }, ["intent"]),
+    }

@@ -1,0 +1,166 @@
+"""The inputs every intent report is computed from: a project binding and a read view.
+
+:class:`ProjectBinding` is what the project contributes (its root, its scope,
+the historical scopes it admits, the principal reading). :class:`RecordSnapshot`
+is an in-memory :class:`~assay.ledger.store.Reader` over plain
+:class:`~assay.ledger.store.Record` values: the reports use it to look at the
+ledger "as of" an earlier ledger revision (``work history``), and unit tests
+use it to compute reports without a database. It is a faithful reader, not a
+mock: it answers exactly what a backend would for the same versions.
+
+Imports only the base modules and the ledger contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.ledger.store import Record
+
+__all__ = ["AsOfReader", "ProjectBinding", "RecordSnapshot", "is_readable"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectBinding:
+    """The project a report is computed for."""
+
+    root: str
+    scope: str
+    admitted_scopes: tuple[str, ...] = ()
+    principal: str = "agent"
+
+    @property
+    def evidence_scopes(self) -> tuple[str, ...]:
+        """Scopes whose records may support readiness: the project and admitted history."""
+        return (self.scope, *self.admitted_scopes)
+
+    @property
+    def context_scopes(self) -> tuple[str, ...]:
+        """Scopes continuity may select from: the evidence scopes plus ``global``."""
+        return (*self.evidence_scopes, "global")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The binding targets a later write is checked against (the root is local, not bound)."""
+        return {"scope": self.scope, "admitted_scopes": list(self.admitted_scopes)}
+
+
+def is_readable(record: Record, principal: str) -> bool:
+    """Whether ``principal`` may read ``record`` under its audience."""
+    return record.audience == "project" or record.audience == f"private:{principal}"
+
+
+@dataclass(slots=True)
+class RecordSnapshot:
+    """A read view over given record versions, at one ledger revision.
+
+    ``versions`` may hold every version of each record in any order; versions
+    committed after ``ledger_revision`` are invisible, as they are to a
+    backend reader opened at that revision.
+    """
+
+    versions: Iterable[Record]
+    ledger_revision: int = -1
+    epoch: str = "snapshot"
+    _history: dict[str, list[Record]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        items = list(self.versions)
+        if self.ledger_revision < 0:
+            self.ledger_revision = max((r.ledger_revision for r in items), default=0)
+        for record in sorted(items, key=lambda r: (r.id, r.revision)):
+            if record.ledger_revision <= self.ledger_revision:
+                self._history.setdefault(record.id, []).append(record)
+        self.versions = ()
+
+    def get(self, record_id: str, revision: int | None = None) -> Record | None:
+        versions = self._history.get(record_id)
+        if not versions:
+            return None
+        if revision is None:
+            return versions[-1]
+        for record in versions:
+            if record.revision == revision:
+                return record
+        return None
+
+    def get_many(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        out = {}
+        for record_id in record_ids:
+            record = self.get(record_id)
+            if record is not None:
+                out[record_id] = record
+        return out
+
+    def history(self, record_id: str) -> list[Record]:
+        return list(self._history.get(record_id, ()))
+
+    def find(
+        self,
+        *,
+        scopes: Sequence[str] | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        link: tuple[str | None, str] | None = None,
+        query: str | None = None,
+        limit: int = 100,
+    ) -> list[Record]:
+        out = []
+        for record_id in sorted(self._history):
+            record = self._history[record_id][-1]
+            if scopes is not None and record.scope not in scopes:
+                continue
+            if kind is not None and record.kind != kind:
+                continue
+            if status is not None and record.status != status:
+                continue
+            if link is not None and not any(
+                (link[0] is None or edge.rel == link[0]) and edge.target == link[1]
+                for edge in record.links
+            ):
+                continue
+            if query is not None:
+                from assay.canonical import canonical_text
+
+                needle = query.lower()
+                if needle not in record.id.lower() and needle not in canonical_text(
+                    record.data
+                ).lower():
+                    continue
+            out.append(record)
+            if len(out) >= limit:
+                break
+        return out
+
+
+class AsOfReader:
+    """A view of ``reader`` as the ledger stood at an earlier ledger revision.
+
+    Built from record histories, so it answers ``get``/``get_many``/``history``
+    exactly as a reader opened at ``ledger_revision`` would have. ``find`` is
+    not offered: a past search would need every record's history.
+    """
+
+    def __init__(self, reader: Any, ledger_revision: int) -> None:
+        self._reader = reader
+        self.ledger_revision = ledger_revision
+        self.epoch = reader.epoch
+
+    def history(self, record_id: str) -> list[Record]:
+        return [r for r in self._reader.history(record_id)
+                if r.ledger_revision <= self.ledger_revision]
+
+    def get(self, record_id: str, revision: int | None = None) -> Record | None:
+        versions = self.history(record_id)
+        if revision is not None:
+            versions = [r for r in versions if r.revision == revision]
+        return versions[-1] if versions else None
+
+    def get_many(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        out = {}
+        for record_id in record_ids:
+            record = self.get(record_id)
+            if record is not None:
+                out[record_id] = record
+        return out

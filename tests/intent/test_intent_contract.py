@@ -1,0 +1,88 @@
+"""The intent contract: the fixture library, the check vector and the published schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.errors import AssayError
+from assay.intent.contract import intent_data_schema, intent_sha256, parse_intent_data
+
+FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "intent").glob("*.json"))
+
+
+def test_contract_fixture_library_is_large_enough() -> None:
+    """The library holds at least 40 documents, both valid and invalid."""
+    docs = [json.loads(p.read_text(encoding="utf-8")) for p in FIXTURES]
+    assert len(docs) >= 40
+    assert any(d["expect"]["valid"] for d in docs)
+    assert sum(not d["expect"]["valid"] for d in docs) >= 30
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_contract_fixture(path: Path) -> None:
+    """Each fixture is accepted, or rejected with its exact code and pointer."""
+    case = json.loads(path.read_text(encoding="utf-8"))
+    expect = case["expect"]
+    if expect["valid"]:
+        doc = parse_intent_data(case["data"])
+        if "intent_sha256" in expect:
+            assert doc.intent_sha256 == expect["intent_sha256"]
+        return
+    with pytest.raises(AssayError) as info:
+        parse_intent_data(case["data"])
+    assert (info.value.code, info.value.pointer) == (expect["code"], expect["pointer"])
+
+
+def test_contract_reference_check_vector() -> None:
+    """The reference example's intent hashes to the published check vector."""
+    case = json.loads((FIXTURES[0]).read_text(encoding="utf-8"))
+    assert intent_sha256(case["data"]["intent"]) == (
+        "9027e6b8698cd8a03bed9464ce6b08392c5abbbfb31d57907efa5c12764c7055")
+
+
+def test_contract_hash_ignores_acceptance() -> None:
+    """Editing acceptance, tasks or continuation leaves the intent hash unchanged."""
+    case = json.loads((FIXTURES[0]).read_text(encoding="utf-8"))
+    data = case["data"]
+    before = parse_intent_data(data).intent_sha256
+    data["acceptance"]["results"][0]["notes"] = "changed"
+    data.pop("tasks")
+    assert parse_intent_data(data).intent_sha256 == before
+
+
+def test_contract_error_has_action() -> None:
+    """A contract error tells the caller what to do next."""
+    with pytest.raises(AssayError) as info:
+        parse_intent_data({})
+    assert info.value.action and info.value.to_dict()["pointer"] == "/data/intent"
+
+
+def test_contract_schema_is_closed() -> None:
+    """The published schema closes every object the contract closes."""
+    schema = intent_data_schema()
+    assert schema["additionalProperties"] is False
+    intent = schema["properties"]["intent"]
+    assert intent["additionalProperties"] is False
+    assert intent["properties"]["requirements"]["minItems"] == 1
+    assert set(schema["properties"]) == {"intent", "acceptance", "tasks", "continuation"}
+
+
+def test_contract_schema_published_by_describe() -> None:
+    """`assay describe work.check` shows the intent record data schema."""
+    from assay.ops import lookup
+
+    described = lookup("work.check").describe()
+    assert described["output_schema"]["$defs"]["intent_record_data"] == intent_data_schema()
+
+
+def test_contract_schema_accepts_valid_fixtures() -> None:
+    """Every valid fixture also validates against the published JSON Schema."""
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(intent_data_schema())
+    for path in FIXTURES:
+        case = json.loads(path.read_text(encoding="utf-8"))
+        if case["expect"]["valid"]:
+            assert not list(validator.iter_errors(case["data"])), path.name
