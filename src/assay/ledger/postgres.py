@@ -12,6 +12,7 @@ Imported only when a ``postgresql://`` URL is opened.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,10 +22,16 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
-from assay.errors import AssayError, UnavailableError
-from assay.ledger.sql import SqlLedger
+from assay.errors import (
+    AssayError,
+    EpochConflict,
+    RequestConflict,
+    RevisionConflict,
+    UnavailableError,
+)
+from assay.ledger.sql import SqlLedger, now_rfc3339
 from assay.ledger.sqlite import _seed_meta, _statements, schema_too_new
-from assay.ledger.store import SCHEMA_VERSION
+from assay.ledger.store import SCHEMA_VERSION, Receipt, Write, WriteBasis, validate_write
 
 __all__ = ["PostgresStore"]
 
@@ -100,6 +107,8 @@ class PostgresStore(SqlLedger):
             script = resources.files("assay.ledger").joinpath("schema_postgres.sql").read_text("utf-8")
             for statement in _statements(script):
                 cur.execute(statement)
+            cur.execute(resources.files("assay.ledger").joinpath("function_postgres.sql")
+                        .read_text("utf-8"))
             _seed_meta(cur, "%s")
         self._set_path()
 
@@ -128,5 +137,55 @@ class PostgresStore(SqlLedger):
             raise UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
                                    code="ledger_unavailable") from None
 
+    def put(self, write: Write, *, basis: WriteBasis | None = None) -> Receipt:
+        """One write in one round trip through the ``assay_put`` server function.
+
+        Batches (:meth:`put_many`) take the shared multi-statement path; the
+        conformance suite runs every rule through both.
+        """
+        p = validate_write(write)
+        w = p.write
+        try:
+            row = self._conn.execute(
+                "SELECT * FROM assay_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s)",
+                (w.id, p.kind, w.scope, p.data_text, p.data_sha256, w.status, w.superseded_by,
+                 p.links_text, w.audience, p.sources_text, w.origin, w.request_id, p.body_sha256,
+                 w.expect_revision, now_rfc3339(),
+                 basis.epoch if basis else None,
+                 json.dumps(dict(basis.records)) if basis else None),
+            ).fetchone()
+        except psycopg.OperationalError as exc:
+            raise UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
+                                   code="ledger_unavailable") from None
+        except psycopg.Error as exc:
+            raise _conflict(exc, w) from None
+        return Receipt(w.id, int(row[0]), int(row[1]), row[3], w.request_id, bool(row[2]))
+
     def close(self) -> None:
         self._conn.close()
+
+
+def _conflict(exc: psycopg.Error, write: Write) -> Exception:
+    """Translate the server function's conflict signals into assay's errors."""
+    state = getattr(exc, "sqlstate", None)
+    if state not in ("AS001", "AS002", "AS003"):
+        return exc
+    info = json.loads(exc.diag.message_primary or "{}")
+    if state == "AS001":
+        return RequestConflict(
+            f"request id {info['request_id']!r} was already used with a different body",
+            details=info, action="Use a new request id for a new write.")
+    if state == "AS003":
+        return EpochConflict("the write basis was read from another ledger", details=info,
+                             action="Read again from this ledger before writing.")
+    record_id, current = info["id"], int(info["current_revision"])
+    if info["basis"]:
+        escaped = record_id.replace("~", "~0").replace("/", "~1")
+        return RevisionConflict(
+            f"{record_id} moved from revision {info['expected']} to {current} since it was read",
+            record_id=record_id, current_revision=current,
+            pointer=f"/write_basis/records/{escaped}")
+    return RevisionConflict(f"{record_id} is at revision {current}, not {info['expected']}",
+                            record_id=record_id, current_revision=current,
+                            pointer="/expect_revision")

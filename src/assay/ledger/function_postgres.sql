@@ -1,0 +1,82 @@
+-- assay_put: one guarded write in one round trip (PostgreSQL).
+-- It applies exactly the rules of assay.ledger.sql.SqlLedger._commit for a
+-- single write (lock the head, replay or refuse the request id, check the
+-- write basis, upsert the head row, check the expected revision, append),
+-- and the store conformance suite holds both paths to the same behaviour.
+-- Conflicts raise SQLSTATE AS001 (request), AS002 (revision), AS003 (epoch)
+-- with a JSON message; raising aborts the call's transaction, so a refused
+-- write changes nothing.
+CREATE OR REPLACE FUNCTION assay_put(
+    p_id text, p_kind text, p_scope text, p_data text, p_data_sha256 text, p_status text,
+    p_superseded_by text, p_links text, p_audience text, p_sources text, p_origin text,
+    p_request_id text, p_body_sha256 text, p_expect bigint, p_now text,
+    p_basis_epoch text, p_basis text
+) RETURNS TABLE (o_revision bigint, o_ledger_revision bigint, o_replayed boolean,
+                 o_data_sha256 text)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    v_head bigint;
+    v_epoch text;
+    v_revision bigint;
+    v_current bigint;
+    v_request record;
+    v_basis record;
+BEGIN
+    SELECT h.revision INTO v_head FROM ledger_head h WHERE h.one = 1 FOR UPDATE;
+    IF p_request_id IS NOT NULL THEN
+        SELECT q.* INTO v_request FROM requests q WHERE q.request_id = p_request_id;
+        IF FOUND THEN
+            IF v_request.body_sha256 <> p_body_sha256 THEN
+                RAISE EXCEPTION USING ERRCODE = 'AS001', MESSAGE = json_build_object(
+                    'request_id', p_request_id, 'id', v_request.id,
+                    'revision', v_request.revision)::text;
+            END IF;
+            RETURN QUERY SELECT v_request.revision, v_request.ledger_revision, true,
+                                v_request.data_sha256;
+            RETURN;
+        END IF;
+    END IF;
+    IF p_basis_epoch IS NOT NULL THEN
+        SELECT m.value INTO v_epoch FROM ledger_meta m WHERE m.key = 'epoch';
+        IF v_epoch <> p_basis_epoch THEN
+            RAISE EXCEPTION USING ERRCODE = 'AS003', MESSAGE = json_build_object(
+                'expected_epoch', p_basis_epoch, 'epoch', v_epoch)::text;
+        END IF;
+        FOR v_basis IN SELECT b.key, b.value::bigint AS expected
+                       FROM jsonb_each_text(p_basis::jsonb) b ORDER BY b.key COLLATE "C" LOOP
+            SELECT r.revision INTO v_current FROM records r WHERE r.id = v_basis.key;
+            IF coalesce(v_current, 0) <> v_basis.expected THEN
+                RAISE EXCEPTION USING ERRCODE = 'AS002', MESSAGE = json_build_object(
+                    'id', v_basis.key, 'current_revision', coalesce(v_current, 0),
+                    'expected', v_basis.expected, 'basis', true)::text;
+            END IF;
+        END LOOP;
+    END IF;
+    v_head := v_head + 1;
+    INSERT INTO records AS r (id, revision, kind, scope, status, ledger_revision)
+        VALUES (p_id, 1, p_kind, p_scope, p_status, v_head)
+        ON CONFLICT (id) DO UPDATE SET revision = r.revision + 1, scope = excluded.scope,
+            status = excluded.status, ledger_revision = excluded.ledger_revision
+        RETURNING r.revision INTO v_revision;
+    IF p_expect IS NOT NULL AND p_expect <> v_revision - 1 THEN
+        RAISE EXCEPTION USING ERRCODE = 'AS002', MESSAGE = json_build_object(
+            'id', p_id, 'current_revision', v_revision - 1, 'expected', p_expect,
+            'basis', false)::text;
+    END IF;
+    INSERT INTO record_versions (id, revision, kind, scope, data, data_sha256, status,
+        superseded_by, links, audience, sources, origin, created_at, ledger_revision, request_id)
+        VALUES (p_id, v_revision, p_kind, p_scope, p_data, p_data_sha256, p_status,
+        p_superseded_by, p_links, p_audience, p_sources, p_origin, p_now, v_head, p_request_id);
+    IF v_revision > 1 THEN
+        DELETE FROM record_links l WHERE l.id = p_id;
+    END IF;
+    INSERT INTO record_links (id, rel, target)
+        SELECT DISTINCT p_id, x->>'rel', x->>'target' FROM jsonb_array_elements(p_links::jsonb) x;
+    IF p_request_id IS NOT NULL THEN
+        INSERT INTO requests (request_id, body_sha256, id, revision, ledger_revision, data_sha256)
+            VALUES (p_request_id, p_body_sha256, p_id, v_revision, v_head, p_data_sha256);
+    END IF;
+    UPDATE ledger_head SET revision = v_head WHERE one = 1;
+    RETURN QUERY SELECT v_revision, v_head, false, p_data_sha256;
+END
+$fn$;
