@@ -18,3 +18,51 @@ def goal_file(tmp_path: Path):
         return path
 
     return write
+
+
+class ContextProject:
+    """A project on disk with one registered goal, driven through the operations registry."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.goal = root / "goals" / "parser.md"
+
+    def call(self, name: str, **args: object) -> dict:
+        """Run an operation that must succeed; return its envelope."""
+        from assay.ops import Invocation, call
+
+        inv = Invocation(cwd=str(self.root))
+        try:
+            envelope, _ = call(name, args, inv)
+        finally:
+            inv.close()
+        return envelope
+
+    def data(self, name: str, **args: object) -> dict:
+        return self.call(name, **args)["data"]
+
+    def fail(self, name: str, **args: object):
+        """Run an operation that must fail; return the AssayError."""
+        from assay.errors import AssayError
+
+        with pytest.raises(AssayError) as info:
+            self.call(name, **args)
+        return info.value
+
+    def revision(self) -> str:
+        return self.data("goal.read", goal_id="parser")["revision"]
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ContextProject:
+    """A project with goal 'parser' at goals/parser.md (explicit regions) and a SQLite ledger."""
+    from context_docs import EXPLICIT
+
+    root = tmp_path / "proj"
+    (root / "goals").mkdir(parents=True)
+    (root / ".assay").mkdir()
+    (root / "assay.toml").write_text(
+        '[project]\nname = "demo"\n\n[goals.parser]\npath = "goals/parser.md"\n',
+        encoding="utf-8")
+    (root / "goals" / "parser.md").write_text(EXPLICIT, encoding="utf-8")
+    return ContextProject(root)

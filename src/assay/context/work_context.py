@@ -1,0 +1,264 @@
+"""The heartbeat work context: what an agent must have read before dependent work.
+
+:func:`build_work_context` is pure: given what was read (the goal file read
+or its failure, the goal's todos, the acceptance report or its failure), it
+assembles ``work_context``:
+
+- ``selected_todo`` / ``selected_todo_ref``: the selected todo's display
+  view. When the display body is byte-identical to the exact read, only a
+  pointer (``{"$ref": "#/work_context/sources/<i>/todo"}``) is given; when the
+  display is bounded, the complete record stays in ``sources``.
+- ``acceptance``: the enabled acceptance for the selected work, when an
+  acceptance provider supplied one (the intent capability; see
+  :class:`AcceptanceProvider`).
+- ``user_obligations``: the goal's open, claimed and blocked user todos.
+- ``sources``: every source with its revision and delivery status
+  (``delivered``, ``pending``, ``failed``, ``blocked``).
+- ``required_reads``: the exact argument arrays still to run, in order;
+  delivered sources are not in it, failed and blocked ones keep their read.
+- ``complete``: no known source failure. It does not mean the reads were done.
+
+A failed goal source blocks the todo sources that depend on it. Reading the
+context grants nothing: no claim, lease or execution authority.
+
+Imports the sibling context modules, errors and the ledger contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from assay.context.goal import GoalRead, full_read
+from assay.context.todo import project_record
+from assay.errors import AssayError
+from assay.ledger.store import Record
+
+__all__ = [
+    "DISPLAY_LIMIT",
+    "AcceptanceProvider",
+    "AcceptanceRead",
+    "build_work_context",
+    "select_todo",
+]
+
+DISPLAY_LIMIT = 2000
+_BEFORE = "before_work"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptanceRead:
+    """What an acceptance provider returned for one acceptance record.
+
+    ``report`` is the provider's JSON report (delivered verbatim); ``revision``
+    identifies the version read. ``error`` is set instead when the source could
+    not be read.
+    """
+
+    record_id: str
+    report: dict[str, Any] | None = None
+    revision: int | None = None
+    error: dict[str, Any] | None = None
+
+
+class AcceptanceProvider(Protocol):
+    """The seam through which the intent capability supplies acceptance.
+
+    The operations layer passes one when ``assay.intent`` offers a readiness
+    check; the context package never imports it. Called with the configured
+    acceptance record id and the selected todo (or None).
+    """
+
+    def __call__(self, record_id: str, selected: Record | None) -> AcceptanceRead: ...
+
+
+def select_todo(records: Sequence[Record], principal: str) -> Record | None:
+    """The heartbeat's selection: the caller's own claimed agent todo, else the first open one.
+
+    ``records`` are in creation order; the first match wins.
+    """
+    agent = [r for r in records if r.data["owner_role"] == "agent"]
+    for record in agent:
+        claim = record.data.get("claim")
+        if record.data["status"] == "claimed" and isinstance(claim, dict) \
+                and claim.get("principal") == principal:
+            return record
+    for record in agent:
+        if record.data["status"] == "open":
+            return record
+    return None
+
+
+def _read(command: list[str], source: str, reason: str) -> dict[str, Any]:
+    return {"command": command, "source": source, "reason": reason, "ordering": _BEFORE}
+
+
+def _todo_read(goal_id: str, todo_id: str) -> dict[str, Any]:
+    return _read(["assay", "todo", "list", "--goal-id", goal_id, "--todo-id", todo_id],
+                 "selected_todo", "the selected todo's complete record")
+
+
+def _user_read(goal_id: str) -> dict[str, Any]:
+    return _read(["assay", "todo", "list", "--goal-id", goal_id, "--owner-role", "user"],
+                 "user_obligations", "the user obligations in scope of this goal")
+
+
+def _acceptance_read(record_id: str) -> dict[str, Any]:
+    return _read(["assay", "work", "check", "--", record_id], "goal_acceptance",
+                 "the enabled acceptance for the selected work")
+
+
+def _failure(source: str, error: dict[str, Any]) -> dict[str, Any]:
+    return {"source": source, "code": error.get("code", "context_source_unavailable"),
+            "message": error.get("message", "")}
+
+
+def build_work_context(
+    *,
+    goal_id: str,
+    goal: GoalRead | AssayError,
+    todos: Sequence[Record] | AssayError,
+    principal: str,
+    todo_id: str | None = None,
+    acceptance_id: str | None = None,
+    acceptance: AcceptanceRead | None = None,
+    ledger_revision: int | None = None,
+) -> dict[str, Any]:
+    """Assemble the work context from what was read; pure. See the module docstring.
+
+    ``todo_id`` selects a todo exactly (a todo of another goal, or none, is
+    ``selection: not_found``); without it :func:`select_todo` chooses.
+    ``acceptance_id`` is the goal's configured acceptance record; when it is
+    set and ``acceptance`` is None, no provider was available and that source
+    fails with ``context_source_unavailable``.
+    """
+    sources: list[dict[str, Any]] = []
+    reads: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    goal_failed = isinstance(goal, AssayError)
+
+    # 1. goal state
+    if isinstance(goal, AssayError):
+        err = goal.to_dict()
+        read = _read(["assay", "goal", "read", "--goal-id", goal_id], "goal_state",
+                     "the goal file could not be read; recover it, then read it again")
+        sources.append({"source": "goal_state", "goal_id": goal_id, "status": "failed",
+                        "error": err, "read": read})
+        reads.append(read)
+        failures.append(_failure("goal_state", err))
+    elif goal.is_explicit:
+        sources.append({"source": "goal_state", "goal_id": goal_id, "status": "delivered",
+                        "path": goal.path, "revision": goal.revision,
+                        "ownership": goal.ownership, "text": goal.text,
+                        "excluded_todo_regions": [r.to_dict() for r in goal.regions]})
+    else:
+        read = full_read(goal_id)
+        sources.append({"source": "goal_state", "goal_id": goal_id, "status": "pending",
+                        "path": goal.path, "revision": goal.revision,
+                        "ownership": goal.ownership, "read": read})
+        reads.append(read)
+
+    # 2. acceptance (optional source)
+    acceptance_view: dict[str, Any] | None = None
+    if acceptance_id is not None:
+        read = _acceptance_read(acceptance_id)
+        if acceptance is None:
+            err = {"code": "context_source_unavailable",
+                   "message": "no acceptance provider is available in this installation"}
+            sources.append({"source": "goal_acceptance", "id": acceptance_id, "status": "failed",
+                            "error": err, "read": read})
+            reads.append(read)
+            failures.append(_failure("goal_acceptance", err))
+        elif acceptance.error is not None:
+            sources.append({"source": "goal_acceptance", "id": acceptance_id, "status": "failed",
+                            "error": acceptance.error, "read": read})
+            reads.append(read)
+            failures.append(_failure("goal_acceptance", acceptance.error))
+        else:
+            sources.append({"source": "goal_acceptance", "id": acceptance_id,
+                            "status": "delivered", "revision": acceptance.revision,
+                            "report": acceptance.report})
+            acceptance_view = {"$ref": f"#/work_context/sources/{len(sources) - 1}/report"}
+
+    # 3. selected todo and user obligations depend on the goal and the ledger read
+    selected_view: dict[str, Any] | None = None
+    selected_ref: dict[str, Any] | None = None
+    selection = "none"
+    user_obligations: list[dict[str, Any]] = []
+    todo_failed = isinstance(todos, AssayError)
+    if isinstance(todos, AssayError):
+        err = todos.to_dict()
+        failures.append(_failure("todos", err))
+        if todo_id is not None:
+            read = _todo_read(goal_id, todo_id)
+            sources.append({"source": "selected_todo", "id": todo_id, "status": "failed",
+                            "error": err, "read": read})
+            reads.append(read)
+        read = _user_read(goal_id)
+        sources.append({"source": "user_obligations", "goal_id": goal_id, "status": "failed",
+                        "error": err, "read": read})
+        reads.append(read)
+        selection = "unavailable"
+    else:
+        chosen: Record | None
+        if todo_id is not None:
+            chosen = next((r for r in todos if r.id == todo_id), None)
+            selection = "exact" if chosen is not None else "not_found"
+        else:
+            chosen = select_todo(todos, principal)
+            selection = "heartbeat" if chosen is not None else "none"
+        if chosen is not None:
+            read = _todo_read(goal_id, chosen.id)
+            if goal_failed:
+                sources.append({"source": "selected_todo", "id": chosen.id, "status": "blocked",
+                                "blocked_by": "goal_state", "read": read})
+                reads.append(read)
+            else:
+                full = project_record(chosen)
+                sources.append({"source": "selected_todo", "id": chosen.id, "status": "delivered",
+                                "revision": chosen.revision,
+                                "ledger_revision": chosen.ledger_revision, "todo": full})
+                where = f"#/work_context/sources/{len(sources) - 1}/todo"
+                display = full["text"][:DISPLAY_LIMIT]
+                if display == full["text"]:
+                    selected_ref = {"$ref": where}
+                else:
+                    selected_view = {"id": chosen.id, "status": full["status"],
+                                     "owner_role": full["owner_role"], "text": display,
+                                     "content_truncated": True, "body": where + "/text"}
+        users = [r for r in todos
+                 if r.data["owner_role"] == "user" and r.data["status"] in ("open", "claimed",
+                                                                              "blocked")]
+        read = _user_read(goal_id)
+        if goal_failed:
+            sources.append({"source": "user_obligations", "goal_id": goal_id, "status": "blocked",
+                            "blocked_by": "goal_state", "read": read})
+            reads.append(read)
+        else:
+            user_obligations = [project_record(r) for r in users]
+            sources.append({"source": "user_obligations", "goal_id": goal_id,
+                            "status": "delivered", "ledger_revision": ledger_revision,
+                            "ids": [r.id for r in users],
+                            "revisions": {r.id: r.revision for r in users}})
+
+    context: dict[str, Any] = {
+        "goal_id": goal_id,
+        "principal": principal,
+        "selection": selection,
+        "selected_todo": selected_view,
+        "selected_todo_ref": selected_ref,
+        "acceptance": acceptance_view,
+        "user_obligations": user_obligations,
+        "sources": sources,
+        "required_reads": reads,
+        "failures": failures,
+        "complete": not failures,
+        "ledger_revision": ledger_revision,
+        "notice": ("Read every delivered source and every remaining required read before "
+                   "dependent work; a changed source needs a fresh read. This context grants "
+                   "no claim, lease or execution authority."),
+    }
+    if todo_failed or goal_failed:
+        context["complete"] = False
+    return {"work_context": context}

@@ -1,0 +1,457 @@
+"""Work-context operations: goal read/write, todo add/claim/update/complete/list, work context.
+
+Handlers import :mod:`assay.context` lazily so the registry stays cheap to load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.errors import AssayError, UsageError
+from assay.ops import Argument, Invocation, Result, operation
+
+_GOAL_ID = Argument("goal_id", {"type": "string", "minLength": 1},
+                    "The goal id, as registered in assay.toml under [goals.GOAL_ID].",
+                    required=True)
+_GOAL_ID_OPTIONAL = Argument("goal_id", {"type": "string", "minLength": 1},
+                             "The goal id (default: the selected todo's goal, or the only goal).")
+_TODO_ID = Argument("todo_id", {"type": "string", "minLength": 1},
+                    "The todo id (todo:NAME or NAME).", required=True)
+_EXPECT = Argument("expect_revision", {"type": "integer", "minimum": 1},
+                   "The todo's current revision; the write fails if it moved.", required=True)
+_REQUEST = Argument("request_id", {"type": "string", "minLength": 1},
+                    "Idempotency key: the same id and body replays the first receipt.")
+_REVISION = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+_RELATION = Argument("relation", {"type": "array", "items": {"type": "string"}},
+                     "A relation REL=RECORD_ID (REL: depends-on, blocks, relates-to, supersedes); "
+                     "repeatable.")
+_TODO_WRITE_SCHEMA = {
+    "type": "object",
+    "properties": {"todo": {"type": "object"}, "receipt": {"type": "object"}},
+    "required": ["todo", "receipt"],
+}
+
+
+def _goal(inv: Invocation, goal_id: str) -> Any:
+    project = inv.project()
+    for goal in project.goals:
+        if goal.id == goal_id:
+            return goal
+    known = ", ".join(g.id for g in project.goals) or "none"
+    raise AssayError(f"no goal {goal_id!r} is registered in assay.toml (registered: {known})",
+                     code="goal_not_found", pointer="/goal_id", details={"goal_id": goal_id},
+                     action="Add a [goals.GOAL_ID] table with path = \"...\" to assay.toml.")
+
+
+def _access(inv: Invocation) -> Any:
+    from assay.ledger.access import Access
+
+    project = inv.project()
+    return Access.for_project(project.scope, project.admitted_scopes, inv.principal)
+
+
+@operation(
+    "goal.read",
+    summary="Read a goal file: its revision, region ownership and non-generated text.",
+    description=(
+        "Reads the registered goal markdown file and returns its revision (SHA-256 of every "
+        "byte), its ownership (explicit, unmarked or mixed) and, for explicit ownership, the "
+        "complete non-generated text verbatim plus excluded_todo_regions (role, line interval, "
+        "SHA-256). Unmarked or mixed ownership returns the path, revision and the full read "
+        "that remains required. --full adds the whole file as full_text. Malformed markers and "
+        "invalid UTF-8 fail closed. Never writes."
+    ),
+    writes=False,
+    arguments=(
+        _GOAL_ID,
+        Argument("full", {"type": "boolean"}, "Also return the whole file as full_text.",
+                 binding="flag"),
+    ),
+    output_schema={
+        "type": "object",
+        "properties": {
+            "goal_id": {"type": "string"},
+            "path": {"type": "string"},
+            "revision": _REVISION,
+            "ownership": {"enum": ["explicit", "unmarked", "mixed"]},
+            "text": {"type": ["string", "null"]},
+            "excluded_todo_regions": {"type": ["array", "null"]},
+            "required_reads": {"type": "array"},
+        },
+        "required": ["goal_id", "path", "revision", "ownership", "text", "required_reads"],
+    },
+)
+def goal_read(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.context.goal import read_goal
+
+    goal = _goal(inv, args["goal_id"])
+    read, data = read_goal(inv.project().root, goal.id, goal.path)
+    full = data.decode("utf-8") if args.get("full") else None
+    return Result(read.to_dict(full_text=full))
+
+
+@operation(
+    "goal.write",
+    summary="Regenerate a goal file's marked todo regions from the ledger's todos.",
+    description=(
+        "Rewrites only the lines between each pair of todo-region markers: agent and user "
+        "regions list that role's open, claimed and blocked todos, the archive region the "
+        "completed and archived ones. Every other byte is left untouched. The file must still "
+        "be at --expect-revision (goal_revision_conflict otherwise, nothing written)."
+    ),
+    writes=True,
+    arguments=(
+        _GOAL_ID,
+        Argument("expect_revision", _REVISION,
+                 "The goal file's revision from goal read; the write fails if the file changed.",
+                 required=True),
+    ),
+    output_schema={"type": "object",
+                   "properties": {"revision": _REVISION, "changed": {"type": "boolean"},
+                                  "regions": {"type": "array"}}},
+)
+def goal_write(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.context.goal import read_goal, write_goal
+    from assay.context.todo import load_todos, render_region
+
+    goal = _goal(inv, args["goal_id"])
+    root = inv.project().root
+    read, _ = read_goal(root, goal.id, goal.path)
+    roles = [r.role for r in read.regions]
+    for role in set(roles):
+        if roles.count(role) > 1:
+            raise AssayError(f"goal {goal.id!r} has {roles.count(role)} {role} regions; the "
+                             "writer needs at most one region per role",
+                             code="goal_region_role_repeated", details={"role": role},
+                             action="Keep one marked region per role in the goal file.")
+    with inv.store().reader() as reader:
+        todos = load_todos(reader, _access(inv), goal.id)
+        ledger_revision = reader.ledger_revision
+    out = write_goal(root, goal.id, goal.path, expect_revision=args["expect_revision"],
+                     render=lambda region: render_region(region.role, todos))
+    return Result(out, ledger_revision=ledger_revision)
+
+
+def _source(inv: Invocation, goal: Any, expect: str | None) -> dict[str, Any]:
+    from assay.context.goal import read_goal
+
+    read, _ = read_goal(inv.project().root, goal.id, goal.path)
+    if expect is not None and read.revision != expect:
+        from assay.errors import ConflictError
+
+        raise ConflictError(
+            f"goal {goal.id!r} is at revision {read.revision[:12]}..., not {expect[:12]}...",
+            code="goal_revision_conflict", pointer="/expect_goal_revision",
+            details={"goal_id": goal.id, "expected_revision": expect,
+                     "current_revision": read.revision},
+            action="Read the goal again (assay goal read) and decide on its current text.")
+    return {"kind": "goal", "goal_id": goal.id, "path": goal.path, "revision": read.revision}
+
+
+@operation(
+    "todo.add",
+    summary="Add an open todo to a goal (a new todo: ledger record).",
+    description=(
+        "Writes a new todo record with the goal id, text, owner role (agent or user), "
+        "relations and its source: the goal file's revision when it was added (guarded by "
+        "--expect-goal-revision when given). The id is new or the write fails."
+    ),
+    writes=True,
+    arguments=(
+        _GOAL_ID,
+        Argument("text", {"type": "string", "minLength": 1}, "The todo's full text.",
+                 required=True),
+        Argument("owner_role", {"type": "string", "enum": ["agent", "user"]},
+                 "Who owns the todo: agent (default) or user."),
+        Argument("todo_id", {"type": "string", "minLength": 1},
+                 "Choose the id (todo:NAME); default: derived from the content."),
+        _RELATION,
+        Argument("expect_goal_revision", _REVISION,
+                 "The goal file must still be at this revision."),
+        _REQUEST,
+    ),
+    output_schema=_TODO_WRITE_SCHEMA,
+)
+def todo_add(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.context.todo import add_todo, normalize_todo_id, parse_relations
+
+    goal = _goal(inv, args["goal_id"])
+    relations = parse_relations(args.get("relation", []))
+    todo_id = normalize_todo_id(args["todo_id"]) if args.get("todo_id") else None
+    source = _source(inv, goal, args.get("expect_goal_revision"))
+    out = add_todo(inv.store(), scope=inv.project().scope, principal=inv.principal,
+                   goal_id=goal.id, text=args["text"], owner_role=args.get("owner_role", "agent"),
+                   source=source, todo_id=todo_id, relations=relations,
+                   request_id=args.get("request_id"))
+    return Result(out, ledger_revision=out["receipt"]["ledger_revision"],
+                  next=(f"assay todo claim --todo-id {out['todo']['id']} --expect-revision "
+                        f"{out['todo']['authority']['revision']}",))
+
+
+@operation(
+    "todo.claim",
+    summary="Claim a todo with a lease (or renew your own claim).",
+    description=(
+        "Sets status claimed with the caller as claimant and a lease (default 30 minutes). "
+        "A live lease held by another principal is todo_claimed; blocked, completed and "
+        "archived todos cannot be claimed. Guarded by --expect-revision."
+    ),
+    writes=True,
+    arguments=(
+        _TODO_ID, _EXPECT,
+        Argument("lease_ms", {"type": "integer", "minimum": 1, "maximum": 7 * 24 * 3600 * 1000},
+                 "Lease length in milliseconds (default 1800000)."),
+        _REQUEST,
+    ),
+    output_schema=_TODO_WRITE_SCHEMA,
+)
+def todo_claim(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.context.todo import DEFAULT_LEASE_MS, claim_todo, normalize_todo_id
+
+    out = claim_todo(inv.store(), _access(inv), principal=inv.principal,
+                     todo_id=normalize_todo_id(args["todo_id"]),
+                     expect_revision=args["expect_revision"],
+                     lease_ms=args.get("lease_ms", DEFAULT_LEASE_MS),
+                     request_id=args.get("request_id"))
+    return Result(out, ledger_revision=out["receipt"]["ledger_revision"])
+
+
+@operation(
+    "todo.update",
+    summary="Change a todo's text, owner, relations or status (open, blocked, archived).",
+    description=(
+        "Writes a new version of the todo. --release returns a claimed todo to open. "
+        "--relation replaces all relations. Completed todos may only be archived; archived "
+        "todos are final. Guarded by --expect-revision."
+    ),
+    writes=True,
+    arguments=(
+        _TODO_ID, _EXPECT,
+        Argument("text", {"type": "string", "minLength": 1}, "The new full text."),
+        Argument("owner_role", {"type": "string", "enum": ["agent", "user"]}, "The new owner role."),
+        Argument("status", {"type": "string", "enum": ["open", "blocked", "archived"]},
+                 "The new status."),
+        Argument("blocked_reason", {"type": "string", "minLength": 1},
+                 "Why the todo is blocked (with --status blocked)."),
+        _RELATION,
+        Argument("clear_relations", {"type": "boolean"}, "Remove every relation.",
+                 binding="flag"),
+        Argument("release", {"type": "boolean"}, "Release the claim (status back to open).",
+                 binding="flag"),
+        _REQUEST,
+    ),
+    output_schema=_TODO_WRITE_SCHEMA,
+)
+def todo_update(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.context.todo import TodoChange, normalize_todo_id, parse_relations, update_todo
+
+    if args.get("clear_relations") and args.get("relation"):
+        raise UsageError("--relation and --clear-relations exclude each other",
+                         code="invalid_argument", pointer="/clear_relations")
+    relations = None
+    if args.get("relation"):
+        relations = parse_relations(args["relation"])
+    elif args.get("clear_relations"):
+        relations = ()
+    change = TodoChange(text=args.get("text"), owner_role=args.get("owner_role"),
+                        status=args.get("status"), blocked_reason=args.get("blocked_reason"),
+                        relations=relations, release=bool(args.get("release")))
+    if change == TodoChange():
+        raise UsageError("todo update needs at least one change", code="missing_argument",
+                         pointer="/status")
+    out = update_todo(inv.store(), _access(inv), principal=inv.principal,
+                      todo_id=normalize_todo_id(args["todo_id"]),
+                      expect_revision=args["expect_revision"], change=change,
+                      request_id=args.get("request_id"))
+    return Result(out, ledger_revision=out["receipt"]["ledger_revision"])
+
+
+@operation(
+    "todo.complete",
+    summary="Mark an open or claimed todo completed (a claim, with optional evidence ids).",
+    description=(
+        "Records who completed the todo and when, with an optional note and evidence record "
+        "ids. Completion is a claim, not proof. Guarded by --expect-revision."
+    ),
+    writes=True,
+    arguments=(
+        _TODO_ID, _EXPECT,
+        Argument("note", {"type": "string"}, "What was done."),
+        Argument("evidence", {"type": "array", "items": {"type": "string"}},
+                 "An evidence record id supporting the completion; repeatable."),
+        _REQUEST,
+    ),
+    output_schema=_TODO_WRITE_SCHEMA,
+)
+def todo_complete(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.context.todo import complete_todo, normalize_todo_id
+
+    out = complete_todo(inv.store(), _access(inv), principal=inv.principal,
+                        todo_id=normalize_todo_id(args["todo_id"]),
+                        expect_revision=args["expect_revision"], note=args.get("note"),
+                        evidence=args.get("evidence", []), request_id=args.get("request_id"))
+    return Result(out, ledger_revision=out["receipt"]["ledger_revision"])
+
+
+_LIST_ONLY = ("thin", "limit", "status", "owner_role")
+
+
+@operation(
+    "todo.list",
+    summary="List a goal's todos, or read one todo exactly with --todo-id.",
+    description=(
+        "With --todo-id: one complete record (todo.text in full, identity, status and claim, "
+        "relations, source, authority revision) and no list views; a missing or filtered todo "
+        "is matched=false, todo=null, not_found=true. Without it: the selected todos array "
+        "(creation order, up to --limit) plus agent_todos and user_todos lanes in which a "
+        "repeated identical record is a response-local {\"$ref\": \"#/todos/0\"} pointer "
+        "(see todo_list_record_references). --thin gives bounded lists of at most 48 thin "
+        "items without pointers; it is a usage error with --todo-id. Writes nothing."
+    ),
+    writes=False,
+    arguments=(
+        _GOAL_ID,
+        Argument("todo_id", {"type": "string", "minLength": 1},
+                 "Read exactly this todo (todo:NAME or NAME)."),
+        Argument("thin", {"type": "boolean"}, "Bounded thin lists (titles only).",
+                 binding="flag"),
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 100000},
+                 "At most this many records in todos (thin: at most 48)."),
+        Argument("status", {"type": "array", "items": {
+            "type": "string", "enum": ["open", "claimed", "blocked", "completed", "archived"]}},
+            "Select these statuses (repeatable; default open, claimed, blocked)."),
+        Argument("owner_role", {"type": "string", "enum": ["agent", "user"]},
+                 "Select only this owner role."),
+    ),
+    output_schema={"type": "object", "properties": {"goal_id": {"type": "string"}}},
+)
+def todo_list(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.context.todo import ACTIVE, exact_read, inventory, load_todos, normalize_todo_id
+
+    if args.get("todo_id"):
+        for name in _LIST_ONLY:
+            if args.get(name):
+                raise UsageError(f"--{name.replace('_', '-')} belongs to list views; an exact "
+                                 "read with --todo-id returns one complete record",
+                                 code="list_option_with_exact_read", pointer=f"/{name}")
+    goal = _goal(inv, args["goal_id"])
+    access = _access(inv)
+    with inv.store().reader() as reader:
+        if args.get("todo_id"):
+            todo_id = normalize_todo_id(args["todo_id"])
+            record = reader.get(todo_id)
+            visible = None
+            if record is not None and record.kind == "todo" and record.status == "current" \
+                    and access.can_read(record):
+                visible = record
+            out = exact_read(goal.id, todo_id, visible)
+        else:
+            todos = load_todos(reader, access, goal.id)
+            out = inventory(goal.id, todos, statuses=args.get("status") or ACTIVE,
+                            owner_role=args.get("owner_role"), limit=args.get("limit"),
+                            thin=bool(args.get("thin")))
+        revision = reader.ledger_revision
+    return Result(out, ledger_revision=revision)
+
+
+def _acceptance_provider(inv: Invocation) -> Any:
+    """The intent capability's readiness check as an acceptance source, when it is installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("assay.intent.check") is None:
+        return None
+    try:
+        from assay.intent.check import work_check
+        from assay.intent.snapshot import ProjectBinding
+    except ImportError:
+        return None
+    from assay.context.work_context import AcceptanceRead
+
+    project = inv.project()
+    binding = ProjectBinding(root=str(project.root), scope=project.scope,
+                             admitted_scopes=tuple(project.admitted_scopes),
+                             principal=inv.principal)
+
+    def provide(record_id: str, selected: Any) -> AcceptanceRead:
+        try:
+            with inv.store().reader() as reader:
+                record = reader.get(record_id)
+                report = work_check(reader, binding, record_id, continuity=False)
+        except AssayError as err:
+            return AcceptanceRead(record_id=record_id, error=err.to_dict())
+        return AcceptanceRead(record_id=record_id, report=report,
+                              revision=record.revision if record is not None else None)
+
+    return provide
+
+
+@operation(
+    "work.context",
+    summary="The heartbeat work context: selected todo, sources with revisions, required reads.",
+    description=(
+        "Assembles what must be read before dependent work on a goal: the selected todo (the "
+        "exact record in sources; selected_todo_ref points at it when the display body is "
+        "identical), the goal's enabled acceptance when configured, the user obligations in "
+        "scope, every source with its revision and status, and required_reads (exact argument "
+        "arrays, in order; delivered sources are not in it). complete means no known source "
+        "failure, not that the reads were done. Exit 1 when a source failed. Writes nothing."
+    ),
+    writes=False,
+    arguments=(
+        _GOAL_ID_OPTIONAL,
+        Argument("todo_id", {"type": "string", "minLength": 1},
+                 "Select this todo (default: your claimed agent todo, else the first open one)."),
+    ),
+    output_schema={"type": "object", "properties": {"work_context": {"type": "object"}},
+                   "required": ["work_context"]},
+)
+def work_context(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.context.goal import read_goal
+    from assay.context.todo import load_todos, normalize_todo_id
+    from assay.context.work_context import build_work_context
+
+    project = inv.project()
+    access = _access(inv)
+    todo_id = normalize_todo_id(args["todo_id"]) if args.get("todo_id") else None
+    goal_id = args.get("goal_id")
+    if goal_id is None and todo_id is not None:
+        with inv.store().reader() as reader:
+            record = reader.get(todo_id)
+        if record is not None and access.can_read(record) and isinstance(record.data, dict):
+            goal_id = record.data.get("goal_id")
+    if goal_id is None:
+        if len(project.goals) != 1:
+            raise UsageError("pass --goal-id: the project registers "
+                             f"{len(project.goals)} goals", code="missing_argument",
+                             pointer="/goal_id")
+        goal_id = project.goals[0].id
+    goal = _goal(inv, goal_id)
+    goal_result: Any
+    try:
+        goal_result, _ = read_goal(project.root, goal.id, goal.path)
+    except AssayError as err:
+        goal_result = err
+    todos: Any
+    ledger_revision = None
+    try:
+        with inv.store().reader() as reader:
+            todos = load_todos(reader, access, goal.id)
+            ledger_revision = reader.ledger_revision
+    except AssayError as err:
+        todos = err
+    acceptance = None
+    if goal.acceptance is not None:
+        provider = _acceptance_provider(inv)
+        if provider is not None:
+            selected = None
+            if not isinstance(todos, AssayError) and todo_id is not None:
+                selected = next((r for r in todos if r.id == todo_id), None)
+            acceptance = provider(goal.acceptance, selected)
+    out = build_work_context(goal_id=goal.id, goal=goal_result, todos=todos,
+                             principal=inv.principal, todo_id=todo_id,
+                             acceptance_id=goal.acceptance, acceptance=acceptance,
+                             ledger_revision=ledger_revision)
+    reads = out["work_context"]["required_reads"]
+    return Result(out, ledger_revision=ledger_revision,
+                  next=tuple(" ".join(r["command"]) for r in reads),
+                  exit_code=0 if out["work_context"]["complete"] else 1)
