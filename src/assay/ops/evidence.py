@@ -1,0 +1,244 @@
+"""Evidence operations: run a declared command as machine evidence, list, show, observe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.errors import AssayError, UsageError
+from assay.ops import Argument, Invocation, Result, operation
+
+_NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"}
+_REF = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "revision": {"type": "integer"},
+                   "data_sha256": {"type": "string"}},
+    "required": ["id", "revision", "data_sha256"],
+}
+_RECEIPT = {"type": "object", "properties": {
+    "id": {"type": "string"}, "revision": {"type": "integer"},
+    "ledger_revision": {"type": "integer"}, "data_sha256": {"type": "string"}}}
+
+
+def _declaration(inv: Invocation, name: str) -> Any:
+    project = inv.project()
+    for decl in project.evidence_commands:
+        if decl.name == name:
+            if not decl.enabled:
+                raise AssayError(f"evidence command {name!r} is disabled in assay.toml",
+                                 code="evidence_command_disabled", pointer="/name",
+                                 action=f"Set enabled = true in [evidence.commands.{name}].")
+            return decl
+    declared = ", ".join(d.name for d in project.evidence_commands) or "none"
+    raise AssayError(
+        f"no evidence command {name!r} is declared (declared: {declared})",
+        code="unknown_evidence_command", pointer="/name",
+        action=f"Declare it in assay.toml as [evidence.commands.{name}] with an argv list.",
+    )
+
+
+def _target(inv: Invocation, value: str) -> tuple[str, str]:
+    """Check ``INTENT_ID#REQ_ID`` names a readable intent record and one of its requirements."""
+    from assay.ids import validate_record_id
+
+    intent_id, sep, requirement = value.partition("#")
+    if not sep or not requirement:
+        raise UsageError(f"--for takes INTENT_ID#REQ_ID, not {value!r}", code="invalid_argument",
+                         pointer="/target")
+    validate_record_id(intent_id, field="/target")
+    access = inv.access()
+    with inv.store().reader() as reader:
+        record = access.visible(reader.get(intent_id))
+    if record is None or not access.in_scope(record):
+        raise AssayError(f"no readable intent record {intent_id}", code="evidence_target_not_found",
+                         pointer="/target",
+                         action="Record the intent first, or check the id with 'assay find'.")
+    from assay.intent.contract import parse_intent_data
+
+    known = parse_intent_data(record.data).requirement_ids
+    if requirement not in known:
+        raise AssayError(f"{intent_id} has no requirement {requirement!r}",
+                         code="evidence_target_not_found", pointer="/target",
+                         details={"requirements": list(known)},
+                         action="Use one of the requirement ids of that intent.")
+    return intent_id, requirement
+
+
+@operation(
+    "evidence.run",
+    summary="Run a declared verification command and record what the machine saw.",
+    description=(
+        "Runs [evidence.commands.NAME] from assay.toml in its own process group (timeout kills "
+        "the group), observes the git workspace before and after, and writes the observation as "
+        "the next version of evidence:NAME with origin 'machine'. --for INTENT_ID#REQ_ID links "
+        "it to a requirement; --discriminate REF also runs the command on the tree at REF in a "
+        "temporary worktree and records whether it fails there. Prints the receipt and a "
+        "ready-to-paste acceptance evidence reference. Every outcome (failed, timeout, "
+        "unavailable) is recorded; exit status 1 when the command did not pass or did not "
+        "discriminate."
+    ),
+    writes=True,
+    arguments=(
+        Argument("name", _NAME, "The declared command's NAME.", binding="literal", required=True),
+        Argument("target", {"type": "string", "minLength": 3},
+                 "The requirement this evidence is for, INTENT_ID#REQ_ID.", cli="--for"),
+        Argument("discriminate", {"type": "string", "minLength": 1},
+                 "Also run the command at this git ref; record whether it fails there."),
+        Argument("request_id", {"type": "string", "minLength": 1},
+                 "Idempotency key for the record write."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "receipt": _RECEIPT, "evidence_ref": _REF,
+        "status": {"enum": ["passed", "failed", "timeout", "error", "aborted", "unavailable"]},
+        "exit_code": {"type": ["integer", "null"]}, "duration_ms": {"type": "integer"},
+        "progress": {"enum": ["changed", "unchanged", "unknown", "not_applicable"]},
+        "changed_path_count": {"type": "integer"},
+        "redacted": {"type": "boolean"},
+        "discriminates": {"type": ["boolean", "null"]},
+        "posture": {"type": "string"}}},
+)
+def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.evidence.progress import reporter_for
+    from assay.evidence.record import evidence_id, resolve_ref, run_evidence, write_evidence
+
+    project = inv.project()
+    decl = _declaration(inv, args["name"])
+    target = _target(inv, args["target"]) if args.get("target") else None
+    ref = None
+    if args.get("discriminate"):
+        ref = (args["discriminate"], resolve_ref(project.root, args["discriminate"]))
+    store = inv.store()
+    run = run_evidence(project, decl, target=target, discriminate_ref=ref,
+                       reporter=reporter_for(inv.interactive))
+    receipt = write_evidence(store, project, run, request_id=args.get("request_id"))
+    contrast = run.data["discriminate"]
+    ok = run.observation.passed and (contrast is None or contrast["discriminates"])
+    reference = {"id": receipt.id, "revision": receipt.revision,
+                 "data_sha256": receipt.data_sha256}
+    from assay.canonical import canonical_text
+
+    steps = [f"Cite it in the acceptance evidence: {canonical_text(reference)}"]
+    if not run.observation.passed:
+        steps.insert(0, f"Read the output: assay evidence show -- {evidence_id(decl.name)}")
+    return Result(
+        {
+            "receipt": receipt.to_dict(),
+            "evidence_ref": reference,
+            "status": run.status,
+            "exit_code": run.observation.exit_code,
+            "duration_ms": run.observation.duration_ms,
+            "progress": run.comparison.progress,
+            "changed_path_count": len(run.comparison.changed_paths),
+            "redacted": run.observation.redaction_count > 0,
+            "discriminates": contrast["discriminates"] if contrast is not None else None,
+            "posture": run.data["posture"]["status"],
+            "origin": "machine",
+        },
+        ledger_revision=receipt.ledger_revision,
+        next=tuple(steps),
+        exit_code=0 if ok else 1,
+    )
+
+
+def _summary(record: Any) -> dict[str, Any]:
+    data = record.data if isinstance(record.data, dict) else {}
+    observation = data.get("observation") or {}
+    target = data.get("target")
+    contrast = data.get("discriminate")
+    return {
+        "id": record.id,
+        "revision": record.revision,
+        "data_sha256": record.data_sha256,
+        "origin": record.origin,
+        "machine_observed": record.origin == "machine",
+        "status": observation.get("status"),
+        "exit_code": observation.get("exit_code"),
+        "started_at": observation.get("started_at"),
+        "duration_ms": observation.get("duration_ms"),
+        "target": target,
+        "discriminates": contrast.get("discriminates") if isinstance(contrast, dict) else None,
+        "ledger_revision": record.ledger_revision,
+    }
+
+
+@operation(
+    "evidence.list",
+    summary="List evidence records: the latest run of each declared command, by id.",
+    description="Read-only. One row per evidence record (its current version).",
+    writes=False,
+    arguments=(
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
+                 "At most this many records (default 100)."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "evidence": {"type": "array"}, "count": {"type": "integer"}, "more": {"type": "boolean"}}},
+)
+def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
+    access = inv.access()
+    limit = args.get("limit", 100)
+    with inv.store().reader() as reader:
+        found = reader.find(scopes=access.scopes, kind="evidence", limit=limit + 1)
+        visible = [r for r in found if access.audience_allows(r)]
+        rows = [_summary(r) for r in visible[:limit]]
+        return Result({"evidence": rows, "count": len(rows), "more": len(found) > limit},
+                      ledger_revision=reader.ledger_revision)
+
+
+@operation(
+    "evidence.show",
+    summary="Show one evidence record (a command NAME or evidence:NAME), or one revision of it.",
+    description="Read-only. The record as stored, with machine_observed from its origin.",
+    writes=False,
+    arguments=(
+        Argument("id", {"type": "string", "minLength": 1}, "evidence:NAME or NAME.",
+                 binding="literal", required=True),
+        Argument("revision", {"type": "integer", "minimum": 1}, "Show this revision."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "record": {"type": "object"}, "machine_observed": {"type": "boolean"}}},
+)
+def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.ids import validate_record_id
+
+    record_id = args["id"] if ":" in args["id"] else f"evidence:{args['id']}"
+    validate_record_id(record_id, field="/id")
+    if not record_id.startswith("evidence:"):
+        raise UsageError(f"{record_id} is not an evidence record", code="invalid_argument",
+                         pointer="/id", action="Use 'assay get' for other records.")
+    access = inv.access()
+    with inv.store().reader() as reader:
+        record = access.visible(reader.get(record_id, args.get("revision")))
+        if record is None or not access.in_scope(record):
+            what = f"{record_id} revision {args['revision']}" if args.get("revision") else record_id
+            raise AssayError(f"no evidence record {what}", code="record_not_found", pointer="/id",
+                             action="List evidence with 'assay evidence list'.")
+        return Result({"record": record.to_dict(), "machine_observed": record.origin == "machine"},
+                      ledger_revision=reader.ledger_revision)
+
+
+@operation(
+    "evidence.observe",
+    summary="Observe the git workspace now (HEAD, branch, dirty paths, fingerprint); run nothing.",
+    description=(
+        "Read-only and writes nothing: the same observation an evidence run records before and "
+        "after its command. --content-sha256 reads and hashes every file instead of using git's "
+        "index blob ids for clean files; --files includes the per-file fingerprints."
+    ),
+    writes=False,
+    arguments=(
+        Argument("content_sha256", {"type": "boolean"}, "Fingerprint every file with SHA-256.",
+                 binding="flag"),
+        Argument("files", {"type": "boolean"}, "Include the per-file fingerprint map.",
+                 binding="flag"),
+    ),
+    output_schema={"type": "object", "properties": {
+        "status": {"enum": ["observed", "unavailable", "error", "not_applicable"]},
+        "head": {"type": ["string", "null"]}, "workspace_sha256": {"type": ["string", "null"]}}},
+)
+def evidence_observe(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.evidence.git import observe
+
+    obs = observe(inv.project().root, content_sha256=bool(args.get("content_sha256")))
+    data = obs.summary()
+    if args.get("files"):
+        data["files"] = dict(obs.files)
+    return Result(data)
