@@ -234,7 +234,7 @@ def _limit_error(what: str) -> AssayError:
     )
 
 
-def _number(value: int | float) -> str:
+def _number(value: float) -> str:
     """Format a number exactly as ECMAScript's Number.prototype.toString does."""
     if type(value) is int:
         if -_MAX_EXACT <= value <= _MAX_EXACT:

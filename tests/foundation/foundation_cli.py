@@ -15,8 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 VENV_BIN = Path(sys.executable).parent
 ASSAY = VENV_BIN / "assay"
 
@@ -56,13 +54,13 @@ def run_assay(*args: str, cwd: Path, stdin: bytes | str = b"",
     return Ran(proc)
 
 
-@pytest.fixture
-def assay_cli(tmp_path: Path) -> Callable[..., Ran]:
-    """``run_assay`` with ``cwd`` defaulting to the test's ``tmp_path``."""
+def cli_in(cwd: Path) -> Callable[..., Ran]:
+    """``run_assay`` with ``cwd`` defaulting to ``cwd``; each test module makes it a fixture."""
 
     def run(*args: str, cwd: Path | None = None, **kw: Any) -> Ran:
-        return run_assay(*args, cwd=cwd or tmp_path, **kw)
+        return run_assay(*args, cwd=cwd or default, **kw)
 
+    default = cwd
     return run
 
 

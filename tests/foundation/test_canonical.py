@@ -350,7 +350,7 @@ def test_canonical_is_stable_under_recanonicalisation(value: Any) -> None:
 
 def _respell(value: Any, rnd: Any) -> str:
     """Write ``value`` as JSON with shuffled key order and random whitespace."""
-    space = lambda: rnd.choice(["", " ", "\n", "\t ", "  \r\n"])  # noqa: E731
+    space = lambda: rnd.choice(["", " ", "\n", "\t ", "  \r\n"])
     if isinstance(value, dict):
         items = list(value.items())
         rnd.shuffle(items)

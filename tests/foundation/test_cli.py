@@ -11,10 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from foundation_cli import ASSAY, Runner, assay_cli  # noqa: F401 (fixture)
+from foundation_cli import ASSAY, Runner, cli_in
 
 import assay
 from assay.canonical import canonical_text
+
+
+@pytest.fixture
+def assay_cli(tmp_path: Path) -> Runner:
+    """The console script, run in this test's tmp_path."""
+    return cli_in(tmp_path)
 
 
 def _tty(*args: str, cwd: Path) -> tuple[int, str]:

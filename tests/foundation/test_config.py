@@ -6,10 +6,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from foundation_cli import Runner, cli_in
 
 from assay.config import CONFIG_NAME, STATE_DIR, find_project, init_project, load_project
 from assay.errors import AssayError, UsageError
-from foundation_cli import Runner, assay_cli  # noqa: F401 (fixture)
+
+
+@pytest.fixture
+def assay_cli(tmp_path: Path) -> Runner:
+    """The console script, run in this test's tmp_path."""
+    return cli_in(tmp_path)
 
 
 def _write(root: Path, text: str) -> Path:

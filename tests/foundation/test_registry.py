@@ -9,16 +9,22 @@ from typing import Any
 
 import click
 import pytest
+from foundation_cli import Runner, cli_in
 from jsonschema import Draft202012Validator
 
 from assay.cli.app import build
 from assay.ops import operations
-from foundation_cli import Runner, assay_cli  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = list(operations())
 OP_NAMES = [op.name for op in OPERATIONS]
 LAUNCHERS = {("mcp",), ("demo",)}
+
+
+@pytest.fixture
+def assay_cli(tmp_path: Path) -> Runner:
+    """The console script, run in this test's tmp_path."""
+    return cli_in(tmp_path)
 
 
 def _cli_leaves(group: click.Group, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], click.Command]:
