@@ -24,7 +24,7 @@ _FORMAT = click.Option(["--format", "output_format"], type=click.Choice(["json",
 _DEBUG = click.Option(["--debug"], is_flag=True, help="Show a traceback for internal errors.")
 
 
-def _click_type(schema: dict[str, Any]) -> click.ParamType:
+def _click_type(schema: dict[str, Any]) -> click.ParamType[Any]:
     if "enum" in schema:
         return click.Choice([str(v) for v in schema["enum"]])
     kind = schema.get("type")
@@ -37,19 +37,20 @@ def _click_type(schema: dict[str, Any]) -> click.ParamType:
 
 def _param(arg: Argument) -> click.Parameter:
     schema = dict(arg.schema)
+    opt = arg.cli_name or ""  # every option binding has one; literals never use it
     if arg.binding == "flag":
-        return click.Option([arg.cli_name, arg.name], is_flag=True, default=None, help=arg.help)
+        return click.Option([opt, arg.name], is_flag=True, default=None, help=arg.help)
     if arg.binding == "literal":
         return click.Argument([arg.name], required=arg.required)
     if arg.binding == "literals":
         return click.Argument([arg.name], nargs=-1, required=arg.required)
     if arg.binding == "json_file":
-        return click.Option([arg.cli_name, arg.name], metavar="FILE|-", required=arg.required,
+        return click.Option([opt, arg.name], metavar="FILE|-", required=arg.required,
                             help=arg.help)
     if schema.get("type") == "array":
-        return click.Option([arg.cli_name, arg.name], multiple=True,
+        return click.Option([opt, arg.name], multiple=True,
                             type=_click_type(dict(schema.get("items", {}))), help=arg.help)
-    return click.Option([arg.cli_name, arg.name], type=_click_type(schema),
+    return click.Option([opt, arg.name], type=_click_type(schema),
                         required=arg.required, help=arg.help)
 
 
@@ -233,9 +234,9 @@ def run(args: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
         if debug_requested(args):
             traceback.print_exc()
-        err = AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error",
+        bug = AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error",
                          action="Rerun with --debug and report the traceback.")
-        _fail(err, as_json)
+        _fail(bug, as_json)
         return EXIT_INTERNAL
 
 

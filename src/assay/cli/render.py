@@ -30,10 +30,10 @@ def json_line(value: Any) -> str:
 def _canonical_raw(envelope: dict[str, Any], args: dict[str, Any]) -> str:
     data = envelope["data"]
     if args.get("digest"):
-        return data["digest"] + "\n"
+        return str(data["digest"]) + "\n"
     if args.get("fingerprint"):
-        return data["fingerprint"] + "\n"
-    return data["canonical"] + "\n"
+        return str(data["fingerprint"]) + "\n"
+    return str(data["canonical"]) + "\n"
 
 
 def _get_raw(envelope: dict[str, Any], args: dict[str, Any]) -> str | None:

@@ -72,8 +72,8 @@ def invoke(name: str, arguments: dict[str, Any] | None, *, cwd: str | None = Non
         return error_envelope(err), True
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes internal_error
         traceback.print_exc()
-        err = AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error")
-        return error_envelope(err), True
+        bug = AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error")
+        return error_envelope(bug), True
 
 
 def build_server(*, cwd: str | None = None, db: str | None = None,
