@@ -50,6 +50,7 @@ _MODULES = (
     "assay.ops.intent",
     "assay.ops.evidence",
     "assay.ops.context",
+    "assay.ops.packet",
 )
 
 

@@ -1,0 +1,297 @@
+"""Packet vocabulary and the immutable values the validation boundary produces.
+
+Owns the closed vocabularies (kinds, statuses, modes, states, relations), the
+:class:`Issue` an invalid packet reports, and :class:`ValidatedRun`, the one
+deeply immutable graph that assurance and rendering read. Every value here is
+a frozen, slotted dataclass holding tuples and strings only. Imports nothing
+of assay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CLAIM_STATES",
+    "EVIDENCE_STATES",
+    "GAP_KINDS",
+    "KINDS",
+    "PROFILES",
+    "PROFILE_PASSES",
+    "RELATIONS",
+    "REVIEW_KINDS",
+    "RUN_STATUSES",
+    "WAVE_MODES",
+    "Artifact",
+    "Claim",
+    "Evidence",
+    "Gap",
+    "Issue",
+    "Link",
+    "PassOutcome",
+    "Review",
+    "Source",
+    "Validation",
+    "ValidatedRun",
+    "kind_name",
+]
+
+# kind suffix -> schemaVersion; both the assay. and recon. prefixes are read.
+KINDS = {
+    "packet-manifest": 2,
+    "claim-ledger": 1,
+    "raw-dossier": 1,
+    "review-brief": 1,
+    "review-result": 1,
+    "run-failure": 1,
+    "quarantine-record": 1,
+}
+KIND_PREFIXES = ("assay.", "recon.")
+
+RUN_STATUSES = ("preparing", "awaiting-approval", "running", "complete", "partial", "failed")
+PROFILES = ("quick", "standard", "thorough")
+CLAIM_STATES = ("provisional", "supported", "verified", "contested", "unresolved", "unsupported")
+RELATIONS = ("supports", "contradicts", "qualifies", "context")
+EVIDENCE_STATES = ("exact", "redacted-exact", "stale", "invalid")
+ELIGIBLE_EVIDENCE = frozenset({"exact", "redacted-exact"})
+SOURCE_STATES = ("pinned", "unpinned", "stale", "invalid", "unavailable")
+GAP_KINDS = (
+    "PASS_FAILED",
+    "PASS_OMITTED",
+    "REVIEW_DISPOSITION_OMITTED",
+    "COVERAGE_GAP",
+    "SOURCE_UNAVAILABLE",
+    "QUESTION_UNANSWERED",
+)
+WAVE_MODES = (
+    "map",
+    "gather",
+    "compile",
+    "semantic-verification",
+    "adversarial",
+    "coverage",
+    "reconciliation",
+    "redundant-gather",
+    "redundant-verification",
+    "contradiction-resolution",
+)
+TASK_CLASSES = ("retrieval", "extraction", "analysis", "judgment", "synthesis")
+REVIEW_KINDS = (
+    "semantic",
+    "adversarial",
+    "coverage",
+    "reconciliation",
+    "redundant-verification",
+    "contradiction-resolution",
+)
+# Review result kind -> the wave mode whose lanes may write it.
+REVIEW_WAVE = {
+    "semantic": "semantic-verification",
+    "adversarial": "adversarial",
+    "coverage": "coverage",
+    "reconciliation": "reconciliation",
+    "redundant-verification": "redundant-verification",
+    "contradiction-resolution": "contradiction-resolution",
+}
+PROFILE_PASSES = {
+    "quick": ("map", "gather"),
+    "standard": ("map", "gather", "semantic-verification", "adversarial", "coverage",
+                 "reconciliation"),
+    "thorough": ("map", "gather", "semantic-verification", "adversarial", "coverage",
+                 "reconciliation", "redundant-gather", "redundant-verification",
+                 "contradiction-resolution"),
+}
+# Caps per requested profile: (evidence lanes, worker lanes, max concurrency).
+CAPS = {"quick": (4, 6, 4), "standard": (10, 12, 6), "thorough": (20, 22, 8)}
+# Claim state machine: from -> allowed targets. ``None`` is genesis (used once).
+TRANSITIONS: dict[str | None, frozenset[str]] = {
+    None: frozenset({"provisional"}),
+    "provisional": frozenset({"supported", "contested", "unresolved", "unsupported"}),
+    "supported": frozenset({"verified", "contested", "unresolved", "unsupported"}),
+    "verified": frozenset({"supported", "contested", "unresolved"}),
+    "contested": frozenset({"supported", "unresolved", "unsupported"}),
+    "unresolved": frozenset({"supported", "contested", "unsupported"}),
+    "unsupported": frozenset(),
+}
+
+
+def kind_name(kind: Any) -> str | None:
+    """The suffix of an ``assay.``/``recon.`` kind (``claim-ledger``), or None if unknown."""
+    if isinstance(kind, str):
+        for prefix in KIND_PREFIXES:
+            if kind.startswith(prefix) and kind[len(prefix):] in KINDS:
+                return kind[len(prefix):]
+    return None
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Issue:
+    """One reason a packet is invalid: code, packet-relative file, JSON pointer, sentence."""
+
+    code: str
+    path: str
+    pointer: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "path": self.path, "pointer": self.pointer,
+                "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A hashed same-run artifact: where it is, its digest, and its kind suffix."""
+
+    path: str
+    digest: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    source_id: str
+    type: str
+    title: str
+    state: str
+    locator: str
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    evidence_id: str
+    source_id: str
+    excerpt: str
+    state: str
+    redacted: bool
+
+    @property
+    def eligible(self) -> bool:
+        return self.state in ELIGIBLE_EVIDENCE
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    evidence_id: str
+    relation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A claim with its links and the assurance the validator derived for it."""
+
+    claim_id: str
+    statement: str
+    state: str
+    links: tuple[Link, ...]
+    qualifications: tuple[str, ...]
+    assurance: str
+    reviews: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    gap_id: str
+    kind: str
+    material: bool
+    mode: str | None
+    description: str
+    claim_ids: tuple[str, ...] = ()
+    source_ids: tuple[str, ...] = ()
+    finding_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PassOutcome:
+    """Whether one pass of the profile table has a complete typed artifact."""
+
+    mode: str
+    complete: bool
+    artifacts: tuple[str, ...]
+    gap_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    path: str
+    kind: str
+    lane: str
+    complete: bool
+    brief_digest: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatedRun:
+    """The compiled packet: everything rendering and assurance may read.
+
+    ``identity`` is the fingerprint of the two canonical files' digests; since
+    the manifest binds every other artifact by digest, any changed byte
+    either invalidates the packet or changes this identity.
+    """
+
+    identity: str
+    run_id: str
+    objective: str
+    questions: tuple[str, ...]
+    status: str
+    requested: str
+    achieved: str | None
+    publication: str | None
+    ledger_revision: int
+    synthesis: str
+    unresolved_questions: tuple[str, ...]
+    sources: tuple[Source, ...]
+    evidence: tuple[Evidence, ...]
+    claims: tuple[Claim, ...]
+    gaps: tuple[Gap, ...]
+    passes: tuple[PassOutcome, ...]
+    artifacts: tuple[Artifact, ...]
+    reviews: tuple[Review, ...]
+    approved_at: str | None
+    execution_fingerprint: str | None
+
+    @property
+    def publishable(self) -> bool:
+        return self.publication is not None
+
+    @property
+    def material_gaps(self) -> tuple[Gap, ...]:
+        return tuple(g for g in self.gaps if g.material)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON summary ``packet validate`` prints for a valid packet."""
+        states: dict[str, int] = {}
+        for claim in self.claims:
+            states[claim.state] = states.get(claim.state, 0) + 1
+        evidence_states: dict[str, int] = {}
+        for record in self.evidence:
+            evidence_states[record.state] = evidence_states.get(record.state, 0) + 1
+        return {
+            "identity": self.identity,
+            "run_id": self.run_id,
+            "status": self.status,
+            "requested_profile": self.requested,
+            "achieved_profile": self.achieved,
+            "publication": self.publication,
+            "publishable": self.publishable,
+            "ledger_revision": self.ledger_revision,
+            "claims": len(self.claims),
+            "claim_states": dict(sorted(states.items())),
+            "evidence": len(self.evidence),
+            "evidence_states": dict(sorted(evidence_states.items())),
+            "artifacts": len(self.artifacts),
+            "material_gaps": [g.gap_id for g in self.material_gaps],
+            "passes": [{"mode": p.mode, "complete": p.complete} for p in self.passes],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The outcome of the boundary: a run, or every issue found (never both)."""
+
+    issues: tuple[Issue, ...] = field(default_factory=tuple)
+    run: ValidatedRun | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.run is not None and not self.issues
