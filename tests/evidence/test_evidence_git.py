@@ -197,3 +197,14 @@ def test_git_observe_project_in_subdirectory(repo: Path) -> None:
     """Observing from a subdirectory covers the whole repository with repository paths."""
     obs = observe(repo / "src")
     assert "README.md" in obs.files and "src/app.py" in obs.files
+
+
+def test_git_observe_staged_rename(repo: Path) -> None:
+    """A staged rename lists the new path as renamed and the old one as gone."""
+    before = observe(repo)
+    git(repo, "mv", "README.md", "GUIDE.md")
+    obs = observe(repo)
+    states = {d.path: d.state for d in obs.dirty}
+    assert states == {"GUIDE.md": "renamed", "README.md": "deleted"}
+    assert obs.files["GUIDE.md"] == before.files["README.md"]
+    assert compare(before, obs).changed_paths == ("GUIDE.md", "README.md")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import subprocess
 import time
@@ -63,6 +64,8 @@ PROGRESS_STATES = ("changed", "unchanged", "unknown", "not_applicable")
 # Paths listed in a summary (dirty paths, changed paths); the rest are counted.
 MAX_LISTED_PATHS = 500
 _GIT_TIMEOUT_S = 120
+# One `git ls-files -s -z` entry: mode, object id, stage, TAB, path, NUL.
+_LS_ENTRY = re.compile(r"([0-7]{6}) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,13 +268,9 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
         raise _GitFailed("git ls-files: " + ls_err.decode("utf-8", "replace").strip()[-300:])
 
     excluded = _excluded_prefix(base, top)
-    files: dict[bytes, tuple[str, str]] = {}
-    for entry in ls_out.split(b"\0"):
-        if not entry:
-            continue
-        meta, _, path = entry.partition(b"\t")
-        mode, oid, _stage = meta.split(b" ")
-        files[path] = (mode.decode(), oid.decode())
+    # One decode and one C-level scan of the whole listing: this is the hot
+    # path on large clean repositories.
+    listed = _LS_ENTRY.findall(ls_out.decode("utf-8", "backslashreplace"))
 
     head: str | None = None
     branch: str | None = None
@@ -301,9 +300,8 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
             dirty.append((parts[9], parts[1].decode()))
             orig = tokens[i]
             i += 1
-            # The original path of a rename no longer exists in the work tree.
-            if orig not in files:
-                dirty.append((orig, "D."))
+            # A staged rename removed the original path from the index.
+            dirty.append((orig, "D."))
             if parts[2].startswith(b"S"):
                 submodule_flags[parts[9]] = parts[2].decode()
         elif tag == b"u":
@@ -314,64 +312,63 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
         # "!" (ignored) entries are not requested and never counted.
 
     if excluded is not None:
-        files = {p: v for p, v in files.items() if not p.startswith(excluded)}
-        dirty = [(p, xy) for p, xy in dirty if not p.startswith(excluded)]
+        listed = [e for e in listed if not e[2].startswith(excluded)]
+        dirty = [(p, xy) for p, xy in dirty if not _name(p).startswith(excluded)]
 
-    fingerprints: dict[bytes, str] = {}
-    for path, (mode, oid) in files.items():
-        kind = "commit" if mode == "160000" else "blob"
-        fingerprints[path] = f"{mode} {kind}:{oid}"
+    fingerprints: dict[str, str] = {
+        path: f"{mode} {'commit' if mode == '160000' else 'blob'}:{oid}"
+        for mode, oid, path in listed
+    }
+    gitlinks = sorted(path for mode, _, path in listed if mode == "160000")
 
-    to_hash: list[bytes] = []
+    to_hash: list[tuple[bytes, str]] = []
     entries: list[DirtyEntry] = []
     for path, xy in dirty:
+        key = _name(path.rstrip(b"/"))
         state = "untracked" if xy == "??" else _state(xy)
-        entries.append(DirtyEntry(path=_name(path.rstrip(b"/")), state=state, xy=xy))
+        entries.append(DirtyEntry(path=key, state=state, xy=xy))
         full = top / os.fsdecode(path)
         try:
             info = os.lstat(full)
         except FileNotFoundError:
-            fingerprints.pop(path, None)
+            fingerprints.pop(key, None)
             continue
         except OSError as exc:
-            raise _GitFailed(f"cannot stat {_name(path)}: {exc.strerror}") from None
+            raise _GitFailed(f"cannot stat {key}: {exc.strerror}") from None
         if path.endswith(b"/") or stat.S_ISDIR(info.st_mode):
-            fingerprints[path.rstrip(b"/")] = _directory_fingerprint(
+            fingerprints[key] = _directory_fingerprint(
                 full, env, submodule_flags.get(path), xy == "??")
             continue
         if stat.S_ISLNK(info.st_mode):
             target = os.fsencode(os.readlink(full))
-            fingerprints[path] = "120000 blob:" + _blob_id(target, object_format)
+            fingerprints[key] = "120000 blob:" + _blob_id(target, object_format)
             continue
-        mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
-        fingerprints[path] = mode
-        to_hash.append(path)
+        fingerprints[key] = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+        to_hash.append((path, key))
 
     if content_sha256:
-        for path, value in list(fingerprints.items()):
+        for key, value in list(fingerprints.items()):
             mode = value.split(" ", 1)[0]
             if mode == "160000" or " repository:" in value:
                 continue
-            full = top / os.fsdecode(path)
-            fingerprints[path] = f"{mode} sha256:" + _sha256_file(full)
+            fingerprints[key] = f"{mode} sha256:" + _sha256_file(top / key)
     elif to_hash:
-        simple = [p for p in to_hash if b"\n" not in p]
+        simple = [(p, k) for p, k in to_hash if b"\n" not in p]
         if simple:
             out = _git(["hash-object", "--stdin-paths"], top, env,
-                       stdin=b"".join(p + b"\n" for p in simple))
+                       stdin=b"".join(p + b"\n" for p, _ in simple))
             oids = out.decode().split()
             if len(oids) != len(simple):
                 raise _GitFailed("git hash-object returned an unexpected number of ids")
-            for path, oid in zip(simple, oids):
-                fingerprints[path] = f"{fingerprints[path]} blob:{oid}"
-        for path in to_hash:
+            for (_, key), oid in zip(simple, oids):
+                fingerprints[key] = f"{fingerprints[key]} blob:{oid}"
+        for path, key in to_hash:
             if b"\n" in path:  # cannot travel through --stdin-paths; git's filters do not apply
                 data = (top / os.fsdecode(path)).read_bytes()
-                fingerprints[path] = f"{fingerprints[path]} blob:" + _blob_id(data, object_format)
+                fingerprints[key] = f"{fingerprints[key]} blob:" + _blob_id(data, object_format)
 
-    named = {_name(p): v for p, v in fingerprints.items()}
-    ordered = dict(sorted(named.items()))
-    submodules = tuple(sorted(_name(p) for p, (mode, _) in files.items() if mode == "160000"))
+    ordered = dict(sorted(fingerprints.items()))
+    submodules = tuple(gitlinks)
     return GitObservation(
         status="observed",
         toplevel=str(top),
@@ -386,12 +383,12 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
     )
 
 
-def _excluded_prefix(base: Path, top: Path) -> bytes | None:
+def _excluded_prefix(base: Path, top: Path) -> str | None:
     try:
         rel = (base / STATE_DIR).relative_to(top)
     except ValueError:
         return None
-    return os.fsencode(rel.as_posix()) + b"/"
+    return rel.as_posix() + "/"
 
 
 def _blob_id(data: bytes, object_format: str) -> str:
@@ -429,11 +426,9 @@ def _directory_fingerprint(path: Path, env: Mapping[str, str], flags: str | None
 
 def _workspace_digest(files: Mapping[str, str], kind: str) -> str:
     """SHA-256 over ``coverage/version/kind`` then ``path NUL fingerprint LF`` lines in path order."""
-    head = f"{COVERAGE}\n{PROVIDER_VERSION}\n{kind}\n".encode()
-    body = b"".join(
-        p.encode("utf-8") + b"\0" + v.encode("utf-8") + b"\n" for p, v in files.items()
-    )
-    return digest_bytes(head + body)
+    head = f"{COVERAGE}\n{PROVIDER_VERSION}\n{kind}\n"
+    body = "".join([f"{p}\0{v}\n" for p, v in files.items()])
+    return digest_bytes((head + body).encode("utf-8"))
 
 
 def compare(before: GitObservation | None, after: GitObservation | None) -> Comparison:
