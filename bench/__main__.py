@@ -1,8 +1,9 @@
-"""``python -m bench [--quick] [--only NAME]``: run every benchmark module.
+"""``python -m bench [--quick] [--only NAME] [--out-dir DIR]``: run every benchmark module.
 
 Writes ``bench/results.json`` and rewrites the generated part of
 ``BENCHMARKS.md`` (between the ``<!-- bench:begin -->`` and
-``<!-- bench:end -->`` markers).
+``<!-- bench:end -->`` markers); with ``--out-dir`` both go to DIR instead,
+which is how the smoke test runs it without touching the repository.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes; finishes in under 2 minutes")
     parser.add_argument("--only", action="append", default=[], help="run only these modules")
     parser.add_argument("--no-write", action="store_true", help="print, do not update files")
+    parser.add_argument("--out-dir", default=None, metavar="DIR",
+                        help="write results.json and BENCHMARKS.md into DIR instead of the "
+                             "repository (BENCHMARKS.md starts from the repository's copy)")
     opts = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     results = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -68,14 +72,16 @@ def main() -> int:
     print(json.dumps(results, indent=2))
     if opts.no_write:
         return 0
-    out = HERE / "results.json"
+    out_dir = Path(opts.out_dir) if opts.out_dir else None
+    out = (out_dir / "results.json") if out_dir else HERE / "results.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     if opts.only and previous.get("benchmarks"):
         previous["benchmarks"].update(results["benchmarks"])
         results["benchmarks"] = dict(sorted(previous["benchmarks"].items()))
     out.write_text(json.dumps(results, indent=2) + "\n")
-    doc = ROOT / "BENCHMARKS.md"
-    text = doc.read_text() if doc.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+    doc = (out_dir / "BENCHMARKS.md") if out_dir else ROOT / "BENCHMARKS.md"
+    source = doc if doc.exists() else ROOT / "BENCHMARKS.md"
+    text = source.read_text() if source.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
     doc.write_text(f"{head}{BEGIN}\n{render(results)}\n{END}{tail}")
