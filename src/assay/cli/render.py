@@ -14,10 +14,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import EXIT_USAGE, AssayError
 from assay.ops import Operation
 
-__all__ = ["RAW", "READABLE", "json_line", "readable", "readable_error"]
+__all__ = ["RAW", "READABLE", "fail", "json_line", "readable", "readable_error"]
 
 
 def json_line(value: Any) -> str:
@@ -75,6 +75,18 @@ def readable(op: Operation, envelope: dict[str, Any]) -> None:
         console.print(f"next: {step}")
 
 
+def fail(err: AssayError, as_json: bool) -> int:
+    """Print ``err`` on stderr (one JSON line, or readable text); return its exit status."""
+    if as_json:
+        from assay.ops import error_envelope
+
+        sys.stderr.write(json.dumps(error_envelope(err), ensure_ascii=False, sort_keys=True,
+                                    separators=(",", ":")) + "\n")
+    else:
+        readable_error(err)
+    return err.exit_code if err.exit_code else EXIT_USAGE
+
+
 def readable_error(err: AssayError) -> None:
     """Print an error for a person: code, message, pointer, action."""
     try:
@@ -89,3 +101,66 @@ def readable_error(err: AssayError) -> None:
         console.print(f"  at {escape(err.pointer)}")
     if err.action:
         console.print(f"  next: {escape(err.action)}")
+
+
+_STATUS_STYLE = {
+    "reported_complete_with_current_evidence": ("green", "ready"),
+    "awaiting_descendants": ("yellow", "awaiting descendants"),
+    "reported_complete_needs_evidence": ("red", "needs evidence"),
+    "stale_intent": ("red", "stale intent"),
+    "failed": ("red", "failed"),
+    "unverified": ("yellow", "unverified"),
+    "not_started": ("dim", "not started"),
+}
+
+
+def _work_check_tree(envelope: dict[str, Any]) -> None:
+    """``work check`` as a requirement tree with statuses, evidence and issues."""
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    report = envelope["data"]
+    console = _console()
+    verdict = ("[bold green]ready for review[/bold green]" if report["ready_to_review"]
+               else "[bold red]not ready for review[/bold red]")
+    root = Tree(f"{escape(report['intent_record_id'])} (revision {report['intent_revision']}): "
+                f"{verdict}")
+    root.add(f"[italic]{escape(report['plan']['brief'])}[/italic]")
+    delta = {row["id"]: row for row in report["delta"]["requirements"]}
+    results = {r["requirement_id"]: r for r in report["actual"]["results"]}
+    plan = {r["id"]: r for r in report["plan"]["requirements"]}
+    by_requirement: dict[str, list[dict[str, Any]]] = {}
+    for issue in report["issues"]:
+        by_requirement.setdefault(issue.get("requirement_id") or "", []).append(issue)
+    for issue in by_requirement.get("", []):
+        root.add(f"[red]{escape(issue['code'])}[/red]: {escape(issue['message'])}")
+
+    def add(node: Any, rid: str) -> None:
+        style, label = _STATUS_STYLE.get(delta[rid]["status"], ("", delta[rid]["status"]))
+        branch = node.add(f"[bold]{escape(rid)}[/bold] [{style}]{label}[/{style}]  "
+                          f"{escape(plan[rid]['text'])}")
+        for ref in results.get(rid, {}).get("evidence", []):
+            seen = "machine-observed" if ref["machine_observed"] else "claim"
+            branch.add(f"evidence {escape(ref['id'])}@{ref['revision']} ({seen})")
+        for issue in by_requirement.get(rid, []):
+            colour = "yellow" if issue.get("advisory") else "red"
+            branch.add(f"[{colour}]{escape(issue['code'])}[/{colour}]: {escape(issue['message'])}")
+        for child in plan[rid]["child_ids"]:
+            add(branch, child)
+
+    for rid in report["plan"]["root_ids"]:
+        add(root, rid)
+    continuity = report.get("continuity") or {}
+    if continuity:
+        state = ("complete" if continuity.get("complete") else
+                 "truncated" if continuity.get("truncated") else "incomplete")
+        cont = root.add(f"continuity: {state}, {len(continuity.get('records', []))} records, "
+                        f"{len(continuity.get('decisions', []))} decisions")
+        for read in continuity.get("read_required", [])[:10]:
+            cont.add("read: assay " + escape(" ".join(read["read_args"])))
+    console.print(root)
+    for step in report["next"]:
+        console.print(f"next: {escape(step)}")
+
+
+READABLE["work.check"] = _work_check_tree

@@ -282,7 +282,8 @@ def work_resume(inv: Invocation, args: dict[str, Any]) -> Result:
     description=(
         "Writes one immutable decision-event record. By default the new event supersedes the "
         "stream's current heads (as read just before); --supersedes ID (repeatable) names them "
-        "explicitly. Recording the same content twice replays the first receipt."
+        "explicitly and --keep-heads supersedes nothing. Recording the same content twice replays "
+        "the first receipt."
     ),
     writes=True,
     arguments=(
@@ -291,6 +292,9 @@ def work_resume(inv: Invocation, args: dict[str, Any]) -> Result:
         Argument("reason", {"type": "string", "minLength": 1}, "Why.", required=True),
         Argument("supersedes", {"type": "array", "items": {"type": "string"}},
                  "Event ids this one supersedes (default: the current heads)."),
+        Argument("keep_heads", {"type": "boolean"},
+                 "Supersede nothing: record a concurrent alternative (a conflict if the stream "
+                 "already has a head with another choice).", binding="flag"),
         Argument("scope", {"type": "string"}, "project (default: this project's scope) or global."),
     ),
     output_schema={"type": "object", "properties": {
@@ -316,7 +320,12 @@ def decision_record(inv: Invocation, args: dict[str, Any]) -> Result:
     with store.reader() as reader:
         events = _stream(reader, binding, key)
         heads = replay(key, events)["head_event_ids"]
-    supersedes = list(args.get("supersedes") or heads)
+    if args.get("keep_heads"):
+        supersedes: list[str] = []
+    elif "supersedes" in args:
+        supersedes = list(args["supersedes"])
+    else:
+        supersedes = list(heads)
     known = {r.id for r in events}
     for index, target in enumerate(supersedes):
         if target not in known:

@@ -1,0 +1,272 @@
+"""Intent operations end to end: the real CLI and the registry on real SQLite ledgers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from assay_testing import Project
+
+from assay.errors import AssayError
+from assay.intent.contract import intent_sha256
+from assay.ops import Invocation, call
+
+
+def op(project: Project, name: str, **args: Any) -> tuple[dict[str, Any], int]:
+    inv = Invocation(cwd=str(project.root), surface="test")
+    try:
+        return call(name, args, inv)
+    finally:
+        inv.close()
+
+
+def put(project: Project, record_id: str, data: Any, **args: Any) -> dict[str, Any]:
+    return op(project, "put", id=record_id, data=data, **args)[0]["data"]
+
+
+INTENT = {
+    "version": 1, "brief": "Ship the export", "user_reference": "issue 7",
+    "requirements": [
+        {"id": "R1", "text": "CSV export", "acceptance": "Run the export test"},
+        {"id": "R2", "text": "Header row", "acceptance": "Inspect the output", "parent_id": "R1"},
+    ],
+    "boundaries": [], "non_goals": [],
+}
+
+
+def accepted(*results: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"intent": INTENT, "acceptance": {"intent_sha256": intent_sha256(INTENT),
+                                             "results": list(results), "blockers": []}, **extra}
+
+
+def passed(rid: str, receipt: dict[str, Any]) -> dict[str, Any]:
+    return {"requirement_id": rid, "status": "passed", "notes": "covers it",
+            "evidence": [{"id": receipt["id"], "revision": receipt["revision"]}]}
+
+
+def ready_project(project: Project) -> None:
+    a = put(project, "evidence:export", {"exit": 0})
+    put(project, "knowledge:export", accepted(passed("R1", a), passed("R2", a)))
+
+
+def test_ops_work_check_cli_exit_one_when_not_ready(project: Project) -> None:
+    """`assay work check` exits 1 with the report on stdout when not ready."""
+    put(project, "knowledge:export", {"intent": INTENT})
+    result = project.run("work", "check", "--", "knowledge:export")
+    assert result.code == 1
+    assert result.json["data"]["issues"][0]["code"] == "missing_acceptance"
+
+
+def test_ops_work_check_cli_exit_zero_when_ready(project: Project) -> None:
+    """`assay work check` exits 0 when ready."""
+    ready_project(project)
+    result = project.run("work", "check", "--", "knowledge:export")
+    assert result.code == 0 and result.json["data"]["ready_to_review"] is True
+
+
+def test_ops_work_check_same_revision_byte_identical(project: Project) -> None:
+    """Two CLI checks at the same revision print byte-identical output."""
+    ready_project(project)
+    first = project.run("work", "check", "--at-revision", "2", "--", "knowledge:export")
+    second = project.run("work", "check", "--at-revision", "2", "--", "knowledge:export")
+    assert first.stdout == second.stdout and first.code == 0
+
+
+def test_ops_work_check_at_old_revision_conflicts(project: Project) -> None:
+    """--at-revision of a moved ledger is read_revision_conflict (exit 3)."""
+    ready_project(project)
+    put(project, "knowledge:other", {"x": 1})
+    result = project.run("work", "check", "--at-revision", "2", "--", "knowledge:export")
+    assert result.code == 3 and result.error["code"] == "read_revision_conflict"
+
+
+def test_ops_work_check_writes_nothing(project: Project) -> None:
+    """A check leaves the ledger file's bytes unchanged."""
+    ready_project(project)
+    db = project.root / ".assay" / "ledger.db"
+    for suffix in ("-wal", "-shm"):
+        assert not Path(str(db) + suffix).exists() or True
+    op(project, "ledger.info")
+    before = op(project, "ledger.info")[0]["data"]
+    op(project, "work.check", id="knowledge:export")
+    assert op(project, "ledger.info")[0]["data"] == before
+
+
+def test_ops_work_check_invalid_contract_error(project: Project) -> None:
+    """An invalid intent is reported as invalid_intent_contract with its pointer on stderr."""
+    put(project, "knowledge:bad", {"intent": dict(INTENT, version=2)})
+    result = project.run("work", "check", "--", "knowledge:bad")
+    assert result.code == 1
+    assert (result.error["code"], result.error["pointer"]) == ("invalid_intent_contract",
+                                                               "/data/intent/version")
+
+
+def test_ops_work_check_literal_id_after_double_dash(project: Project) -> None:
+    """An id such as --help after -- is read literally (and is simply not found)."""
+    result = project.run("work", "check", "--", "--help")
+    assert result.code == 1 and result.error["code"] in ("intent_not_found", "invalid_id")
+
+
+def test_ops_work_check_table_renders_tree(project: Project) -> None:
+    """--format table prints a readable requirement tree."""
+    ready_project(project)
+    result = project.run("work", "check", "--format", "table", "--", "knowledge:export")
+    assert result.code == 0
+    assert "R1" in result.stdout and "R2" in result.stdout and "ready" in result.stdout.lower()
+
+
+def test_ops_decision_record_and_show(project: Project) -> None:
+    """decision record supersedes the current head; show replays to the latest choice."""
+    op(project, "decision.record", key="format", choice="csv", reason="simple")
+    out, _ = op(project, "decision.record", key="format", choice="parquet", reason="typed")
+    assert out["data"]["decision"]["choice"] == "parquet"
+    shown = project.run("decision", "show", "--", "format")
+    assert shown.code == 0 and shown.json["data"]["status"] == "resolved"
+    assert len(shown.json["data"]["events"]) == 2
+
+
+def test_ops_decision_record_same_content_replays(project: Project) -> None:
+    """Recording the same event twice replays the first receipt."""
+    op(project, "decision.record", key="k", choice="a", reason="r")
+    first = op(project, "decision.record", key="k2", choice="a", reason="r")[0]["data"]
+    again = op(project, "decision.record", key="k2", choice="a", reason="r",
+               supersedes=[])[0]["data"]
+    assert first["receipt"]["id"] == again["receipt"]["id"]
+    assert again["receipt"]["replayed"] is True
+
+
+def test_ops_decision_show_conflict_exits_one(project: Project) -> None:
+    """Two events superseding nothing conflict; show exits 1 and names them."""
+    op(project, "decision.record", key="k", choice="a", reason="r")
+    op(project, "decision.record", key="k", choice="b", reason="r", supersedes=[])
+    result = project.run("decision", "show", "--", "k")
+    assert result.code == 1 and result.json["data"]["status"] == "conflict"
+
+
+def test_ops_decision_unknown_supersedes(project: Project) -> None:
+    """Superseding an event of another stream is unknown_decision_event."""
+    with pytest.raises(AssayError) as info:
+        op(project, "decision.record", key="k", choice="a", reason="r",
+           supersedes=["decision-event:x.1"])
+    assert (info.value.code, info.value.pointer) == ("unknown_decision_event", "/supersedes/0")
+
+
+def test_ops_checkpoint_unchanged_writes_nothing(project: Project) -> None:
+    """A second checkpoint of an unchanged projection returns the prior receipt, no revision."""
+    ready_project(project)
+    first = op(project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    put(project, "knowledge:unrelated", {"x": 1})
+    revision = op(project, "ledger.info")[0]["data"]["ledger_revision"]
+    second = op(project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    assert first["written"] is True and second["written"] is False
+    assert second["receipt"]["revision"] == first["receipt"]["revision"]
+    assert op(project, "ledger.info")[0]["data"]["ledger_revision"] == revision
+
+
+def test_ops_checkpoint_changed_uses_new_request(project: Project) -> None:
+    """A changed projection writes a new handoff revision with a new request id."""
+    ready_project(project)
+    first = op(project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    put(project, "evidence:export", {"exit": 0, "again": True})
+    second = op(project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    assert second["written"] is True and second["receipt"]["revision"] == 2
+    assert second["receipt"]["request_id"] != first["receipt"]["request_id"]
+    assert second["last_good"] == second["receipt"]
+
+
+def test_ops_checkpoint_pending_replayed_once(project: Project) -> None:
+    """A pending attempt is replayed exactly once, then blind replay stops."""
+    from assay.intent.checkpoint import journal_path
+
+    ready_project(project)
+    op(project, "work.checkpoint", id="knowledge:export")
+    path = journal_path(project.root, "knowledge:export")
+    journal = json.loads(path.read_text())
+    journal["latest_attempt"]["status"] = "pending"
+    path.write_text(json.dumps(journal))
+    out = op(project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    assert out["recovery"]["outcome"] == "committed"
+    assert out["recovery"]["receipt"]["replayed"] is True
+    journal = json.loads(path.read_text())
+    journal["latest_attempt"]["status"] = "pending"
+    path.write_text(json.dumps(journal))
+    with pytest.raises(AssayError) as info:
+        op(project, "work.checkpoint", id="knowledge:export")
+    assert info.value.code == "checkpoint_pending"
+
+
+def test_ops_resume_view(project: Project) -> None:
+    """resume renders recovery first, then mission, with literal reads."""
+    put(project, "knowledge:export", {"intent": INTENT})
+    out = op(project, "work.resume", id="knowledge:export")[0]["data"]
+    text = out["text"]
+    assert text.index("RECOVERY") < text.index("MISSION") < text.index("REQUIRED READS")
+    assert out["read_required"][0]["read_args"][:2] == ["work", "check"]
+    assert out["must_read_before_action"] is False
+
+
+def test_ops_resume_capped_at_7000_utf16(project: Project) -> None:
+    """A large intent's resume view fits 7,000 UTF-16 units and sets must_read_before_action."""
+    reqs = [{"id": f"R{i}", "text": "𝒳 long text " * 30, "acceptance": "check"}
+            for i in range(200)]
+    put(project, "knowledge:big", {"intent": dict(INTENT, requirements=reqs)})
+    out = op(project, "work.resume", id="knowledge:big")[0]["data"]
+    assert out["utf16_length"] <= 7000
+    assert len(out["text"].encode("utf-16-le")) // 2 == out["utf16_length"]
+    assert out["must_read_before_action"] is True
+
+
+def test_ops_status_lists_intents(project: Project) -> None:
+    """work status lists intent records with readiness, bounded by --limit."""
+    ready_project(project)
+    put(project, "knowledge:second", {"intent": INTENT})
+    put(project, "knowledge:plain-note", {"text": "not an intent"})
+    out = op(project, "work.status", limit=1)[0]["data"]
+    assert [i["id"] for i in out["intents"]] == ["knowledge:export"]
+    assert out["more"] is True and out["omitted_count"] == 1
+
+
+def test_ops_history_shows_readiness_over_time(project: Project) -> None:
+    """work history shows each version's readiness as of its own ledger revision."""
+    a = put(project, "evidence:export", {"exit": 0})
+    put(project, "knowledge:export", {"intent": INTENT})
+    put(project, "knowledge:export", accepted(passed("R1", a), passed("R2", a)))
+    put(project, "evidence:export", {"exit": 1})
+    out = op(project, "work.history", id="knowledge:export")[0]["data"]
+    assert [v["ready_to_review"] for v in out["versions"]] == [True, False]
+    check = op(project, "work.check", id="knowledge:export")
+    assert check[1] == 1
+
+
+def test_ops_attention_sections(project: Project) -> None:
+    """work attention reports section coverage per intent."""
+    put(project, "knowledge:export", {"intent": INTENT})
+    out = op(project, "work.attention")[0]["data"]
+    sections = out["intents"][0]["sections"]
+    assert sections["acceptance"] == "missing" and sections["continuation"] == "absent"
+
+
+def test_ops_prepare_capture_two_guarded_saves(project: Project) -> None:
+    """prepare-capture drafts two guarded puts that save cleanly in order."""
+    put(project, "knowledge:note", {"text": "context"})
+    draft = op(project, "work.prepare-capture", id="knowledge:new", brief="b",
+               user_reference="u", requirement=["R1|Do it|Run it", "R2|Part|Check|R1"],
+               associate=["R2=knowledge:note"])[0]["data"]
+    before = op(project, "ledger.info")[0]["data"]["ledger_revision"]
+    assert before == 1  # the draft wrote nothing
+    step1, step2 = draft["saves"]
+    put(project, "knowledge:new", step1["data"], expect_revision=step1["expect_revision"])
+    put(project, "knowledge:new", step2["data"], expect_revision=step2["expect_revision"])
+    report = op(project, "work.check", id="knowledge:new")[0]["data"]
+    assert report["continuity"]["association_mode"] == "explicit"
+    assert report["continuity"]["records"][0]["id"] == "knowledge:note"
+
+
+def test_ops_prepare_capture_rejects_bad_draft(project: Project) -> None:
+    """A draft that breaks the contract is refused with its pointer."""
+    with pytest.raises(AssayError) as info:
+        op(project, "work.prepare-capture", id="knowledge:new", brief="b", user_reference="u",
+           requirement=["R1|a|b|R1"])
+    assert info.value.pointer == "/data/intent/requirements/0/parent_id"
