@@ -21,11 +21,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.harness import median_time, row
-
 from assay.config import EvidenceCommand
 from assay.evidence.commands import run_command
 from assay.evidence.git import observe
+from bench.harness import median_time, row
 
 _GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
             "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com"}
@@ -64,7 +63,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         _generate(root, files)
         assert len(observe(root).files) == files
 
-        base, base_spread = median_time(lambda: _status(root), runs=runs)
+        base, _ = median_time(lambda: _status(root), runs=runs)
         clean, clean_spread = median_time(lambda: observe(root), runs=runs)
         rows.append(row(f"git observation, clean, {files:,} files", assay=clean * 1000,
                         baseline=base * 1000, baseline_name="git status --porcelain",
@@ -92,7 +91,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
         decl = EvidenceCommand(name="noop", argv=(sys.executable, "-c", "pass"))
         env = {"PATH": os.environ.get("PATH", "")}
         plain, _ = median_time(
-            lambda: subprocess.run([sys.executable, "-c", "pass"], capture_output=True, env=env),
+            lambda: subprocess.run([sys.executable, "-c", "pass"], capture_output=True, env=env,
+                                   check=False),
             runs=runs)
         runner, runner_spread = median_time(lambda: run_command(decl, root=tmp, environ=env),
                                             runs=runs)

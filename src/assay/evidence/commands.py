@@ -43,7 +43,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -126,10 +126,10 @@ class Redactor:
         self._labels: dict[str, str] = {}
         parts: list[bytes] = []
         # Longest values first, so a secret containing another is redacted whole.
-        for index, (value, label) in enumerate(sorted(values.items(), key=lambda kv: -len(kv[0]))):
+        for index, (secret, label) in enumerate(sorted(values.items(), key=lambda kv: -len(kv[0]))):
             group = f"e{index}"
             self._labels[group] = label
-            parts.append(b"(?P<" + group.encode() + b">" + re.escape(value) + b")")
+            parts.append(b"(?P<" + group.encode() + b">" + re.escape(secret) + b")")
         for index, (label, pattern) in enumerate(_SHAPES):
             group = f"s{index}"
             self._labels[group] = label
@@ -278,7 +278,7 @@ def child_environment(decl: EvidenceCommand, environ: Mapping[str, str] | None =
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def unavailable_observation(decl: EvidenceCommand | None, name: str, reason: str,
@@ -558,7 +558,7 @@ def run_command(
         timeout_s=decl.timeout,
         started_at=started_at,
         ended_at=_now(),
-        duration_ms=int(round((ended - t0) * 1000)),
+        duration_ms=round((ended - t0) * 1000),
         exit_code=returncode if returncode >= 0 else None,
         signal=-returncode if returncode < 0 else None,
         reason=reason,

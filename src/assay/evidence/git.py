@@ -38,6 +38,7 @@ import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -185,9 +186,9 @@ def _git(args: list[str], cwd: Path | str, env: Mapping[str, str], *,
 
 
 def _now() -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _name(raw: bytes) -> str:
@@ -220,7 +221,7 @@ def observe(root: str | os.PathLike[str], *, content_sha256: bool = False) -> Gi
         return GitObservation(**{
             **{f: getattr(obs, f) for f in GitObservation.__dataclass_fields__},
             "observed_at": observed_at,
-            "duration_ms": int(round((time.monotonic() - started) * 1000)),
+            "duration_ms": round((time.monotonic() - started) * 1000),
         })
 
     try:
@@ -285,11 +286,11 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
             continue
         tag = token[:1]
         if tag == b"#":
-            key, _, value = token[2:].partition(b" ")
-            if key == b"branch.oid":
-                head = None if value == b"(initial)" else value.decode()
-            elif key == b"branch.head":
-                branch = None if value == b"(detached)" else _name(value)
+            header, _, header_value = token[2:].partition(b" ")
+            if header == b"branch.oid":
+                head = None if header_value == b"(initial)" else header_value.decode()
+            elif header == b"branch.head":
+                branch = None if header_value == b"(detached)" else _name(header_value)
         elif tag == b"1":
             parts = token.split(b" ", 8)
             dirty.append((parts[8], parts[1].decode()))

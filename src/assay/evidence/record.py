@@ -236,7 +236,7 @@ def run_evidence(
                         "observation": None}
     declaration = declaration_data(decl, Redactor(os.environ if environ is None else environ))
     git_participates = before.status != "not_applicable" or after.status != "not_applicable"
-    providers = ()
+    providers: tuple[ProviderFact, ...] = ()
     if git_participates:
         worst = after if after.status != "observed" else before
         providers = (ProviderFact("git", "git", "observed" if worst.observed else worst.status),)
