@@ -85,7 +85,36 @@ def _chapter_ledger(story: _Story) -> None:
                f"{again['ledger_revision']}")
 
 
-CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger]
+def _chapter_evidence(story: _Story) -> None:
+    story.chapter("Machine evidence: assay runs the declared check itself")
+    (story.root / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    test = "import calc; assert calc.add(2, 2) == 4; print('1 passed')"
+    with open(story.root / "assay.toml", "a", encoding="utf-8") as handle:
+        handle.write("\n[evidence.commands.unit]\n"
+                     f"argv = {json.dumps([sys.executable, '-c', test])}\n"
+                     "timeout = 60\nrequired = true\n"
+                     'description = "the unit test of calc.add"\n')
+    story.show("declared", "[evidence.commands.unit] in assay.toml (argv, timeout, required)")
+    run = story.call("evidence.run", {"name": "unit"})["data"]
+    story.show("assay evidence run -- unit",
+               f"{run['status']} in {run['duration_ms']} ms, origin {run['origin']}")
+    story.show("cite it as", run["evidence_ref"])
+    shown = story.call("evidence.show", {"id": "unit"})["data"]
+    observation = shown["record"]["data"]["observation"]
+    story.show("record", f"{shown['record']['id']} revision {shown['record']['revision']}, "
+               f"machine_observed={str(shown['machine_observed']).lower()}")
+    story.show("stdout tail", observation["stdout"]["tail"].strip())
+    story.show("stdout sha256", observation["stdout"]["sha256"])
+    story.call("put", {"id": "evidence:unit-by-hand",
+                       "data": {"observation": {"status": "passed"}}})
+    claimed = story.call("evidence.show", {"id": "unit-by-hand"})["data"]
+    story.show("the same claim written with put",
+               f"origin {claimed['record']['origin']}, "
+               f"machine_observed={str(claimed['machine_observed']).lower()}")
+
+
+CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
+                                             _chapter_evidence]
 
 
 def run_demo(*, keep: str | None = None) -> int:
