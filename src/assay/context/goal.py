@@ -63,12 +63,12 @@ _LIST_TITLES = frozenset({"agent todo", "agent todos", "user todo", "user todos"
                           "completed work archive", "todo archive"})
 
 # One pass finds every line that can matter outside a region; everything else
-# is narrative and is copied, not looked at.
-_INTERESTING = re.compile(
-    r"^(?: {0,3}(?P<lead><!--|```|~~~|##[ \t])"
-    r"|[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[ xX]\](?:[ \t]|\r?$))",
-    re.MULTILINE,
-)
+# is narrative and is copied, not looked at. The search pattern starts with a
+# literal newline so the regex engine can skip ahead quickly between lines.
+_LINE_BODY = (r"(?: {0,3}(?P<lead><!--|```|~~~|##[ \t])"
+              r"|[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[ xX]\](?:[ \t]|\r?$))")
+_INTERESTING = re.compile(_LINE_BODY, re.MULTILINE)
+_NEXT_INTERESTING = re.compile(r"\n(?=" + _LINE_BODY.replace("?P<lead>", "") + ")", re.MULTILINE)
 _CANDIDATE = re.compile(r" {0,3}<!--\s*(?:assay|loopx):todo-region")
 _MARKER = re.compile(
     r" {0,3}<!--\s*(assay:todo-region|loopx:todo-region-v0)((?:\s+[^\s]+)*?)\s*-->[ \t]*\r?\n?")
@@ -316,9 +316,13 @@ def read_goal_bytes(data: bytes, *, goal_id: str, path: str) -> GoalRead:
     stext = scan.text
     n = len(stext)
     while pos < n:
-        match = _INTERESTING.search(stext, pos)
+        match = _INTERESTING.match(stext, pos)
         if match is None:
-            break
+            found = _NEXT_INTERESTING.search(stext, pos)
+            if found is None:
+                break
+            match = _INTERESTING.match(stext, found.start() + 1)
+            assert match is not None
         at = match.start()
         head = match.group("lead") or ""
         fence = _FENCE_OPEN.match(stext, at) if head[:1] in ("`", "~") else None
