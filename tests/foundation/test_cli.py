@@ -282,3 +282,22 @@ def test_cli_tty_error_with_format_json_is_json(tmp_path: Path) -> None:
     status, out = _tty("describe", "--format", "json", "--", "nope", cwd=tmp_path)
     assert status == 2
     assert json.loads(out)["error"]["code"] == "unknown_operation"
+
+
+_CLICK_PATH = "import sys\nfrom assay.cli.app import run\nsys.exit(run(sys.argv[1:]))"
+
+
+@pytest.mark.parametrize("flags", [(), ("--digest",), ("--fingerprint",),
+                                   ("--fingerprint", "--digest")])
+@pytest.mark.parametrize("body", [b'{"b":[1.0,-0,1e21],"a":"\\u20ac"}', b"[NaN]",
+                                  b'{"a":1,"a":2}', b'"\xff"', b""])
+def test_cli_canonical_short_path_matches_click_path(flags: tuple[str, ...], body: bytes,
+                                                     tmp_path: Path) -> None:
+    """`assay canonical` without click prints exactly what the click-built command prints."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    short = subprocess.run([str(ASSAY), "canonical", *flags], input=body, capture_output=True,
+                           cwd=tmp_path, env=env, timeout=60, check=False)
+    full = subprocess.run([sys.executable, "-c", _CLICK_PATH, "canonical", *flags], input=body,
+                          capture_output=True, cwd=tmp_path, env=env, timeout=60, check=False)
+    assert (short.returncode, short.stdout, short.stderr) == (
+        full.returncode, full.stdout, full.stderr)

@@ -23,14 +23,16 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-sys.stderr.write(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))
+sys.stderr.write(json.dumps(sorted(sys.modules)))
 """
 
 
-def _loaded(*args: str, stdin: bytes = b"") -> set[str]:
+def _loaded(*args: str, stdin: bytes = b"", full: bool = False) -> set[str]:
+    """The modules (top-level packages unless ``full``) the CLI loaded for ``args``."""
     proc = subprocess.run([sys.executable, "-c", _PROBE, *args], input=stdin,
                           capture_output=True, timeout=60, check=True)
-    return set(json.loads(proc.stderr.decode().strip().splitlines()[-1]))
+    modules = json.loads(proc.stderr.decode().strip().splitlines()[-1])
+    return set(modules) if full else {m.split(".")[0] for m in modules}
 
 
 def _lint(root: Path, *, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -70,10 +72,17 @@ def test_version_imports_nothing_heavy(heavy: str) -> None:
     assert heavy not in _loaded("--version")
 
 
-@pytest.mark.parametrize("heavy", ["pydantic", "mcp", "psycopg", "rich"])
+@pytest.mark.parametrize("heavy", ["click", "pydantic", "mcp", "psycopg", "rich"])
 def test_canonical_digest_imports_nothing_heavy(heavy: str) -> None:
-    """`assay canonical --digest` on a pipe loads no pydantic, MCP SDK, psycopg or rich."""
+    """`assay canonical --digest` on a pipe loads no click, pydantic, MCP SDK, psycopg or rich."""
     assert heavy not in _loaded("canonical", "--digest", stdin=b'{"a":[1,2]}')
+
+
+def test_canonical_digest_loads_no_other_operation_module() -> None:
+    """`assay canonical --digest` loads only the core operations, not every capability's."""
+    modules = _loaded("canonical", "--digest", stdin=b"{}", full=True)
+    assert "assay.ops.core" in modules
+    assert [m for m in modules if m.startswith("assay.ops.") and m != "assay.ops.core"] == []
 
 
 @pytest.mark.parametrize("heavy", ["mcp", "psycopg", "rich"])

@@ -4,17 +4,24 @@ Each registered operation ``a.b`` becomes ``assay a b``; its arguments become
 options, flags or literals after ``--`` as the registry binds them. The CLI
 parses, calls exactly one operation, and renders: JSON (one canonical line)
 when stdout is not a terminal or with ``--format json``, readable text on a
-terminal. Errors are rendered in one place (:func:`_fail`) on stderr.
+terminal. Errors are rendered in one place (:func:`assay.cli.render.fail`)
+on stderr.
 
 Two commands are surface launchers rather than operations: ``assay mcp``
-(the MCP server) and ``assay demo`` (the guided story).
+(the MCP server) and ``assay demo`` (the guided story). Two spellings answer
+before click loads, because they are called often and must start fast:
+``assay --version`` and ``assay canonical [--digest|--fingerprint]``
+(:mod:`assay.cli.canonical`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from assay.errors import AssayError
 
 __all__ = ["main"]
 
@@ -32,9 +39,41 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if args == ["--version"]:
         sys.stdout.write(f"assay {_version()}\n")
         sys.exit(0)
+    if args[:1] == ["canonical"] and is_plain_canonical(args[1:]):
+        from assay.cli.canonical import run_canonical
+
+        sys.exit(run_canonical(args[1:]))
     from assay.cli.app import run
 
     sys.exit(run(args))
+
+
+_CANONICAL_FLAGS = frozenset({"--digest", "--fingerprint"})
+
+
+def is_plain_canonical(flags: list[str]) -> bool:
+    """Whether ``assay canonical FLAGS`` may skip click: only distinct --digest/--fingerprint."""
+    return set(flags) <= _CANONICAL_FLAGS and len(set(flags)) == len(flags)
+
+
+def read_stdin_text() -> str:
+    """All of standard input as text; bytes that are not UTF-8 are ``invalid_utf8``."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        from assay.errors import AssayError
+
+        raise AssayError(f"standard input is not valid UTF-8 (byte {exc.start})",
+                         code="invalid_utf8", details={"offset": exc.start}) from None
+
+
+def internal_error(exc: BaseException) -> AssayError:
+    """The error object for a bug: anything but an AssayError reaching the surface."""
+    from assay.errors import AssayError
+
+    return AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error",
+                      action="Rerun with --debug and report the traceback.")
 
 
 def is_tty(stream: Any) -> bool:

@@ -7,7 +7,6 @@ exception into an exit status and one error object on stderr.
 
 from __future__ import annotations
 
-import json
 import sys
 import traceback
 from pathlib import Path
@@ -15,9 +14,9 @@ from typing import Any
 
 import click
 
-from assay.cli import debug_requested, is_tty, json_requested
-from assay.errors import EXIT_INTERNAL, EXIT_USAGE, AssayError, UsageError
-from assay.ops import Argument, Invocation, Operation, call, error_envelope, lookup, operations
+from assay.cli import debug_requested, internal_error, is_tty, json_requested, read_stdin_text
+from assay.errors import EXIT_INTERNAL, AssayError, UsageError
+from assay.ops import Argument, Invocation, Operation, call, lookup, operations
 
 _FORMAT = click.Option(["--format", "output_format"], type=click.Choice(["json", "table"]),
                        default=None, help="Output format (default: json on pipes, table on a TTY).")
@@ -54,15 +53,6 @@ def _param(arg: Argument) -> click.Parameter:
                         required=arg.required, help=arg.help)
 
 
-def _read_stdin_text() -> str:
-    data = sys.stdin.buffer.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AssayError(f"standard input is not valid UTF-8 (byte {exc.start})",
-                         code="invalid_utf8", details={"offset": exc.start}) from None
-
-
 def _read_json_file(arg: Argument, path: str) -> Any:
     from assay.canonical import parse
 
@@ -81,7 +71,7 @@ def _collect(op: Operation, params: dict[str, Any]) -> dict[str, Any]:
     args: dict[str, Any] = {}
     for arg in op.all_arguments:
         if arg.binding == "stdin":
-            args[arg.name] = _read_stdin_text()
+            args[arg.name] = read_stdin_text()
             continue
         value = params.get(arg.name)
         if value is None or value == () or value is False:
@@ -234,19 +224,12 @@ def run(args: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
         if debug_requested(args):
             traceback.print_exc()
-        bug = AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error",
-                         action="Rerun with --debug and report the traceback.")
-        _fail(bug, as_json)
+        _fail(internal_error(exc), as_json)
         return EXIT_INTERNAL
 
 
 def _fail(err: AssayError, as_json: bool) -> int:
-    if as_json:
-        sys.stderr.write(json.dumps(error_envelope(err), ensure_ascii=False, sort_keys=True,
-                                    separators=(",", ":")) + "\n")
-    else:
-        from assay.cli.render import readable_error
+    from assay.cli.render import fail
 
-        readable_error(err)
-    return err.exit_code if err.exit_code else EXIT_USAGE
+    return fail(err, as_json)
 
