@@ -1,4 +1,4 @@
-"""Packet operations: init, approve, brief, admit, validate, render.
+"""Packet operations: init, approve, source, admit, brief, close, validate, render.
 
 Each handler imports :mod:`assay.packet` lazily and calls one function. None
 of them needs a project or the ledger: a packet is a self-contained
@@ -115,6 +115,33 @@ def packet_approve(inv: Invocation, args: dict[str, Any]) -> Result:
 
 
 @operation(
+    "packet.source",
+    summary="Capture a file as a document source of the packet (raw/sources/ID.txt).",
+    description=(
+        "Copies the file byte for byte into raw/sources/, records {sourceId, type: document, "
+        "title, capture: {path, digest}} in manifest.json. Evidence locators into it are "
+        "reopened and checked on every validation. Refused once a review brief exists."
+    ),
+    writes=True,
+    project=False,
+    arguments=(
+        _DIR,
+        Argument("source_id", {"type": "string", "minLength": 1}, "The source id.",
+                 required=True, cli="--id"),
+        Argument("file", {"type": "string", "minLength": 1}, "The file to capture.",
+                 required=True),
+        Argument("title", {"type": "string"}, "A human title (default: the id)."),
+    ),
+    output_schema={"type": "object", "properties": {"source": {"type": "object"}}},
+)
+def packet_source(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.packet.lifecycle import add_source
+
+    return Result(add_source(args["dir"], source_id=args["source_id"], file=args["file"],
+                             title=args.get("title")))
+
+
+@operation(
     "packet.validate",
     summary="Validate a packet once: the derived summary, or every issue (code, path, pointer).",
     description=(
@@ -218,3 +245,32 @@ def packet_admit(inv: Invocation, args: dict[str, Any]) -> Result:
 
     data = admit(args["dir"], args["draft"], args["to"])
     return Result(data, exit_code=0 if data["admitted"] else 1)
+
+
+@operation(
+    "packet.close",
+    summary="End a running run as complete, partial or failed (refused unless honest).",
+    description=(
+        "Sets the run status. complete and partial are validated first: a status the "
+        "validator does not derive as honest (complete needs the requested profile and no "
+        "material gap) is refused and nothing changes. failed writes raw/failure.json with "
+        "--reason."
+    ),
+    writes=True,
+    project=False,
+    arguments=(
+        _DIR,
+        Argument("status", {"type": "string", "enum": ["complete", "partial", "failed"]},
+                 "The terminal status.", required=True),
+        Argument("reason", {"type": "string"}, "Why the run failed (with --status failed)."),
+        Argument("mode", {"type": "string"}, "The wave mode that failed, if one did."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "status": {"type": "string"}, "valid": {"type": "boolean"},
+        "issues": {"type": "array", "items": _ISSUE}}},
+)
+def packet_close(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.packet.lifecycle import close
+
+    return Result(close(args["dir"], status=args["status"], reason=args.get("reason"),
+                        mode=args.get("mode")))

@@ -25,7 +25,7 @@ from assay.packet.model import PROFILES, Issue
 from assay.packet.reviews import BRIEF_MODES, project, slug
 from assay.packet.shape import Sink
 
-__all__ = ["approve", "create_brief", "init_packet", "now", "read_canonical", "register"]
+__all__ = ["add_source", "approve", "close", "create_brief", "init_packet", "now", "read_canonical", "register"]
 
 
 def now() -> str:
@@ -185,3 +185,88 @@ def create_brief(directory: str | os.PathLike[str], *, mode: str, brief_id: str 
     root.write(MANIFEST_FILE, json_file_bytes(manifest))
     return {"path": brief_path, "digest": file_digest(data), "mode": mode,
             "prior_ledger": brief["priorLedger"], "created": True}
+
+
+def close(directory: str | os.PathLike[str], *, status: str, reason: str | None = None,
+          mode: str | None = None) -> dict[str, Any]:
+    """End a running run as ``complete``, ``partial`` or ``failed``.
+
+    ``failed`` also writes ``raw/failure.json`` (``reason`` required). For
+    ``complete`` and ``partial`` the packet is validated with the new status;
+    a status the validator does not derive as honest (or any other issue) is
+    refused and the manifest is restored byte for byte, so a refused close
+    writes nothing. Returns the validation issues (empty on success).
+    """
+    from assay.packet.validate import validate
+
+    if status not in ("complete", "partial", "failed"):
+        raise UsageError("status must be complete, partial or failed", code="invalid_argument",
+                         pointer="/status")
+    root = PacketRoot(directory)
+    root.open_check()
+    original = root.read(MANIFEST_FILE)
+    if not isinstance(original, bytes):
+        raise AssayError(f"cannot read {MANIFEST_FILE}: {original.message}",
+                         code="packet_unreadable")
+    manifest = read_canonical(root, MANIFEST_FILE)
+    if manifest.get("status") != "running":
+        raise AssayError(f"only a running run can be closed (it is {manifest.get('status')!r})",
+                         code="packet_not_running")
+    if status == "failed":
+        if not reason:
+            raise UsageError("a failed run records its reason", code="missing_argument",
+                             pointer="/reason")
+        failure = {"kind": manifest["kind"].split(".")[0] + ".run-failure", "schemaVersion": 1,
+                   "runId": manifest["runId"], "failedAt": now(), "reason": reason, "mode": mode}
+        root.write("raw/failure.json", json_file_bytes(failure), exclusive=True)
+    manifest["status"] = status
+    root.write(MANIFEST_FILE, json_file_bytes(manifest))
+    outcome = validate(directory)
+    if status != "failed" and not outcome.valid:
+        root.write(MANIFEST_FILE, original)
+        raise AssayError(
+            f"closing as {status} leaves the packet invalid ({outcome.issues[0].code}); "
+            "nothing changed",
+            code="packet_close_refused",
+            details={"issues": [i.to_dict() for i in outcome.issues[:200]]},
+            action="Record the missing outcomes as gaps, or close as partial or failed.",
+        )
+    return {"status": status, "valid": outcome.valid,
+            "issues": [i.to_dict() for i in outcome.issues]}
+
+
+def add_source(directory: str | os.PathLike[str], *, source_id: str, file: str,
+               title: str | None = None) -> dict[str, Any]:
+    """Capture ``file`` as document source ``source_id`` under ``raw/sources/``.
+
+    The capture is copied byte for byte and its digest recorded, so every
+    evidence locator into it can be reopened and checked. Sources are frozen
+    once a review brief exists (briefs project them): ``sources_frozen``.
+    """
+    from assay.packet.manifest import ID
+    from assay.packet.shape import Sink as _Sink
+
+    issues: list[Issue] = []
+    if not ID(_Sink(issues, "source"), source_id, "/source_id"):
+        raise UsageError(f"invalid source id: {issues[0].message}", code="invalid_argument",
+                         pointer="/source_id")
+    root = PacketRoot(directory)
+    root.open_check()
+    manifest = read_canonical(root, MANIFEST_FILE)
+    if any(str(a.get("path", "")).startswith("reviews/briefs/") for a in manifest["artifacts"]):
+        raise AssayError("sources are frozen once a review brief exists", code="sources_frozen")
+    if any(s.get("sourceId") == source_id for s in manifest["sources"]):
+        raise AssayError(f"source {source_id!r} already exists", code="source_exists")
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror}", code="file_unreadable",
+                         pointer="/file") from None
+    path = f"raw/sources/{source_id}.txt"
+    root.write(path, data, exclusive=True)
+    source = {"sourceId": source_id, "type": "document", "title": title or source_id,
+              "capture": {"path": path, "digest": file_digest(data)}}
+    manifest["sources"].append(source)
+    root.write(MANIFEST_FILE, json_file_bytes(manifest))
+    return {"source": source}
