@@ -113,8 +113,151 @@ def _chapter_evidence(story: _Story) -> None:
                f"machine_observed={str(claimed['machine_observed']).lower()}")
 
 
+_DEMO_GOAL = """# Goal: ship the manifest parser
+
+Keep every requirement; the fixtures in tests/fixtures are the contract.
+
+## Agent Todo
+<!-- assay:todo-region role=agent id=agent-todo begin -->
+<!-- assay:todo-region id=agent-todo end -->
+
+## User Todo
+<!-- assay:todo-region role=user id=user-todo begin -->
+<!-- assay:todo-region id=user-todo end -->
+
+## History
+- started from the old parser
+
+Final stop: every fixture passes.
+"""
+
+
+def _chapter_context(story: _Story) -> None:
+    story.chapter("Work context: a goal file, todos in the ledger, what to read before acting")
+    goal = story.root / "goals" / "parser.md"
+    goal.parent.mkdir(exist_ok=True)
+    goal.write_text(_DEMO_GOAL, encoding="utf-8")
+    with open(story.root / "assay.toml", "a", encoding="utf-8") as handle:
+        handle.write('\n[goals.parser]\npath = "goals/parser.md"\n')
+    read = story.call("goal.read", {"goal_id": "parser"})["data"]
+    story.show("assay goal read --goal-id parser",
+               f"ownership {read['ownership']}, revision {read['revision'][:16]}..., "
+               f"{len(read['text'])} characters of goal text, regions "
+               + ", ".join(f"{r['role']} lines {r['lines']['start']}-{r['lines']['end']}"
+                           for r in read["excluded_todo_regions"]))
+    todo = story.call("todo.add", {"goal_id": "parser", "todo_id": "parse",
+                                   "text": "Parse the manifest\nKeep every error pointer exact."}
+                      )["data"]["todo"]
+    story.call("todo.add", {"goal_id": "parser", "todo_id": "approve-schema",
+                            "owner_role": "user", "text": "Approve the manifest schema"})
+    claimed = story.call("todo.claim", {"todo_id": "parse",
+                                        "expect_revision": todo["authority"]["revision"]}
+                         )["data"]["todo"]
+    story.show("todo added and claimed", f"{claimed['id']} {claimed['status']} by "
+               f"{claimed['claim']['principal']} until {claimed['claim']['lease_expires_at']}")
+    listing = story.call("todo.list", {"goal_id": "parser"})["data"]
+    story.show("assay todo list --goal-id parser",
+               f"{len(listing['todos'])} todos; "
+               f"{listing['todo_list_record_references']['replaced_view_records']} lane copies "
+               f"are pointers such as {json.dumps(listing['agent_todos']['selected'][0])}")
+    story.call("goal.write", {"goal_id": "parser", "expect_revision": read["revision"]})
+    after = story.call("goal.read", {"goal_id": "parser"})["data"]
+    story.show("assay goal write", f"regions regenerated, goal text unchanged: "
+               f"{str(after['text'] == read['text']).lower()}")
+    for line in goal.read_text(encoding="utf-8").splitlines()[5:9]:
+        story.say(f"      {line}")
+    context = story.call("work.context", {"goal_id": "parser"})["data"]["work_context"]
+    story.show("assay work context",
+               f"selected {context['selected_todo_ref']['$ref']}, sources "
+               + ", ".join(f"{s['source']}={s['status']}" for s in context["sources"])
+               + f", required reads {len(context['required_reads'])}, "
+               f"complete={str(context['complete']).lower()}")
+    with open(goal, "a", encoding="utf-8") as handle:
+        handle.write("- [ ] a checklist someone typed outside the regions\n")
+    context = story.call("work.context", {"goal_id": "parser"})["data"]["work_context"]
+    story.show("after an unmarked checklist is added, goal_state is",
+               context["sources"][0]["status"] + f" ({context['sources'][0]['ownership']})")
+    for read_entry in context["required_reads"]:
+        story.show("required read", json.dumps(read_entry["command"]))
+
+
+def _chapter_packet(story: _Story) -> None:
+    from assay.canonical import canonical_text
+
+    def write(path: Path, value: Any) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(canonical_text(value) + "\n", encoding="utf-8")
+
+    story.chapter("A research packet: validated once, rendered only when honest")
+    packet = story.root / "research" / "wal-packet"
+    run = "run-demo-wal"
+    story.call("packet.init", {"dir": str(packet), "objective": "Is SQLite WAL safe for readers?",
+                               "profile": "quick", "run_id": run})
+    lanes = [("map-1", "w-map", "map"), ("gather-1", "w-gather", "gather")]
+    execution = {
+        "provider": "local", "route": "default", "role": "researcher", "model": "any",
+        "effort": "low", "reasoningMode": None, "serviceTier": None,
+        "authority": "contract-enforced", "maxConcurrency": 2, "deadlineSeconds": 600,
+        "retryLimit": 0,
+        "waves": [{"waveId": wave, "mode": mode, "taskClass": "retrieval", "conditional": False,
+                   "lanes": [{"laneId": lane, "scope": mode, "writeRoot": f"raw/dossiers/{lane}"}]}
+                  for lane, wave, mode in lanes],
+    }
+    approved = story.call("packet.approve", {"dir": str(packet), "execution": execution})["data"]
+    story.show("approved execution fingerprint", approved["fingerprint"])
+    fact = "In WAL mode readers do not block writers and writers do not block readers."
+    notes = story.root / "research" / "wal-notes.txt"
+    notes.write_text(f"Notes on journaling.\n{fact}\n", encoding="utf-8")
+    story.call("packet.source", {"dir": str(packet), "source_id": "wal-notes", "file": str(notes)})
+    inputs = []
+    for lane, wave, mode in lanes:
+        write(packet / f"raw/drafts/{lane}.json", {
+            "kind": "assay.raw-dossier", "schemaVersion": 1, "dossierId": lane, "runId": run,
+            "waveId": wave, "laneId": lane, "mode": mode, "inputs": ["objective"],
+            "exclusions": [], "findings": [{"findingId": f"{lane}-1", "statement": fact,
+                                            "sourceIds": ["wal-notes"], "excerpt": fact}],
+            "uncertainty": [], "contradictions": [], "gaps": [], "outcome": "complete"})
+        admitted = story.call("packet.admit", {"dir": str(packet), "draft": f"raw/drafts/{lane}.json",
+                                               "to": f"raw/dossiers/{lane}/dossier.json"})["data"]
+        inputs.append({"path": admitted["path"], "digest": admitted["digest"]})
+    capture = notes.read_bytes()
+    start = capture.index(fact.encode())
+    write(packet / "claims.json", {
+        "kind": "assay.claim-ledger", "schemaVersion": 1, "runId": run, "revision": 1,
+        "inputs": inputs, "synthesis": "WAL lets readers and one writer proceed together.",
+        "evidence": [{"evidenceId": "ev-1", "sourceId": "wal-notes",
+                      "sourceDigest": "sha256:" + __import__("hashlib").sha256(capture).hexdigest(),
+                      "locator": {"start": start, "end": start + len(fact)}, "excerpt": fact}],
+        "claims": [{"claimId": "wal-readers", "statement": "WAL readers do not block the writer.",
+                    "state": "supported", "qualifications": [],
+                    "evidence": [{"evidenceId": "ev-1", "relation": "supports"}]}],
+        "unresolvedQuestions": [],
+        "transitions": [
+            {"claimId": "wal-readers", "from": None, "to": "provisional", "reason": "compiled"},
+            {"claimId": "wal-readers", "from": "provisional", "to": "supported",
+             "reason": "exact excerpt"}],
+    })
+    story.call("packet.close", {"dir": str(packet), "status": "complete"})
+    summary = story.call("packet.validate", {"dir": str(packet)})["data"]["summary"]
+    story.show("valid", f"profile {summary['achieved_profile']} achieved of "
+               f"{summary['requested_profile']}, publication {summary['publication']}, "
+               f"evidence {summary['evidence_states']}")
+    rendered = story.call("packet.render", {"dir": str(packet)})["data"]["rendered"]
+    story.show("rendered", f"{rendered['path']} ({rendered['digest'][:19]}...)")
+    dossier = packet / "raw/dossiers/gather-1/dossier.json"
+    data = bytearray(dossier.read_bytes())
+    data[data.index(b"readers")] = ord("R")
+    dossier.write_bytes(bytes(data))
+    story.say("   one byte of the gather dossier changed ('readers' -> 'Readers')")
+    refused = story.call("packet.validate", {"dir": str(packet)})["data"]
+    for issue in refused["issues"]:
+        story.show("refused", f"{issue['code']} at {issue['path']}#{issue['pointer']}")
+    story.show("packet.md withdrawn", str(refused["withdrawn"] and
+                                          not (packet / "packet.md").exists()).lower())
+
+
 CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
-                                             _chapter_evidence]
+                                             _chapter_evidence, _chapter_context, _chapter_packet]
 
 
 def run_demo(*, keep: str | None = None) -> int:
