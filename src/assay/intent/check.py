@@ -195,12 +195,11 @@ def read_intent(reader: Reader, binding: ProjectBinding, record_id: str) -> Inte
         raise _intent_error("intent_not_current", f"{record_id!r} is {record.status}",
                             "Check the current intent record instead.", record_id)
     document = parse_intent_data(record.data)
-    ids: list[str] = []
+    cited_ids: dict[str, None] = {}
     for result in document.acceptance.results if document.acceptance else ():
         for ref in result.evidence:
-            if ref.id not in ids:
-                ids.append(ref.id)
-    evidence, failures = fetch_visible(reader, ids, binding.principal)
+            cited_ids.setdefault(ref.id, None)
+    evidence, failures = fetch_visible(reader, list(cited_ids), binding.principal)
     cited: dict[tuple[str, int], Record | None] = {}
     for result in document.acceptance.results if document.acceptance else ():
         for ref in result.evidence:

@@ -310,11 +310,12 @@ def _assemble(doc: Any, context: Any, active: list[str], records: list[dict[str,
                 "active_requirement_ids_omitted": active_omitted,
             },
         }
-        size = len(canonical_bytes(out))
-        # The byte count is part of the document: settle it by fixed point.
-        for _ in range(3):
-            out["limits"]["bytes"] = size
-            size = len(canonical_bytes(out))
+        # The byte count is part of the document: encode once with a placeholder
+        # 0, then settle the count's own digits arithmetically.
+        base = len(canonical_bytes(out)) - 1
+        size = base + 1
+        while base + len(str(size)) != size:
+            size = base + len(str(size))
         out["limits"]["bytes"] = size
         if size <= MAX_BYTES or not (records or decisions):
             return out

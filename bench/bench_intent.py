@@ -1,0 +1,131 @@
+"""``work check`` on large intents, against simply reading the same records.
+
+The intent is a requirement tree of depth 6; every requirement's result cites
+five evidence records (1,000 requirements: 5,000 evidence records), and one in
+ten results is ``unverified`` so the continuity projection has active work to
+select. The baseline, measured in the same run on the same SQLite ledger, is
+the plain read of those records: opening a reader, ``get`` of the intent and
+``get_many`` of every cited evidence id. The ratio is what the report costs on
+top of fetching its inputs.
+
+The growth series (100 / 1,000 / 3,000 requirements; quick mode stops at
+1,000) compares the time per requirement at each size with the time per
+requirement at the previous size: a ratio near 1.0 is linear growth. It
+stops at 3,000 because an intent record is one canonical JSON document,
+bounded at 100,000 values: at 25 values per requirement (the requirement,
+its result and five evidence references) about 3,990 requirements fit, and
+10,000 requirements cannot carry even one result each (10 values apiece).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.harness import median_time, row
+
+from assay.intent.check import work_check
+from assay.intent.contract import intent_sha256
+from assay.intent.snapshot import ProjectBinding
+from assay.ledger import Write, open_store
+
+SCOPE = "project:bench"
+EVIDENCE_PER_REQUIREMENT = 5
+DEPTH = 6
+
+
+def _tree(count: int) -> list[dict[str, Any]]:
+    """``count`` requirements in a tree of depth ``DEPTH`` (a fan-out chosen to fit)."""
+    fanout = 2
+    while sum(fanout**d for d in range(DEPTH)) < count:
+        fanout += 1
+    reqs: list[dict[str, Any]] = []
+    frontier: list[str | None] = [None]
+    depth = 0
+    while len(reqs) < count and depth < DEPTH:
+        nxt: list[str | None] = []
+        for parent in frontier:
+            for _ in range(1 if parent is None else fanout):
+                if len(reqs) >= count:
+                    break
+                rid = f"R{len(reqs)}"
+                req: dict[str, Any] = {"id": rid, "text": "t", "acceptance": "a"}
+                if parent is not None:
+                    req["parent_id"] = parent
+                reqs.append(req)
+                nxt.append(rid)
+        frontier, depth = nxt, depth + 1
+    # Roots absorb any remainder so the count is exact and depth stays <= DEPTH.
+    while len(reqs) < count:
+        reqs.append({"id": f"R{len(reqs)}", "text": "t", "acceptance": "a"})
+    return reqs
+
+
+def _build(path: Path, count: int) -> tuple[Any, ProjectBinding, list[str]]:
+    store = open_store(path)
+    evidence_ids = [f"evidence:e{i:06d}" for i in range(count * EVIDENCE_PER_REQUIREMENT)]
+    batch = 1000
+    for start in range(0, len(evidence_ids), batch):
+        store.put_many([Write(id=eid, data={"exit_code": 0, "n": i}, scope=SCOPE, origin="machine")
+                        for i, eid in enumerate(evidence_ids[start:start + batch], start)])
+    reqs = _tree(count)
+    intent = {"version": 1, "brief": "bench", "user_reference": "bench", "requirements": reqs,
+              "boundaries": [], "non_goals": []}
+    results = []
+    for index, req in enumerate(reqs):
+        cited = evidence_ids[index * EVIDENCE_PER_REQUIREMENT:(index + 1) * EVIDENCE_PER_REQUIREMENT]
+        results.append({"requirement_id": req["id"],
+                        "status": "unverified" if index % 10 == 9 else "passed",
+                        "evidence": [{"id": e, "revision": 1} for e in cited], "notes": "n"})
+    store.put(Write(id="knowledge:bench", scope=SCOPE, data={
+        "intent": intent,
+        "acceptance": {"intent_sha256": intent_sha256(intent), "results": results,
+                       "blockers": []}}))
+    binding = ProjectBinding(root=str(path.parent), scope=SCOPE)
+    return store, binding, evidence_ids
+
+
+def _measure(count: int, runs: int) -> tuple[float, float, float]:
+    with tempfile.TemporaryDirectory(prefix="assay-bench-intent-") as tmp:
+        store, binding, evidence_ids = _build(Path(tmp) / "ledger.db", count)
+        try:
+            def check() -> None:
+                with store.reader() as reader:
+                    work_check(reader, binding, "knowledge:bench")
+
+            def read() -> None:
+                with store.reader() as reader:
+                    reader.get("knowledge:bench")
+                    reader.get_many(evidence_ids)
+
+            t_check, spread = median_time(check, runs=runs)
+            t_read, _ = median_time(read, runs=runs)
+        finally:
+            store.close()
+    return t_check, t_read, spread
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    runs = 3 if quick else 5
+    sizes = [100, 1000] if quick else [100, 1000, 3000]
+    timings = {n: _measure(n, runs) for n in sizes}
+    rows = []
+    t_check, t_read, spread = timings[1000]
+    rows.append(row(
+        "work check: 1,000 requirements (depth 6), 5,000 evidence records, SQLite",
+        assay=t_check, baseline=t_read, baseline_name="reading the same records",
+        unit="s", spread=spread, runs=runs, goal="< 0.5 s",
+        note="report + continuity from one reader snapshot"))
+    for n in sizes:
+        t_check, t_read, spread = timings[n]
+        rows.append(row(f"work check: {n:,} requirements", assay=t_check, baseline=t_read,
+                        baseline_name="reading the same records", unit="s", spread=spread,
+                        runs=runs))
+    for small, large in zip(sizes, sizes[1:]):
+        rows.append(row(
+            f"growth: time per requirement at {large:,} vs {small:,}",
+            assay=timings[large][0] / large, baseline=timings[small][0] / small,
+            baseline_name=f"per requirement at {small:,}", unit="s/requirement",
+            goal="near 1.0 (linear)"))
+    return rows
