@@ -18,9 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.harness import median_time, row
-
 from assay.context.goal import read_goal, read_goal_bytes, regenerate
+from bench.harness import median_time, row
 
 REGIONS = 200
 
@@ -61,7 +60,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         def assay() -> None:
             read_goal(root, "bench", "goal.md")
 
-        base, base_spread = median_time(baseline, runs=runs)
+        base, _ = median_time(baseline, runs=runs)
         took, spread = median_time(assay, runs=runs)
         rows = [row(f"read a {size / 1e6:.1f} MB goal with {REGIONS} regions",
                     assay=took * 1000, baseline=base * 1000, unit="ms",

@@ -31,8 +31,8 @@ CASES = [
      "goal_marker_unknown_role", 1),
     ("duplicate region id", B + E + "text\n" + B + E, "goal_region_duplicate_id", 4),
     ("duplicate loopx role",
-     "<!-- loopx:todo-region-v0 role=user begin -->\n<!-- loopx:todo-region-v0 role=user end -->\n"
-     "<!-- loopx:todo-region-v0 role=user begin -->\n<!-- loopx:todo-region-v0 role=user end -->\n",
+     ("<!-- loopx:todo-region-v0 role=user begin -->\n<!-- loopx:todo-region-v0 role=user end -->\n"
+      "<!-- loopx:todo-region-v0 role=user begin -->\n<!-- loopx:todo-region-v0 role=user end -->\n"),
      "goal_region_duplicate_id", 3),
     ("no begin or end word", "<!-- assay:todo-region role=agent id=a -->\n",
      "goal_marker_malformed", 1),

@@ -115,7 +115,7 @@ def test_work_context_configured_acceptance_without_provider_is_a_failure(ctx, t
     toml.write_text(toml.read_text().replace(
         'path = "goals/parser.md"', 'path = "goals/parser.md"\nacceptance = "knowledge:parser"'))
     _, wc = _wc(ctx)
-    acceptance = [s for s in wc["sources"] if s["source"] == "goal_acceptance"][0]
+    acceptance = next(s for s in wc["sources"] if s["source"] == "goal_acceptance")
     assert acceptance["status"] == "failed"
     assert acceptance["read"]["command"] == ["assay", "work", "check", "--", "knowledge:parser"]
     assert wc["complete"] is False
@@ -138,7 +138,7 @@ def test_work_context_delivers_acceptance_from_the_intent_check(ctx) -> None:
     finally:
         store.close()
     data, wc = _wc(ctx)
-    source = [s for s in wc["sources"] if s["source"] == "goal_acceptance"][0]
+    source = next(s for s in wc["sources"] if s["source"] == "goal_acceptance")
     assert (source["status"], source["revision"]) == ("delivered", 1)
     assert resolve_pointer(data, wc["acceptance"]["$ref"])["ready_to_review"] is False
     assert wc["complete"] is True

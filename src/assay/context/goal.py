@@ -342,7 +342,8 @@ def read_goal_bytes(data: bytes, *, goal_id: str, path: str) -> GoalRead:
             heading = _HEADING2.match(stext, at)
             pos = _line_end(stext, at)
             if heading is not None and " ".join(heading.group(1).lower().split()) in _LIST_TITLES:
-                after = _BLANKS.match(stext, pos).end()
+                blanks = _BLANKS.match(stext, pos)
+                after = blanks.end() if blanks is not None else pos
                 if not _CANDIDATE.match(stext, after) and first_unmarked is None:
                     first_unmarked = scan.line_of(at)
             continue

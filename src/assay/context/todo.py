@@ -91,7 +91,7 @@ def _parse_time(text: str) -> datetime:
 
 def normalize_todo_id(value: str, *, field: str = "/todo_id") -> str:
     """``todo:NAME`` from ``todo:NAME`` or a bare ``NAME`` (``[A-Za-z0-9][A-Za-z0-9._-]*``)."""
-    name = value[5:] if value.startswith("todo:") else value
+    name = value.removeprefix("todo:")
     if not _NAME.fullmatch(name):
         raise UsageError(f"invalid todo id {value[:80]!r}: use todo:NAME with NAME matching "
                          "[A-Za-z0-9][A-Za-z0-9._-]*", code="invalid_todo_id", pointer=field)

@@ -184,8 +184,8 @@ def todo_add(inv: Invocation, args: dict[str, Any]) -> Result:
                    source=source, todo_id=todo_id, relations=relations,
                    request_id=args.get("request_id"))
     return Result(out, ledger_revision=out["receipt"]["ledger_revision"],
-                  next=(f"assay todo claim --todo-id {out['todo']['id']} --expect-revision "
-                        f"{out['todo']['authority']['revision']}",))
+                  next=((f"assay todo claim --todo-id {out['todo']['id']} --expect-revision "
+                         f"{out['todo']['authority']['revision']}"),))
 
 
 @operation(
