@@ -256,8 +256,91 @@ def _chapter_packet(story: _Story) -> None:
                                           not (packet / "packet.md").exists()).lower())
 
 
+def _chapter_intent(story: _Story) -> None:
+    from assay.intent.contract import intent_sha256
+
+    story.chapter("Intent: is it ready for review? Not until the evidence says so")
+    intent = {
+        "version": 1,
+        "brief": "calc.add adds two numbers and is documented",
+        "user_reference": "demo request: make calc.add trustworthy",
+        "requirements": [
+            {"id": "R1", "text": "add returns the sum", "acceptance": "assay runs the unit check"},
+            {"id": "R2", "text": "the doc says what add does", "parent_id": "R1",
+             "acceptance": "a reviewer reads the docstring note"},
+            {"id": "R3", "text": "calc.py compiles cleanly", "acceptance": "assay runs compile"},
+        ],
+        "boundaries": ["Change only calc.py"],
+        "non_goals": ["No new operations"],
+    }
+    story.call("put", {"id": "knowledge:calc", "data": {"intent": intent}})
+    story.show("intent", f"knowledge:calc with R1, R2 (child of R1), R3; intent_sha256 "
+               f"{intent_sha256(intent)[:16]}...")
+
+    def check(label: str) -> dict[str, Any]:
+        envelope = story.call("work.check", {"id": "knowledge:calc"})
+        report = envelope["data"]
+        statuses = ", ".join(f"{r['id']} {r['status']}" for r in report["delta"]["requirements"])
+        story.show(label, f"ready_to_review={str(report['ready_to_review']).lower()}; {statuses}")
+        for issue in report["issues"]:
+            kind = "advisory" if issue.get("advisory") else "issue"
+            story.show(f"  {kind}", f"{issue['code']}: {issue['message']}")
+        return report
+
+    check("work check")
+    with open(story.root / "assay.toml", "a", encoding="utf-8") as handle:
+        handle.write("\n[evidence.commands.calc-compiles]\n"
+                     f"argv = {json.dumps([sys.executable, '-m', 'py_compile', 'calc.py'])}\n"
+                     'timeout = 60\ndescription = "calc.py compiles"\n'
+                     "\n[evidence.commands.calc-adds]\n"
+                     f"argv = {json.dumps([sys.executable, '-c', 'import calc; assert calc.add(2, 3) == 5'])}\n"
+                     'timeout = 60\ndescription = "calc.add sums"\n')
+    if not (story.root / "calc.py").exists():
+        (story.root / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    adds = story.call("evidence.run", {"name": "calc-adds", "target": "knowledge:calc#R1"})["data"]
+    story.show("assay evidence run -- calc-adds", f"{adds['status']}, origin {adds['origin']}")
+    note = story.call("put", {"id": "knowledge:calc-doc-note",
+                              "data": {"text": "add(a, b) returns a + b; reviewed by hand"}})["data"]
+
+    def result(rid: str, status: str, *refs: dict[str, Any], notes: str) -> dict[str, Any]:
+        return {"requirement_id": rid, "status": status, "evidence": list(refs), "notes": notes}
+
+    def accept(*results: dict[str, Any]) -> None:
+        current = story.call("get", {"id": "knowledge:calc"})["data"]
+        story.call("put", {"id": "knowledge:calc", "expect_revision":
+                           current["record"]["revision"],
+                           "data": {"intent": intent, "acceptance": {
+                               "intent_sha256": intent_sha256(intent),
+                               "results": list(results), "blockers": []}}})
+
+    r1 = result("R1", "passed", adds["evidence_ref"], notes="assay ran the unit check; it passed")
+    r2 = result("R2", "passed", {"id": note["id"], "revision": note["revision"]},
+                notes="the note records the reviewed docstring")
+    accept(r1, r2, result("R3", "unverified", notes="compile check not run yet"))
+    check("after mapping R1 and R2")
+    compiles = story.call("evidence.run", {"name": "calc-compiles",
+                                           "target": "knowledge:calc#R3"})["data"]
+    story.show("assay evidence run -- calc-compiles", f"{compiles['status']}, origin "
+               f"{compiles['origin']}")
+    accept(r1, r2, result("R3", "passed", compiles["evidence_ref"],
+                          notes="assay compiled calc.py"))
+    report = check("after recording R3's evidence")
+    for item in report["actual"]["results"]:
+        for ref in item["evidence"]:
+            story.show(f"  {item['requirement_id']} evidence",
+                       f"{ref['id']}@{ref['revision']} machine_observed="
+                       f"{str(ref['machine_observed']).lower()}")
+    first = story.call("work.checkpoint", {"id": "knowledge:calc"})["data"]
+    again = story.call("work.checkpoint", {"id": "knowledge:calc"})["data"]
+    story.show("work checkpoint", f"wrote {first['handoff_id']} revision "
+               f"{first['receipt']['revision']}; unchanged again -> written="
+               f"{str(again['written']).lower()}, same receipt "
+               f"{str(again['receipt']['revision'] == first['receipt']['revision']).lower()}")
+
+
 CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
-                                             _chapter_evidence, _chapter_context, _chapter_packet]
+                                             _chapter_evidence, _chapter_intent, _chapter_context,
+                                             _chapter_packet]
 
 
 def run_demo(*, keep: str | None = None) -> int:
