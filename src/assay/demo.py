@@ -182,7 +182,7 @@ def _chapter_context(story: _Story) -> None:
 
 
 def _chapter_packet(story: _Story) -> None:
-    from assay.canonical import canonical_text
+    from assay.canonical import canonical_text, digest_bytes
 
     def write(path: Path, value: Any) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -226,7 +226,7 @@ def _chapter_packet(story: _Story) -> None:
         "kind": "assay.claim-ledger", "schemaVersion": 1, "runId": run, "revision": 1,
         "inputs": inputs, "synthesis": "WAL lets readers and one writer proceed together.",
         "evidence": [{"evidenceId": "ev-1", "sourceId": "wal-notes",
-                      "sourceDigest": "sha256:" + __import__("hashlib").sha256(capture).hexdigest(),
+                      "sourceDigest": "sha256:" + digest_bytes(capture),
                       "locator": {"start": start, "end": start + len(fact)}, "excerpt": fact}],
         "claims": [{"claimId": "wal-readers", "statement": "WAL readers do not block the writer.",
                     "state": "supported", "qualifications": [],
@@ -241,7 +241,7 @@ def _chapter_packet(story: _Story) -> None:
     summary = story.call("packet.validate", {"dir": str(packet)})["data"]["summary"]
     story.show("valid", f"profile {summary['achieved_profile']} achieved of "
                f"{summary['requested_profile']}, publication {summary['publication']}, "
-               f"evidence {summary['evidence_states']}")
+               f"evidence states {canonical_text(summary['evidence_states'])}")
     rendered = story.call("packet.render", {"dir": str(packet)})["data"]["rendered"]
     story.show("rendered", f"{rendered['path']} ({rendered['digest'][:19]}...)")
     dossier = packet / "raw/dossiers/gather-1/dossier.json"

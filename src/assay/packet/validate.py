@@ -135,6 +135,7 @@ class _Compiler:
         self.docs: list[_Doc] = []
         self.by_path: dict[str, _Doc] = {}
         self.captures: dict[str, bytes] = {}
+        self.listed: set[str] = set()
         self.capture_digests: dict[str, str] = {}
 
     # -- helpers -------------------------------------------------------
@@ -210,10 +211,9 @@ class _Compiler:
         self.sources(manifest)
         if manifest["status"] == "failed":
             self.failure(manifest)
-        listed = set(self.by_path)
         for directory in LISTED_DIRS:
             for path in self.root.listing(directory):
-                if path not in listed:
+                if path not in self.listed:
                     self.add("UNLISTED_ARTIFACT", path, "",
                              f"{path} is in a listed directory but not in manifest artifacts")
         if ledger is None or self.issues:
@@ -235,9 +235,10 @@ class _Compiler:
                 self.add("QUARANTINED_ARTIFACT_REFERENCED", MANIFEST_FILE, ptr,
                          f"{path} is quarantined output and can never be promoted")
                 continue
-            if path in self.by_path:
+            if path in self.listed:
                 self.add("DUPLICATE_ARTIFACT", MANIFEST_FILE, ptr, f"{path} is listed twice")
                 continue
+            self.listed.add(path)
             data = self.read(path, MANIFEST_FILE, ptr)
             if data is None:
                 continue
