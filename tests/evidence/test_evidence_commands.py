@@ -259,3 +259,34 @@ def test_redactor_ignores_short_secret_values() -> None:
     """Secret-named variables with values under 6 characters are not treated as secrets."""
     data, counts = Redactor({"KEY": "1", "TOKEN": "abc"}).redact(b"1 abc 1")
     assert data == b"1 abc 1" and not counts
+
+
+def test_run_command_interrupt_is_aborted_and_kills_group(tmp_path: Path) -> None:
+    """Ctrl-C in the process running assay records aborted and leaves no command process behind."""
+    import subprocess
+    import sys
+
+    pidfile = tmp_path / "cmd.pid"
+    script = f"""
+import os, sys
+from assay.config import EvidenceCommand
+from assay.evidence.commands import run_command
+
+class Announce:
+    def started(self, name, argv): pass
+    def output(self, stream, line): print("ready", flush=True)
+    def tick(self, elapsed): pass
+    def finished(self, obs): pass
+
+code = "import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); print('up', flush=True); time.sleep(60)"
+obs = run_command(EvidenceCommand(name="slow", argv=({PYTHON!r}, "-c", code)), root={str(tmp_path)!r},
+                  environ={{"PATH": os.environ["PATH"]}}, reporter=Announce())
+print(obs.status, flush=True)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert out.strip() == "aborted"
+    assert gone(int(pidfile.read_text()))
