@@ -20,15 +20,15 @@ its result and five evidence references) about 3,990 requirements fit, and
 from __future__ import annotations
 
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
-
-from bench.harness import median_time, row
 
 from assay.intent.check import work_check
 from assay.intent.contract import intent_sha256
 from assay.intent.snapshot import ProjectBinding
 from assay.ledger import Write, open_store
+from bench.harness import median_time, row
 
 SCOPE = "project:bench"
 EVIDENCE_PER_REQUIREMENT = 5
@@ -122,7 +122,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         rows.append(row(f"work check: {n:,} requirements", assay=t_check, baseline=t_read,
                         baseline_name="reading the same records", unit="s", spread=spread,
                         runs=runs))
-    for small, large in zip(sizes, sizes[1:]):
+    for small, large in pairwise(sizes):
         rows.append(row(
             f"growth: time per requirement at {large:,} vs {small:,}",
             assay=timings[large][0] / large, baseline=timings[small][0] / small,

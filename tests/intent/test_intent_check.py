@@ -81,7 +81,7 @@ def test_check_missing_result() -> None:
 
 def test_check_unknown_task_requirement() -> None:
     """A task naming an unknown requirement is a global unknown_requirement issue."""
-    ledger, it = ready_ledger()
+    ledger, _ = ready_ledger()
     record = ledger.versions[-1]
     ledger.put("knowledge:login", dict(record.data, tasks=[
         {"runtime_task_id": "t", "owner": "o", "requirement_ids": ["R9"], "status": "done"}]))

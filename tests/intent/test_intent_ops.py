@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from assay_testing import Project
 
 from assay.errors import AssayError
 from assay.intent.contract import intent_sha256
 from assay.ops import Invocation, call
+from assay_testing import Project
 
 
 def op(project: Project, name: str, **args: Any) -> tuple[dict[str, Any], int]:

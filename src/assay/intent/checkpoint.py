@@ -362,8 +362,8 @@ def resume(reader: Any, binding: ProjectBinding, intent_id: str, *,
     omitted_reads = len(reads) - len(shown_reads)
     omitted_work = len(work) - len(shown_work)
     if utf16_length(text) > RESUME_LIMIT:
-        cut = text.encode("utf-16-le", "surrogatepass")[: 2 * (RESUME_LIMIT - 1)]
-        text = cut.decode("utf-16-le", "ignore") + "…"
+        units = text.encode("utf-16-le", "surrogatepass")[: 2 * (RESUME_LIMIT - 1)]
+        text = units.decode("utf-16-le", "ignore") + "…"
         shortened = True
     must_read = bool(shortened or omitted_reads or omitted_work)
     return {

@@ -81,7 +81,7 @@ def _read_args(kind: str, target: str, root: str) -> list[str]:
 
 
 class _Selection:
-    __slots__ = ("band", "index", "reasons", "requirement_ids", "record")
+    __slots__ = ("band", "index", "reasons", "record", "requirement_ids")
 
     def __init__(self, band: int, index: int) -> None:
         self.band = band
@@ -161,10 +161,10 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
     queue: list[tuple[int, str, str, str | None]] = list(seeds)
     head = 0
     while head < len(queue):
-        band, target, reason, rid = queue[head]
+        band, target, reason, via = queue[head]
         head += 1
         if target in selected:
-            selected[target].add(reason, rid)
+            selected[target].add(reason, via)
             continue
         if target == read.record.id:
             continue
@@ -175,7 +175,7 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
             continue
         nodes += 1
         sel = _Selection(band, len(selected))
-        sel.add(reason, rid)
+        sel.add(reason, via)
         selected[target] = sel
         try:
             record = reader.get(target)
@@ -204,7 +204,7 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
                     frontier.append(link.target)
                 continue
             edges += 1
-            queue.append((band, link.target, "dependency", rid))
+            queue.append((band, link.target, "dependency", via))
 
     # Decision streams of every selected decision event.
     keys: dict[str, _Selection] = {}
@@ -281,6 +281,8 @@ def _assemble(doc: Any, context: Any, active: list[str], records: list[dict[str,
               binding: ProjectBinding) -> dict[str, Any]:
     dropped: list[str] = []
     while True:
+        limits = {"max_nodes": MAX_NODES, "max_edges": MAX_EDGES, "max_bytes": MAX_BYTES,
+                  "nodes": min(nodes, MAX_NODES), "edges": min(edges, MAX_EDGES), "bytes": 0}
         shown_issues = list(issues)
         if truncated or dropped:
             shown_issues.append({
@@ -300,10 +302,7 @@ def _assemble(doc: Any, context: Any, active: list[str], records: list[dict[str,
             "read_required": read_required,
             "complete": not shown_issues,
             "truncated": bool(truncated or dropped),
-            "limits": {
-                "max_nodes": MAX_NODES, "max_edges": MAX_EDGES, "max_bytes": MAX_BYTES,
-                "nodes": min(nodes, MAX_NODES), "edges": min(edges, MAX_EDGES), "bytes": 0,
-            },
+            "limits": limits,
             "omitted": {
                 "known_ids": known[:MAX_KNOWN_IDS],
                 "deeper_count_unknown": bool(truncated or len(known) > MAX_KNOWN_IDS),
@@ -316,7 +315,7 @@ def _assemble(doc: Any, context: Any, active: list[str], records: list[dict[str,
         size = base + 1
         while base + len(str(size)) != size:
             size = base + len(str(size))
-        out["limits"]["bytes"] = size
+        limits["bytes"] = size
         if size <= MAX_BYTES or not (records or decisions):
             return out
         # Drop the last rows (lowest priority) until the projection fits; a
@@ -325,7 +324,7 @@ def _assemble(doc: Any, context: Any, active: list[str], records: list[dict[str,
         while excess > 0 and (records or decisions):
             victim_list = _last_list(records, decisions)
             victim = victim_list.pop()
-            dropped.insert(0, victim.get("id") or victim.get("key"))
+            dropped.insert(0, str(victim.get("id") or victim.get("key")))
             excess -= len(canonical_bytes(victim))
         dropped = sorted(set(dropped), key=dropped.index)
 

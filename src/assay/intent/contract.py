@@ -35,8 +35,8 @@ __all__ = [
     "CODE",
     "RESULT_STATUSES",
     "Acceptance",
-    "Continuation",
     "ContextAssociation",
+    "Continuation",
     "EvidenceRef",
     "IntentDocument",
     "Requirement",
@@ -305,23 +305,23 @@ def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement,
             parent_id=parent,
         ))
     parents = {r.id: r.parent_id for r in out}
-    for index, req in enumerate(out):
-        if req.parent_id is None:
+    for index, node in enumerate(out):
+        if node.parent_id is None:
             continue
         ppath = (*path, index, "parent_id")
-        if req.parent_id == req.id:
-            raise _fail(ppath, f"requirement {req.id!r} cannot be its own parent")
-        if req.parent_id not in parents:
-            raise _fail(ppath, f"unknown parent requirement {req.parent_id!r}")
-    for index, req in enumerate(out):
+        if node.parent_id == node.id:
+            raise _fail(ppath, f"requirement {node.id!r} cannot be its own parent")
+        if node.parent_id not in parents:
+            raise _fail(ppath, f"unknown parent requirement {node.parent_id!r}")
+    for index, node in enumerate(out):
         # Walk up at most len(out) steps: a longer walk can only be a cycle.
-        current: str | None = req.parent_id
+        current: str | None = node.parent_id
         for _ in range(len(out)):
             if current is None:
                 break
-            if current == req.id:
+            if current == node.id:
                 raise _fail((*path, index, "parent_id"),
-                            f"requirement {req.id!r} is its own ancestor (a parent cycle)")
+                            f"requirement {node.id!r} is its own ancestor (a parent cycle)")
             current = parents[current]
     return tuple(out)
 

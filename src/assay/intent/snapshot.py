@@ -164,3 +164,10 @@ class AsOfReader:
             if record is not None:
                 out[record_id] = record
         return out
+
+    def find(self, **filters: Any) -> list[Record]:
+        """Not offered as of a past revision (see the class docstring)."""
+        from assay.errors import UnavailableError
+
+        raise UnavailableError("searching the ledger as of a past revision is not supported",
+                               code="as_of_search_unavailable")
