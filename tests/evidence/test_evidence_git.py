@@ -208,3 +208,15 @@ def test_git_observe_staged_rename(repo: Path) -> None:
     assert states == {"GUIDE.md": "renamed", "README.md": "deleted"}
     assert obs.files["GUIDE.md"] == before.files["README.md"]
     assert compare(before, obs).changed_paths == ("GUIDE.md", "README.md")
+
+
+def test_git_observe_tracked_state_directory_excluded(repo: Path) -> None:
+    """Even committed files under .assay/ are left out of the observation."""
+    (repo / ".assay").mkdir()
+    (repo / ".assay" / "notes.txt").write_text("n\n")
+    git(repo, "add", "-f", ".assay/notes.txt")
+    git(repo, "commit", "-q", "-m", "state")
+    (repo / ".assay" / "notes.txt").write_text("changed\n")
+    obs = observe(repo)
+    assert not any(path.startswith(".assay/") for path in obs.files)
+    assert obs.dirty == ()

@@ -38,7 +38,7 @@ import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -186,8 +186,6 @@ def _git(args: list[str], cwd: Path | str, env: Mapping[str, str], *,
 
 
 def _now() -> str:
-    from datetime import datetime
-
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -271,7 +269,8 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
     excluded = _excluded_prefix(base, top)
     # One decode and one C-level scan of the whole listing: this is the hot
     # path on large clean repositories.
-    listed = _LS_ENTRY.findall(ls_out.decode("utf-8", "backslashreplace"))
+    listing_text = ls_out.decode("utf-8", "backslashreplace")
+    listed = _LS_ENTRY.findall(listing_text)
 
     head: str | None = None
     branch: str | None = None
@@ -313,7 +312,8 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
         # "!" (ignored) entries are not requested and never counted.
 
     if excluded is not None:
-        listed = [e for e in listed if not e[2].startswith(excluded)]
+        if "\t" + excluded in listing_text:  # tracked state files are rare: scan only then
+            listed = [e for e in listed if not e[2].startswith(excluded)]
         dirty = [(p, xy) for p, xy in dirty if not _name(p).startswith(excluded)]
 
     fingerprints: dict[str, str] = {
