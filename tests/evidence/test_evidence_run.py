@@ -280,3 +280,18 @@ def test_evidence_cli_run_prints_reference_and_no_progress_on_pipe(project: Path
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert '"evidence_ref":{"data_sha256":"' in done.stdout
+
+
+def test_evidence_cli_readable_run_and_list(project: Path) -> None:
+    """--format table prints the outcome with the reference to cite, and a list table."""
+    assay = Path(sys.executable).parent / "assay"
+    run = subprocess.run([str(assay), "evidence", "run", "--format", "table", "--", "broken"],
+                         cwd=project, capture_output=True, text=True, check=False,
+                         env={**os.environ, "NO_COLOR": "1"})
+    assert run.returncode == 1
+    assert "failed evidence:broken revision 1" in run.stdout
+    assert 'cite: {"data_sha256":"' in run.stdout
+    listed = subprocess.run([str(assay), "evidence", "list", "--format", "table"], cwd=project,
+                            capture_output=True, text=True, check=False,
+                            env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    assert "evidence:broken" in listed.stdout and "machine" in listed.stdout

@@ -164,3 +164,51 @@ def _work_check_tree(envelope: dict[str, Any]) -> None:
 
 
 READABLE["work.check"] = _work_check_tree
+
+
+_EVIDENCE_STYLE = {"passed": "green", "failed": "red"}
+
+
+def _evidence_run(envelope: dict[str, Any]) -> None:
+    """``evidence run``: the outcome, the workspace boundary and the reference to cite."""
+    from rich.markup import escape
+
+    from assay.canonical import canonical_text
+
+    data = envelope["data"]
+    console = _console()
+    colour = _EVIDENCE_STYLE.get(data["status"], "yellow")
+    exit_text = f", exit {data['exit_code']}" if data.get("exit_code") is not None else ""
+    console.print(f"[bold {colour}]{escape(data['status'])}[/bold {colour}] "
+                  f"{escape(data['receipt']['id'])} revision {data['receipt']['revision']} "
+                  f"({data['duration_ms']} ms{exit_text}), origin {escape(data['origin'])}")
+    console.print(f"workspace: {escape(data['progress'])}, "
+                  f"{data['changed_path_count']} changed paths; posture {escape(data['posture'])}")
+    if data.get("redacted"):
+        console.print("[yellow]secrets were redacted from the stored output[/yellow]")
+    if data.get("discriminates") is not None:
+        verdict = ("[green]discriminates[/green]" if data["discriminates"]
+                   else "[red]does not discriminate[/red]")
+        console.print(f"against the ref: {verdict}")
+    console.print("cite: " + escape(canonical_text(data["evidence_ref"])))
+    for step in envelope.get("next", [])[:-1]:
+        console.print(f"next: {escape(step)}")
+
+
+def _evidence_list(envelope: dict[str, Any]) -> None:
+    """``evidence list`` as a table: id, revision, status, origin, when, target."""
+    from rich.table import Table
+
+    table = Table("evidence", "rev", "status", "origin", "started", "ms", "for")
+    for row in envelope["data"]["evidence"]:
+        colour = _EVIDENCE_STYLE.get(row["status"] or "", "yellow")
+        target = row.get("target") or {}
+        table.add_row(row["id"], str(row["revision"]),
+                      f"[{colour}]{row['status']}[/{colour}]", row["origin"],
+                      row.get("started_at") or "", str(row.get("duration_ms") or ""),
+                      f"{target['intent']}#{target['requirement']}" if target else "")
+    _console().print(table)
+
+
+READABLE["evidence.run"] = _evidence_run
+READABLE["evidence.list"] = _evidence_list
