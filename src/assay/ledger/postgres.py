@@ -122,9 +122,10 @@ class PostgresStore(SqlLedger):
                 # The shared logic's first statement locks the head row
                 # (head_for_write), which serialises every write.
                 yield self._conn.cursor()
-        except psycopg.OperationalError as exc:
-            raise UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
-                                   code="ledger_unavailable") from None
+        except psycopg.Error as exc:
+            # The transaction was rolled back (or the connection is gone with
+            # it): nothing of the write is committed.
+            raise _unavailable(exc) from None
 
     @contextmanager
     def _read_transaction(self) -> Iterator[Any]:
@@ -133,9 +134,8 @@ class PostgresStore(SqlLedger):
                 cur = self._conn.cursor()
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 yield cur
-        except psycopg.OperationalError as exc:
-            raise UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
-                                   code="ledger_unavailable") from None
+        except psycopg.Error as exc:
+            raise _unavailable(exc) from None
 
     def put(self, write: Write, *, basis: WriteBasis | None = None) -> Receipt:
         """One write in one round trip through the ``assay_put`` server function.
@@ -155,9 +155,6 @@ class PostgresStore(SqlLedger):
                  basis.epoch if basis else None,
                  json.dumps(dict(basis.records)) if basis else None),
             ).fetchone()
-        except psycopg.OperationalError as exc:
-            raise UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
-                                   code="ledger_unavailable") from None
         except psycopg.Error as exc:
             raise _conflict(exc, w) from None
         return Receipt(w.id, int(row[0]), int(row[1]), row[3], w.request_id, bool(row[2]))
@@ -166,11 +163,27 @@ class PostgresStore(SqlLedger):
         self._conn.close()
 
 
-def _conflict(exc: psycopg.Error, write: Write) -> Exception:
+def _unavailable(exc: psycopg.Error) -> AssayError:
+    """A server or connection failure as an error with a stable code (never a traceback)."""
+    if isinstance(exc, psycopg.DataError):
+        # A value the server cannot hold (e.g. NUL in a read filter): the
+        # input is at fault, not the server.
+        return AssayError(f"the ledger refused a value: {str(exc).strip()}", code="invalid_input",
+                          action="Remove control characters from the ids, filters and fields.")
+    if isinstance(exc, psycopg.errors.DiskFull):
+        return UnavailableError(f"the ledger's disk is full: {str(exc).strip()}",
+                                code="ledger_disk_full", action="Free disk space, then retry the write.")
+    return UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
+                            code="ledger_unavailable",
+                            action="Check the PostgreSQL server, then retry the call (a retry with "
+                                   "the same --request-id never writes twice).")
+
+
+def _conflict(exc: psycopg.Error, write: Write) -> AssayError:
     """Translate the server function's conflict signals into assay's errors."""
     state = getattr(exc, "sqlstate", None)
     if state not in ("AS001", "AS002", "AS003"):
-        return exc
+        return _unavailable(exc)
     info = json.loads(exc.diag.message_primary or "{}")
     if state == "AS001":
         return RequestConflict(

@@ -51,13 +51,7 @@ class SqliteStore(SqlLedger):
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            raise UnavailableError(
-                f"the ledger at {self.path} cannot be used: {exc}",
-                code="ledger_corrupt" if "malformed" in str(exc) or "not a database" in str(exc)
-                else "ledger_unavailable",
-                retryable=False,
-                action="Restore the ledger file from a backup or point --db at another ledger.",
-            ) from None
+            raise _storage_error(exc, self.location) from None
         except AssayError:
             self._conn.close()
             raise
@@ -90,39 +84,71 @@ class SqliteStore(SqlLedger):
         cur = self._conn.cursor()
         try:
             cur.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise UnavailableError(f"the ledger is busy: {exc}", code="ledger_busy") from None
+        except sqlite3.Error as exc:
+            raise _storage_error(exc, self.location) from None
         try:
             yield cur
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise _storage_error(exc, self.location) from None
         except BaseException:
-            cur.execute("ROLLBACK")
+            self._rollback()
             raise
         else:
             try:
                 cur.execute("COMMIT")
             except sqlite3.Error as exc:
-                cur.execute("ROLLBACK")
-                raise _storage_error(exc) from None
+                self._rollback()
+                raise _storage_error(exc, self.location) from None
 
     @contextmanager
     def _read_transaction(self) -> Iterator[Any]:
         cur = self._conn.cursor()
-        cur.execute("BEGIN")
+        try:
+            cur.execute("BEGIN")
+        except sqlite3.Error as exc:
+            raise _storage_error(exc, self.location) from None
         try:
             yield cur
+        except sqlite3.Error as exc:
+            raise _storage_error(exc, self.location) from None
         finally:
-            cur.execute("ROLLBACK")
+            self._rollback()
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled the transaction back itself (a full
+        # disk, an I/O error); a second ROLLBACK would then raise and hide the
+        # error that matters.
+        if self._conn.in_transaction:
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     def close(self) -> None:
         self._conn.close()
 
 
-def _storage_error(exc: sqlite3.Error) -> AssayError:
+def _storage_error(exc: sqlite3.Error, location: str) -> AssayError:
+    """Translate a storage failure into an error with a stable code (never a traceback).
+
+    A failed statement inside a write transaction has rolled it back first, so
+    whatever the code, nothing of the write was committed.
+    """
     text = str(exc)
-    if "full" in text:
+    code = getattr(exc, "sqlite_errorname", "")
+    if code == "SQLITE_FULL" or "disk is full" in text:
         return UnavailableError(f"the ledger's disk is full: {text}", code="ledger_disk_full",
                                 action="Free disk space, then retry the write.")
-    return UnavailableError(f"the ledger could not commit: {text}", code="ledger_unavailable")
+    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text \
+            or "not a database" in text:
+        return UnavailableError(
+            f"the ledger at {location} is damaged: {text}", code="ledger_corrupt", retryable=False,
+            action="Restore the ledger file from a backup or point --db at another ledger.")
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
+        return UnavailableError(f"the ledger is busy: {text}", code="ledger_busy")
+    return UnavailableError(f"the ledger at {location} cannot be used: {text}",
+                            code="ledger_unavailable")
 
 
 def schema_too_new(version: int, location: str) -> AssayError:

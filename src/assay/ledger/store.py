@@ -18,6 +18,7 @@ Invariants every backend keeps:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -270,6 +271,7 @@ class LedgerInfo:
 
 
 _AUDIENCE_PREFIX = "private:"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
@@ -282,6 +284,14 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
 
     base = f"/writes/{index}" if index is not None else ""
     kind, _ = split_record_id(write.id, field=base + "/id")
+    for name, code in (("scope", "invalid_scope"), ("audience", "invalid_audience"),
+                       ("request_id", "invalid_argument")):
+        value = getattr(write, name)
+        # Both backends must store exactly the same strings; PostgreSQL text
+        # cannot hold NUL, so no control character is accepted in either.
+        if isinstance(value, str) and _CONTROL.search(value):
+            raise AssayError(f"{name} holds a control character", code=code,
+                             pointer=base + "/" + name)
     if write.scope != "global" and not (
         isinstance(write.scope, str) and write.scope.startswith("project:") and len(write.scope) > 8
     ):
