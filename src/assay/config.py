@@ -13,6 +13,9 @@ Sections::
                 argv, cwd, timeout, env, phases, required, enabled, description
     [goals.GOAL_ID]
                 path (a markdown file inside the project), acceptance (record id)
+    [loop]      max_rounds, stall_rounds, max_rejections, max_active_constraints,
+                lease_seconds, renew_seconds, gate
+    [memory]    enabled (false: memory commands perform no reads)
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ __all__ = [
     "STATE_DIR",
     "EvidenceCommand",
     "GoalConfig",
+    "LoopSettings",
     "Project",
     "find_project",
     "init_project",
@@ -96,6 +100,19 @@ class GoalConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class LoopSettings:
+    """``[loop]``: the loop governor's budgets (the reference defaults) and the high-risk gate."""
+
+    max_rounds: int = 20
+    stall_rounds: int = 3
+    max_rejections: int = 3
+    max_active_constraints: int = 15
+    lease_seconds: int = 30
+    renew_seconds: int = 10
+    gate: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Project:
     """A discovered project: its root, its scope and its settings."""
 
@@ -107,6 +124,8 @@ class Project:
     sections: dict[str, Any] = field(default_factory=dict)
     evidence_commands: tuple[EvidenceCommand, ...] = ()
     goals: tuple[GoalConfig, ...] = ()
+    loop: LoopSettings = LoopSettings()
+    memory_enabled: bool = True
 
     @property
     def scope(self) -> str:
@@ -175,7 +194,7 @@ def load_project(cwd: str | os.PathLike[str] | None = None) -> Project:
     return _parse(root, path, raw)
 
 
-_TOP = {"project", "ledger", "evidence", "goals"}
+_TOP = {"project", "ledger", "evidence", "goals", "memory", "loop"}
 _PROJECT_KEYS = {"name", "admitted_scopes", "principal"}
 _LEDGER_KEYS = {"url"}
 
@@ -221,7 +240,47 @@ def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
         sections={k: v for k, v in raw.items() if k not in {"project", "ledger"}},
         evidence_commands=_evidence_commands(path, raw),
         goals=_goals(path, raw),
+        loop=_loop_settings(path, raw),
+        memory_enabled=_memory_enabled(path, raw),
     )
+
+
+def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:
+    """Parse ``[memory]``: ``enabled`` (default true). Off, memory performs no reads."""
+    memory = _table(path, raw, "memory")
+    _closed(path, memory, {"enabled"}, "memory")
+    enabled = memory.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise _config_error(path, "/memory/enabled", "enabled must be true or false")
+    return enabled
+
+
+_LOOP_BOUNDS = {"max_rounds": (1, 1000), "stall_rounds": (0, 1000), "max_rejections": (1, 100),
+                "max_active_constraints": (1, 15), "lease_seconds": (5, 3600),
+                "renew_seconds": (1, 3600)}
+
+
+def _loop_settings(path: Path, raw: dict[str, Any]) -> LoopSettings:
+    """Parse ``[loop]``: whole-number budgets within bounds, ``gate`` a boolean."""
+    table = _table(path, raw, "loop")
+    _closed(path, table, {*_LOOP_BOUNDS, "gate"}, "loop")
+    values: dict[str, Any] = {}
+    for key, (low, high) in _LOOP_BOUNDS.items():
+        if key in table:
+            value = table[key]
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise _config_error(path, pointer("loop", key),
+                                    f"{key} must be a whole number from {low} to {high}")
+            values[key] = value
+    if "gate" in table:
+        if not isinstance(table["gate"], bool):
+            raise _config_error(path, "/loop/gate", "gate must be true or false")
+        values["gate"] = table["gate"]
+    settings = LoopSettings(**values)
+    if settings.renew_seconds >= settings.lease_seconds:
+        raise _config_error(path, "/loop/renew_seconds",
+                            "renew_seconds must be shorter than lease_seconds")
+    return settings
 
 
 _GOAL_KEYS = {"path", "acceptance"}

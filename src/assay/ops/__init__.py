@@ -51,6 +51,8 @@ _MODULES = (
     "assay.ops.evidence",
     "assay.ops.context",
     "assay.ops.packet",
+    "assay.ops.provenance",
+    "assay.ops.loop",
 )
 
 

@@ -1,0 +1,293 @@
+"""Provenance operations: notes, memory, the publication gate and pending decisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.errors import AssayError, UsageError
+from assay.ops import Argument, Invocation, Result, operation
+
+_SOURCE = Argument("source", {"type": "array", "items": {"type": "string"}},
+                   "A record version this derives from, ID@REVISION (repeatable).")
+_AUDIENCE = Argument("audience", {"type": "string"},
+                     "project or private:<you> (default: what the sources imply).")
+_SCOPE_W = Argument("scope", {"type": "string"},
+                    "project (default: this project's scope) or global.")
+_SCOPE_R = Argument("scope", {"type": "string"}, "Only this one of the project's scopes.")
+_TEXT = Argument("text", {"type": "string", "minLength": 1}, "The text.", binding="literal",
+                 required=True)
+_ENVELOPE = {"type": "object", "properties": {
+    "version": {"const": 1}, "status": {"enum": ["known", "unknown", "revoked"]},
+    "epoch": {"type": "string"}, "revision": {"type": "integer"},
+    "origins": {"type": "array"}, "leaves": {"type": "array"}, "audience": {"type": "string"},
+    "reason": {"enum": ["legacy", "overflow", "equivocation", "invalid"]}}}
+_UNAVAILABLE = {"type": "object", "properties": {
+    "id": {"type": "string"}, "revision": {"type": "integer"}, "reason": {"type": "string"},
+    "line": {"type": "string"}, "source": {"type": "string"}}}
+_READ = {"type": "object", "properties": {
+    "enabled": {"type": "boolean"}, "items": {"type": "array"}, "count": {"type": "integer"},
+    "more": {"type": "boolean"}, "unavailable": {"type": "array", "items": _UNAVAILABLE},
+    "envelope": {"anyOf": [_ENVELOPE, {"type": "null"}]},
+    "envelope_sha256": {"type": ["string", "null"]}, "query": {"type": "array"},
+    "ledger_revision": {"type": "integer"}}}
+_VERDICT = {"type": "object", "properties": {
+    "published": {"type": "boolean"}, "reason": {"type": ["string", "null"]},
+    "line": {"type": "string"}, "attempts": {"type": "integer"},
+    "checked_revision": {"type": ["integer", "null"]}, "envelope_sha256": {"type": "string"},
+    "failures": {"type": "array"}, "write_basis": {"type": ["object", "null"]}}}
+_ADDED = {"type": "object", "properties": {
+    "receipt": {"type": "object"}, "audience": {"type": "string"}, "sources": {"type": "array"},
+    "envelope": _ENVELOPE, "gate": _VERDICT}}
+
+
+def _write_scope(inv: Invocation, args: dict[str, Any]) -> str:
+    project = inv.project()
+    scope = args.get("scope") or project.scope
+    if scope == "project":
+        scope = project.scope
+    if scope not in (project.scope, "global"):
+        raise AssayError(f"this project writes only to {project.scope} or global, not {scope!r}",
+                         code="out_of_scope", pointer="/scope")
+    return scope
+
+
+def _add(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
+    from assay.ops.ledger import parse_sources
+    from assay.provenance.saved import add
+
+    scope = _write_scope(inv, args)
+    sources = parse_sources(args.get("source", []))
+    out = add(inv.store(), inv.access(), kind=kind, text=args["text"], scope=scope,
+              sources=sources, audience=args.get("audience"))
+    receipt = out["receipt"]
+    return Result(out, ledger_revision=receipt["ledger_revision"])
+
+
+def _list(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
+    from assay.provenance.saved import list_entries
+
+    with inv.store().reader() as reader:
+        data = list_entries(reader, inv.access(), kind=kind, scope=args.get("scope"),
+                            limit=args.get("limit", 100))
+    return Result(data, ledger_revision=data["ledger_revision"])
+
+
+@operation(
+    "note.add",
+    summary="Write a working note, pinned to the exact record versions it was derived from.",
+    description=(
+        "Writes one note: record with data {version, text, author}. Each --source ID@REVISION is "
+        "pinned to that version's data digest and must be readable by you; a private source keeps "
+        "the note private to you (a wider --audience is audience_too_wide). The sources' envelope "
+        "passes the publication gate first; a withheld one writes nothing."
+    ),
+    writes=True,
+    arguments=(_TEXT, _SOURCE, _AUDIENCE, _SCOPE_W),
+    output_schema=_ADDED,
+)
+def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
+    return _add(inv, args, "note")
+
+
+@operation(
+    "note.list",
+    summary="List the notes you may read whose sources are all still current and readable.",
+    description=(
+        "Read-only. Filters by scope and audience first; a note whose closure has a missing, "
+        "retired, superseded, modified or unreadable source, or no typed provenance, is omitted "
+        "with an unavailable line while the others stay. Returns the union envelope of what it "
+        "admitted (known-empty when nothing)."
+    ),
+    writes=False,
+    arguments=(
+        _SCOPE_R,
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
+                 "At most this many notes (default 100)."),
+    ),
+    output_schema=_READ,
+)
+def note_list(inv: Invocation, args: dict[str, Any]) -> Result:
+    return _list(inv, args, "note")
+
+
+def _memory_off(inv: Invocation) -> bool:
+    return not inv.project().memory_enabled
+
+
+_DISABLED = {"enabled": False, "items": [], "count": 0, "more": False, "unavailable": [],
+             "envelope": None, "envelope_sha256": None}
+
+
+@operation(
+    "memory.add",
+    summary="Remember something across sessions (private to you unless --audience project).",
+    description=(
+        "Writes one memory: record, like note add, but private:<you> by default. With [memory] "
+        "enabled = false in assay.toml it is memory_disabled and nothing is read or written."
+    ),
+    writes=True,
+    arguments=(_TEXT, _SOURCE, _AUDIENCE, _SCOPE_W),
+    output_schema=_ADDED,
+)
+def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
+    if _memory_off(inv):
+        raise AssayError("memory is switched off in assay.toml", code="memory_disabled",
+                         pointer="/memory/enabled", action="Set [memory] enabled = true to use it.")
+    return _add(inv, args, "memory")
+
+
+@operation(
+    "memory.search",
+    summary="Keyword search of the memory you may read, filtered before anything is rendered.",
+    description=(
+        "Read-only. Every query word must occur in the entry's text. Scope and audience filter "
+        "first, then the words, then each entry's whole closure is revalidated; only admitted "
+        "entries are rendered. With [memory] enabled = false it returns enabled=false and "
+        "reads nothing (not even the ledger)."
+    ),
+    writes=False,
+    arguments=(
+        Argument("query", {"type": "string", "minLength": 1}, "Words to look for.",
+                 binding="literal", required=True),
+        _SCOPE_R,
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 200},
+                 "At most this many entries (default 20)."),
+    ),
+    output_schema=_READ,
+)
+def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.provenance.saved import search
+
+    if _memory_off(inv):
+        return Result(dict(_DISABLED))
+    with inv.store().reader() as reader:
+        data = search(reader, inv.access(), query=args["query"], scope=args.get("scope"),
+                      limit=args.get("limit", 20))
+    return Result({"enabled": True, **data}, ledger_revision=data["ledger_revision"])
+
+
+@operation(
+    "memory.list",
+    summary="List the memory entries you may read, each revalidated through its closure.",
+    description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
+    writes=False,
+    arguments=(
+        _SCOPE_R,
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
+                 "At most this many entries (default 100)."),
+    ),
+    output_schema=_READ,
+)
+def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
+    if _memory_off(inv):
+        return Result(dict(_DISABLED))
+    result = _list(inv, args, "memory")
+    return Result({"enabled": True, **result.data}, ledger_revision=result.ledger_revision)
+
+
+@operation(
+    "publish.check",
+    summary="Run the publication gate on a dependency envelope: publish or withhold, with a reason.",
+    description=(
+        "Read-only. Revalidates the envelope (from a context read's output) against the current "
+        "ledger on one snapshot, confirms on a second and retries once if a source moved; "
+        "continued change, unknown provenance, a missing, retired, modified or unreadable "
+        "source, or an unreadable ledger withhold it. Exit status 1 when withheld. CLI: "
+        "-- FILE, or - for standard input; over MCP pass `envelope`."
+    ),
+    writes=False,
+    arguments=(
+        Argument("file", {"type": "string", "minLength": 1},
+                 "Envelope JSON file, or - for standard input.", binding="literal"),
+        Argument("envelope", {"type": "object"}, "The envelope itself (instead of a file).",
+                 binding="json_file", cli="--envelope"),
+    ),
+    output_schema=_VERDICT,
+)
+def publish_check(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.canonical import parse
+    from assay.provenance.envelope import parse_envelope
+    from assay.provenance.publish import check
+
+    if ("file" in args) == ("envelope" in args):
+        raise UsageError("pass the envelope as -- FILE (or -) or as --envelope, exactly once",
+                         code="missing_argument", pointer="/file")
+    if "envelope" in args:
+        value = args["envelope"]
+    else:
+        if args["file"] == "-":
+            raw = inv.read_stdin()
+        else:
+            from pathlib import Path
+
+            try:
+                raw = Path(args["file"]).read_bytes()
+            except OSError as exc:
+                raise UsageError(f"cannot read {args['file']}: {exc.strerror}",
+                                 code="file_unreadable", pointer="/file") from None
+        value = parse(raw)
+    # A read's whole output is accepted too: its envelope is taken from it.
+    if isinstance(value, dict) and "envelope" in value and "version" not in value:
+        value = value["envelope"]
+    if isinstance(value, dict) and "data" in value and "ok" in value:
+        value = (value.get("data") or {}).get("envelope")
+    envelope = parse_envelope(value)
+    verdict = check(inv.store(), inv.access(), envelope)
+    return Result(verdict.to_dict(), ledger_revision=verdict.checked_revision,
+                  exit_code=0 if verdict.published else 1)
+
+
+@operation(
+    "pending.ask",
+    summary="Ask a question (or make a proposal) that keeps the envelope of the context it used.",
+    description=(
+        "Writes one pending: record storing its input envelope (the pinned sources' closure). "
+        "The sources pass the publication gate first."
+    ),
+    writes=True,
+    arguments=(
+        _TEXT, _SOURCE, _SCOPE_W,
+        Argument("proposal", {"type": "boolean"}, "A proposal rather than a question.",
+                 binding="flag"),
+    ),
+    output_schema={"type": "object", "properties": {
+        "receipt": {"type": "object"}, "audience": {"type": "string"}, "envelope": _ENVELOPE}},
+)
+def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.ops.ledger import parse_sources
+    from assay.provenance.pending import ask
+
+    out = ask(inv.store(), inv.access(), text=args["text"], scope=_write_scope(inv, args),
+              kind="proposal" if args.get("proposal") else "question",
+              sources=parse_sources(args.get("source", [])))
+    return Result(out, ledger_revision=out["receipt"]["ledger_revision"])
+
+
+@operation(
+    "pending.answer",
+    summary="Answer a pending decision; its stored envelope is revalidated first.",
+    description=(
+        "Revalidates the pending record's stored envelope through the publication gate before "
+        "joining the answer text or binding --assent. Withheld (a source revoked, changed or "
+        "unreadable, or no stored envelope): bound=false, nothing written, exit status 1."
+    ),
+    writes=True,
+    arguments=(
+        Argument("id", {"type": "string", "minLength": 1}, "The pending: record id.",
+                 required=True),
+        Argument("text", {"type": "string", "minLength": 1}, "The answer text.",
+                 binding="literal"),
+        Argument("assent", {"type": "boolean"}, "Agree, without text.", binding="flag"),
+    ),
+    output_schema={"type": "object", "properties": {
+        "bound": {"type": "boolean"}, "id": {"type": "string"}, "revision": {"type": "integer"},
+        "reason": {"type": ["string", "null"]}, "line": {"type": "string"},
+        "answer": {"type": "object"}, "gate": _VERDICT}},
+)
+def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.provenance.pending import answer
+
+    out = answer(inv.store(), inv.access(), pending_id=args["id"], text=args.get("text"),
+                 assent=bool(args.get("assent")))
+    ledger_revision = out["answer"]["ledger_revision"] if out["bound"] else None
+    return Result(out, ledger_revision=ledger_revision, exit_code=0 if out["bound"] else 1)

@@ -1,0 +1,350 @@
+"""Dependency envelopes: the closure of record versions an admitted byte depends on.
+
+An envelope is the JSON object::
+
+    {version: 1, status: known|unknown|revoked, epoch, revision,
+     origins: [{id, revision}], leaves: [{id, revision, data_sha256, audience}],
+     audience, reason?}
+
+``leaves`` is the closure: every record version whose bytes went into the
+content (the items read themselves and, transitively, the exact versions they
+were derived from). ``origins`` are the items read directly. ``revision`` is
+the ledger revision the envelope was taken at and ``epoch`` the ledger's
+identity. ``audience`` is the effective audience the leaves imply (see
+:func:`effective_audience`). ``reason`` (``legacy``, ``overflow``,
+``equivocation``, ``invalid``) is allowed only when the status is not known.
+
+Merging is monotonic taint: revoked > unknown > known. A merge that would
+pass 32 leaves or 16 KiB keeps the leaves it has and becomes unknown with
+reason ``overflow``; the same id and revision with another digest is
+``equivocation``. Nothing ever turns a tainted envelope known again.
+
+The hash is the digest of the canonical normalised form (leaves and origins
+sorted, duplicates removed), so two envelopes over the same closure hash the
+same whatever order they were built in.
+
+This module is pure: it imports the base modules only. Reading a closure
+from the ledger is :mod:`assay.provenance.admission`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from assay.canonical import canonical_bytes, digest
+from assay.errors import AssayError, pointer
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_LEAVES",
+    "NOBODY",
+    "REASONS",
+    "STATUSES",
+    "Envelope",
+    "Leaf",
+    "Origin",
+    "audience_allows",
+    "contains",
+    "effective_audience",
+    "known_empty",
+    "merge",
+    "parse_envelope",
+]
+
+MAX_LEAVES = 32
+MAX_BYTES = 16 * 1024
+STATUSES = ("known", "unknown", "revoked")
+REASONS = ("legacy", "overflow", "equivocation", "invalid")
+# The effective audience of content whose sources are private to two
+# different principals: nobody may read it.
+NOBODY = "none"
+_RANK = {"known": 0, "unknown": 1, "revoked": 2}
+_HEX64 = frozenset("0123456789abcdef")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Leaf:
+    """One record version in a closure, with the audience it had at that version."""
+
+    id: str
+    revision: int
+    data_sha256: str
+    audience: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "revision": self.revision, "data_sha256": self.data_sha256,
+                "audience": self.audience}
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Origin:
+    """An item a read admitted directly."""
+
+    id: str
+    revision: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "revision": self.revision}
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A dependency envelope (see the module docstring). Build it with :func:`merge`."""
+
+    status: str
+    epoch: str
+    revision: int
+    origins: tuple[Origin, ...] = ()
+    leaves: tuple[Leaf, ...] = ()
+    reason: str | None = None
+
+    @property
+    def is_known(self) -> bool:
+        return self.status == "known"
+
+    @property
+    def audience(self) -> str:
+        return effective_audience(leaf.audience for leaf in self.leaves)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical normalised form (sorted, de-duplicated)."""
+        out: dict[str, Any] = {
+            "version": 1,
+            "status": self.status,
+            "epoch": self.epoch,
+            "revision": self.revision,
+            "origins": [o.to_dict() for o in sorted(set(self.origins))],
+            "leaves": [leaf.to_dict() for leaf in sorted(set(self.leaves))],
+            "audience": self.audience,
+        }
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+    def hash(self) -> str:
+        """SHA-256 (lowercase hex) of the canonical normalised form."""
+        return digest(self.to_dict())
+
+    def size(self) -> int:
+        return len(canonical_bytes(self.to_dict()))
+
+    def taint(self, status: str, reason: str | None) -> Envelope:
+        """This envelope with its status raised to at least ``status`` (never lowered)."""
+        if _RANK[status] <= _RANK[self.status] and (self.reason is not None or reason is None):
+            return self
+        new_status = status if _RANK[status] > _RANK[self.status] else self.status
+        return replace(self, status=new_status, reason=self.reason or reason)
+
+    def at(self, revision: int) -> Envelope:
+        """The same closure, as seen at a later ledger revision."""
+        return replace(self, revision=max(self.revision, revision))
+
+
+def known_empty(epoch: str, revision: int) -> Envelope:
+    """The envelope of a read that consumed no source bytes."""
+    return Envelope(status="known", epoch=epoch, revision=revision)
+
+
+def effective_audience(audiences: Iterable[str]) -> str:
+    """The audience implied by content drawn from records with these audiences.
+
+    ``project`` when every source is project-wide; ``private:P`` when every
+    private source is private to P; :data:`NOBODY` when private sources name
+    two different principals (no one may read every input).
+    """
+    private = {a for a in audiences if a != "project"}
+    if not private:
+        return "project"
+    if len(private) == 1:
+        return next(iter(private))
+    return NOBODY
+
+
+def audience_allows(audience: str, principal: str) -> bool:
+    """Whether ``principal`` is inside ``audience``."""
+    return audience == "project" or audience == f"private:{principal}"
+
+
+def merge(*envelopes: Envelope, epoch: str | None = None, revision: int | None = None) -> Envelope:
+    """The union of envelopes, with monotonic taint (revoked > unknown > known).
+
+    Envelopes from another ledger epoch make the result unknown (``invalid``).
+    Leaves are added in the order given until the 32-leaf or 16 KiB bound
+    would be passed; then the result keeps what it has and becomes unknown
+    with reason ``overflow``. Cost: linear in the leaves, plus one canonical
+    encoding per added leaf once the result is near the byte bound.
+    """
+    if not envelopes:
+        if epoch is None:
+            raise ValueError("merge of nothing needs an epoch")
+        return known_empty(epoch, revision or 0)
+    first = envelopes[0]
+    status = "known"
+    reason: str | None = None
+    base_epoch = epoch if epoch is not None else first.epoch
+    top = revision if revision is not None else 0
+    leaves: dict[tuple[str, int], Leaf] = {}
+    origins: set[Origin] = set()
+    size = 0
+
+    def raise_to(new_status: str, new_reason: str | None) -> None:
+        nonlocal status, reason
+        if _RANK[new_status] > _RANK[status]:
+            status = new_status
+        if reason is None and new_reason is not None:
+            reason = new_reason
+
+    for env in envelopes:
+        top = max(top, env.revision)
+        if env.status != "known":
+            raise_to(env.status, env.reason)
+        if env.epoch != base_epoch:
+            raise_to("unknown", "invalid")
+            continue
+        for origin in env.origins:
+            origins.add(origin)
+        for leaf in env.leaves:
+            key = (leaf.id, leaf.revision)
+            held = leaves.get(key)
+            if held is not None:
+                if held != leaf:
+                    raise_to("unknown", "equivocation")
+                continue
+            if len(leaves) >= MAX_LEAVES:
+                raise_to("unknown", "overflow")
+                break
+            leaves[key] = leaf
+            size += len(canonical_bytes(leaf.to_dict())) + 1
+            if size > MAX_BYTES // 2:
+                # Near the bound, measure exactly rather than by the estimate.
+                trial = Envelope("known", base_epoch, top, tuple(origins), tuple(leaves.values()))
+                if trial.size() > MAX_BYTES:
+                    del leaves[key]
+                    raise_to("unknown", "overflow")
+                    break
+    if status == "known":
+        reason = None
+    return Envelope(status=status, epoch=base_epoch, revision=top, origins=tuple(sorted(origins)),
+                    leaves=tuple(sorted(leaves.values())), reason=reason)
+
+
+def contains(current: Envelope, snapshot: Envelope) -> bool:
+    """Whether ``current`` still covers everything ``snapshot`` admitted.
+
+    Holds only when both are known, from the same ledger, ``current`` was
+    taken at a ledger revision at least the snapshot's, and every snapshot
+    leaf is present in ``current``.
+    """
+    if not (current.is_known and snapshot.is_known):
+        return False
+    if current.epoch != snapshot.epoch or current.revision < snapshot.revision:
+        return False
+    held = set(current.leaves)
+    return all(leaf in held for leaf in snapshot.leaves)
+
+
+_KEYS = {"version", "status", "epoch", "revision", "origins", "leaves", "audience", "reason"}
+_LEAF_KEYS = {"id", "revision", "data_sha256", "audience"}
+
+
+def _bad(message: str, where: str) -> AssayError:
+    return AssayError(message, code="invalid_envelope", pointer=where,
+                      action="Pass an envelope exactly as a context read returned it.")
+
+
+def _revision(value: Any, where: str, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise _bad(f"a revision is an integer >= {minimum}", where)
+    return value
+
+
+def _record_id(value: Any, where: str) -> str:
+    from assay.ids import validate_record_id
+
+    try:
+        return validate_record_id(value, field=where)
+    except AssayError as exc:
+        raise _bad(exc.message, where) from None
+
+
+def _audience(value: Any, where: str) -> str:
+    if value == "project" or (isinstance(value, str) and value.startswith("private:")
+                              and len(value) > len("private:")):
+        return value
+    raise _bad("an audience is 'project' or 'private:<principal>'", where)
+
+
+def parse_envelope(value: Any, *, where: str = "") -> Envelope:
+    """Validate an envelope document; errors are ``invalid_envelope`` with a pointer.
+
+    Closed objects throughout; leaf digests are lowercase hex SHA-256; a
+    ``reason`` only with a status other than known; the stated ``audience``
+    must be the one the leaves imply.
+    """
+    if not isinstance(value, Mapping):
+        raise _bad("an envelope is a JSON object", where or "")
+    for key in value:
+        if key not in _KEYS:
+            raise _bad(f"unknown envelope field {key!r}", where + pointer(key))
+    for key in ("version", "status", "epoch", "revision", "origins", "leaves"):
+        if key not in value:
+            raise _bad(f"the envelope has no {key!r}", where + pointer(key))
+    if value["version"] != 1 or isinstance(value["version"], bool):
+        raise _bad("only envelope version 1 is known", where + "/version")
+    status = value["status"]
+    if status not in STATUSES:
+        raise _bad(f"status is one of {', '.join(STATUSES)}", where + "/status")
+    if not isinstance(value["epoch"], str) or not value["epoch"]:
+        raise _bad("epoch is the ledger's identity string", where + "/epoch")
+    revision = _revision(value["revision"], where + "/revision", 0)
+    reason = value.get("reason")
+    if reason is not None:
+        if status == "known":
+            raise _bad("a known envelope carries no reason", where + "/reason")
+        if reason not in REASONS:
+            raise _bad(f"reason is one of {', '.join(REASONS)}", where + "/reason")
+    origins_raw = value["origins"]
+    if not isinstance(origins_raw, list):
+        raise _bad("origins is an array", where + "/origins")
+    origins = []
+    for i, item in enumerate(origins_raw):
+        at = where + pointer("origins", i)
+        if not isinstance(item, Mapping) or set(item) != {"id", "revision"}:
+            raise _bad("an origin is {id, revision}", at)
+        origins.append(Origin(_record_id(item["id"], at + "/id"),
+                              _revision(item["revision"], at + "/revision", 1)))
+    leaves_raw = value["leaves"]
+    if not isinstance(leaves_raw, list):
+        raise _bad("leaves is an array", where + "/leaves")
+    if len(leaves_raw) > MAX_LEAVES:
+        raise _bad(f"an envelope holds at most {MAX_LEAVES} leaves", where + "/leaves")
+    leaves: dict[tuple[str, int], Leaf] = {}
+    for i, item in enumerate(leaves_raw):
+        at = where + pointer("leaves", i)
+        if not isinstance(item, Mapping):
+            raise _bad("a leaf is {id, revision, data_sha256, audience}", at)
+        for key in item:
+            if key not in _LEAF_KEYS:
+                raise _bad(f"unknown leaf field {key!r}", at + pointer(key))
+        for key in sorted(_LEAF_KEYS):
+            if key not in item:
+                raise _bad(f"the leaf has no {key!r}", at + pointer(key))
+        sha = item["data_sha256"]
+        if not isinstance(sha, str) or len(sha) != 64 or not set(sha) <= _HEX64:
+            raise _bad("data_sha256 is 64 lowercase hex digits", at + "/data_sha256")
+        leaf = Leaf(_record_id(item["id"], at + "/id"), _revision(item["revision"], at + "/revision", 1),
+                    sha, _audience(item["audience"], at + "/audience"))
+        held = leaves.get((leaf.id, leaf.revision))
+        if held is not None and held != leaf:
+            raise _bad(f"{leaf.id}@{leaf.revision} appears with two different contents", at)
+        leaves[(leaf.id, leaf.revision)] = leaf
+    env = Envelope(status=status, epoch=value["epoch"], revision=revision,
+                   origins=tuple(sorted(set(origins))), leaves=tuple(sorted(leaves.values())),
+                   reason=reason)
+    if "audience" in value and value["audience"] != env.audience:
+        raise _bad(f"the leaves imply audience {env.audience!r}", where + "/audience")
+    if len(canonical_bytes(env.to_dict())) > MAX_BYTES:
+        raise _bad(f"an envelope is at most {MAX_BYTES} bytes of canonical JSON", where or "")
+    return env
