@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from assay.canonical import parse
-from assay.errors import AssayError, UsageError
+from assay.errors import AssayError, UnavailableError, UsageError
 from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PacketRoot, file_digest, json_file_bytes
 from assay.packet.ledger_file import new_ledger
 from assay.packet.manifest import APPROVAL_TYPE, EXECUTION_SHAPE, approval_fingerprint, new_manifest
@@ -37,8 +37,12 @@ def read_canonical(root: PacketRoot, path: str) -> dict[str, Any]:
     """Read a canonical JSON file of the packet, or raise ``packet_unreadable``."""
     data = root.read(path)
     if not isinstance(data, bytes):
-        raise AssayError(f"cannot read {path}: {data.message}", code="packet_unreadable",
-                         details={"issue": data.code})
+        if data.code == "MISSING_FILE":
+            raise AssayError(f"{root.root} has no {path}; it is not a packet",
+                             code="packet_not_found",
+                             action="Create one with 'assay packet init DIR'.")
+        raise UnavailableError(f"cannot read {path}: {data.message}", code="packet_unreadable",
+                               details={"issue": data.code})
     value = parse(data)
     if not isinstance(value, dict):
         raise AssayError(f"{path} is not a JSON object", code="packet_unreadable")
@@ -204,11 +208,9 @@ def close(directory: str | os.PathLike[str], *, status: str, reason: str | None 
                          pointer="/status")
     root = PacketRoot(directory)
     root.open_check()
-    original = root.read(MANIFEST_FILE)
-    if not isinstance(original, bytes):
-        raise AssayError(f"cannot read {MANIFEST_FILE}: {original.message}",
-                         code="packet_unreadable")
     manifest = read_canonical(root, MANIFEST_FILE)
+    original = root.read(MANIFEST_FILE)
+    assert isinstance(original, bytes)
     if manifest.get("status") != "running":
         raise AssayError(f"only a running run can be closed (it is {manifest.get('status')!r})",
                          code="packet_not_running")
