@@ -75,3 +75,29 @@ def data(the_intent: dict[str, Any], results: list[dict[str, Any]] | None = None
                              "results": results, "blockers": blockers or []}
     out.update(extra)
     return out
+
+
+class FailingSnapshot:
+    """A snapshot seam whose reads of chosen ids fail the way a backend's can."""
+
+    def __init__(self, ledger: Ledger, failures: dict[str, Exception]) -> None:
+        self._inner = ledger.snapshot()
+        self._failures = failures
+        self.epoch = self._inner.epoch
+        self.ledger_revision = self._inner.ledger_revision
+
+    def get(self, record_id: str, revision: int | None = None) -> Any:
+        if record_id in self._failures:
+            raise self._failures[record_id]
+        return self._inner.get(record_id, revision)
+
+    def get_many(self, record_ids: Any) -> Any:
+        if any(r in self._failures for r in record_ids):
+            raise next(self._failures[r] for r in record_ids if r in self._failures)
+        return self._inner.get_many(record_ids)
+
+    def history(self, record_id: str) -> Any:
+        return self._inner.history(record_id)
+
+    def find(self, **filters: Any) -> Any:
+        return self._inner.find(**filters)

@@ -247,3 +247,24 @@ def test_check_continuation_is_exact_or_null() -> None:
     assert check(ledger)["continuation"] == cont
     ledger.put("knowledge:login", {"intent": intent()})
     assert check(ledger)["continuation"] is None
+
+
+def test_check_unavailable_and_unreadable_evidence_are_record_errors() -> None:
+    """Evidence the store cannot reach or decode is an issue and a record error, not a crash."""
+    from intent_builders import FailingSnapshot
+
+    from assay.errors import UnavailableError
+
+    ledger = Ledger()
+    a = ledger.put("evidence:a", {"ok": 1}, origin="machine")
+    b = ledger.put("evidence:b", {"ok": 2}, origin="machine")
+    ledger.put("knowledge:login", data(intent(), [passed("R1", ref(a)), passed("R2", ref(b))]))
+    reader = FailingSnapshot(ledger, {
+        "evidence:a": UnavailableError("the ledger went away"),
+        "evidence:b": AssayError("stored text is not JSON", code="invalid_json"),
+    })
+    report = work_check(reader, BINDING, "knowledge:login")
+    assert codes(report) == ["evidence_unavailable", "evidence_unreadable"]
+    assert report["complete"] is False
+    assert [e["code"] for e in report["record_errors"]] == ["evidence_unavailable",
+                                                            "evidence_unreadable"]

@@ -270,3 +270,41 @@ def test_ops_prepare_capture_rejects_bad_draft(project: Project) -> None:
         op(project, "work.prepare-capture", id="knowledge:new", brief="b", user_reference="u",
            requirement=["R1|a|b|R1"])
     assert info.value.pointer == "/data/intent/requirements/0/parent_id"
+
+
+def test_ops_check_and_checkpoint_on_every_backend(any_project: Project) -> None:
+    """Not ready, then ready, then an unchanged checkpoint, on SQLite and PostgreSQL."""
+    put(any_project, "knowledge:export", {"intent": INTENT})
+    assert op(any_project, "work.check", id="knowledge:export")[1] == 1
+    ready_project_update(any_project)
+    envelope, code = op(any_project, "work.check", id="knowledge:export")
+    assert code == 0 and envelope["data"]["ready_to_review"] is True
+    first = op(any_project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    second = op(any_project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    assert (first["written"], second["written"]) == (True, False)
+
+
+def ready_project_update(project: Project) -> None:
+    a = put(project, "evidence:export", {"exit": 0})
+    put(project, "knowledge:export", accepted(passed("R1", a), passed("R2", a)),
+        expect_revision=1)
+
+
+def test_ops_checkpoint_rejected_attempt_not_replayed(project: Project) -> None:
+    """A pending attempt that conflicts is marked rejected and never replayed again."""
+    from assay.intent.checkpoint import journal_path
+
+    ready_project(project)
+    op(project, "work.checkpoint", id="knowledge:export")
+    path = journal_path(project.root, "knowledge:export")
+    journal = json.loads(path.read_text())
+    attempt = journal["latest_attempt"]
+    attempt.update(status="pending", request_id="ckpt-stale000")
+    attempt["write"].update(request_id="ckpt-stale000", expect_revision=0)
+    path.write_text(json.dumps(journal))
+    out = op(project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    assert out["recovery"] == {"replayed_request_id": "ckpt-stale000", "outcome": "rejected"}
+    assert out["written"] is False
+    assert json.loads(path.read_text())["latest_attempt"]["status"] == "rejected"
+    again = op(project, "work.checkpoint", id="knowledge:export")[0]["data"]
+    assert again["recovery"] is None

@@ -222,7 +222,7 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
             for reason in sel.reasons:
                 keys[key].add(reason, None)
             for rid in sel.requirement_ids:
-                keys[key].add(reason, rid)
+                keys[key].add(sel.reasons[0], rid)
     decision_rows: list[tuple[_Selection, dict[str, Any]]] = []
     for key, sel in keys.items():
         stream = _stream(reader, key, binding, selected_events[key])
@@ -236,6 +236,11 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
             "selected_event_ids": [r.id for r in selected_events[key]],
             "revisions": {r.id: r.revision for r in sorted(stream, key=lambda r: r.id)},
             "conflict": outcome["conflict"],
+            "provenance": [
+                {"id": r.id, "revision": r.revision, "scope": r.scope, "origin": r.origin,
+                 "status": r.status}
+                for r in sorted(stream, key=lambda r: (r.ledger_revision, r.id))
+            ],
             "read_args": _read_args("decision", key, binding.root),
         }
         decision_rows.append((sel, row))
