@@ -135,3 +135,23 @@ async def test_mcp_stdio_bad_input_is_error_envelope(tmp_path: Path) -> None:
     assert bad.is_error is True
     assert _envelope(bad)["error"]["code"] == "invalid_json"
     assert _envelope(good)["data"]["canonical"] == "[]"
+
+
+async def test_mcp_bug_is_internal_error_envelope(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug inside an operation is an internal_error envelope with is_error, not a crashed server."""
+    from assay import ops
+
+    def crash(inv: Any, args: dict[str, Any]) -> Any:
+        raise ZeroDivisionError("planted bug")
+
+    list(operations())  # load the registry before planting the extra entry
+    monkeypatch.setitem(ops._REGISTRY, "crash.now", ops.Operation(
+        name="crash.now", summary="Fail with a bug.", writes=False, handler=crash, project=False))
+    async with Client(build_server()) as client:
+        bad = await client.call_tool("crash_now", {})
+        good = await client.call_tool("canonical", {"text": "{}"})
+    assert bad.is_error is True
+    error = _envelope(bad)["error"]
+    assert error["code"] == "internal_error"
+    assert "ZeroDivisionError" in error["message"]
+    assert _envelope(good)["ok"] is True
