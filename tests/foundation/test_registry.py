@@ -98,6 +98,17 @@ def test_registry_json_help_is_the_entry(assay_cli: Runner, name: str) -> None:
     assert ran.json() == op.describe()
 
 
+def test_registry_json_help_of_a_group_lists_its_operations(assay_cli: Runner) -> None:
+    """`assay GROUP --help --format json` prints the entries of the operations in that group."""
+    group = next((op.cli_path[0] for op in OPERATIONS if len(op.cli_path) > 1), None)
+    if group is None:
+        pytest.skip("no grouped operation registered")
+    ran = assay_cli(group, "--help", "--format", "json")
+    assert ran.code == 0, ran.stderr
+    assert ran.json() == {"operations": [op.describe() for op in OPERATIONS
+                                         if op.cli_path[0] == group]}
+
+
 def test_registry_every_cli_command_comes_from_the_registry() -> None:
     """The CLI's commands are exactly the registry's operations plus the mcp and demo launchers."""
     leaves = set(_cli_leaves(build()))
