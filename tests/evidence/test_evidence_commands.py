@@ -273,9 +273,13 @@ from assay.config import EvidenceCommand
 from assay.evidence.commands import run_command
 
 class Announce:
+    seen = said = False
     def started(self, name, argv): pass
-    def output(self, stream, line): print("ready", flush=True)
-    def tick(self, elapsed): pass
+    def output(self, stream, line): self.seen = True
+    def tick(self, elapsed):
+        if self.seen and not self.said:
+            self.said = True
+            print("ready", flush=True)
     def finished(self, obs): pass
 
 code = "import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); print('up', flush=True); time.sleep(60)"

@@ -500,14 +500,14 @@ def run_command(
         threading.Thread(target=captures["stderr"].pump, args=(proc.stderr.fileno(),),
                          name=f"assay-{decl.name}-stderr", daemon=True),
     ]
-    for thread in threads:
-        thread.start()
-
     pgid = proc.pid  # start_new_session makes the child its group leader
     stopped: str | None = None
     deadline = t0 + limit
     pause = 0.002
+    # From here on an interrupt (Ctrl-C) at any point still stops the group.
     try:
+        for thread in threads:
+            thread.start()
         while not _leader_exited(proc.pid):
             now = time.monotonic()
             if cancel is not None and cancel.is_set():
@@ -521,14 +521,28 @@ def run_command(
             pause = min(pause * 2, 0.05)
     except KeyboardInterrupt:
         stopped = "aborted"
-    if stopped is not None:
-        _killpg(pgid, signal.SIGTERM)
-        grace_end = time.monotonic() + KILL_GRACE_S
-        while not _leader_exited(proc.pid) and time.monotonic() < grace_end:
-            time.sleep(0.02)
-    # Whatever is left in the group (the leader if it ignored SIGTERM, or the
-    # descendants it left behind) is killed while the leader is still a zombie.
-    _killpg(pgid, signal.SIGKILL)
+    try:
+        if stopped is not None:
+            _killpg(pgid, signal.SIGTERM)
+            grace_end = time.monotonic() + KILL_GRACE_S
+            while not _leader_exited(proc.pid) and time.monotonic() < grace_end:
+                time.sleep(0.02)
+    except KeyboardInterrupt:
+        stopped = "aborted"
+    finally:
+        # Whatever is left in the group (the leader if it ignored SIGTERM, or
+        # the descendants it left behind) is killed while the leader is still
+        # a zombie, so its process group id cannot have been reused.
+        _killpg(pgid, signal.SIGKILL)
+    for thread in threads:
+        # Interrupted while starting the readers: a thread that was launched
+        # sets its ident within moments; one that never was must still drain
+        # its pipe.
+        patience = time.monotonic() + 0.05
+        while thread.ident is None and time.monotonic() < patience:
+            time.sleep(0.001)
+        if thread.ident is None:
+            thread.start()
     returncode = proc.wait()
     ended = time.monotonic()
     for thread in threads:
