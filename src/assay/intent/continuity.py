@@ -157,7 +157,7 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
     issues: list[dict[str, Any]] = []
     nodes = edges = 0
     truncated = False
-    frontier: list[str] = []
+    frontier: dict[str, None] = {}  # ordered set: membership must stay O(1)
     queue: list[tuple[int, str, str, str | None]] = list(seeds)
     head = 0
     while head < len(queue):
@@ -170,8 +170,7 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
             continue
         if nodes >= MAX_NODES:
             truncated = True
-            if target not in frontier:
-                frontier.append(target)
+            frontier.setdefault(target, None)
             continue
         nodes += 1
         sel = _Selection(band, len(selected))
@@ -200,8 +199,8 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
                 continue
             if edges >= MAX_EDGES:
                 truncated = True
-                if link.target not in selected and link.target not in frontier:
-                    frontier.append(link.target)
+                if link.target not in selected:
+                    frontier.setdefault(link.target, None)
                 continue
             edges += 1
             queue.append((band, link.target, "dependency", via))
@@ -276,7 +275,7 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
         (decisions_out if kind == "decision" else records_out).append(row)
 
     projection = _assemble(doc, context, active_shown, records_out, decisions_out, issues,
-                           truncated, frontier, nodes, edges, active_omitted, binding)
+                           truncated, list(frontier), nodes, edges, active_omitted, binding)
     return projection
 
 
@@ -295,7 +294,8 @@ def _assemble(doc: Any, context: Any, active: list[str], records: list[dict[str,
                 "message": "the projection reached its bounds; some records were not included",
                 "action": _ACTIONS["continuity_truncated"],
             })
-        known = (dropped + [f for f in frontier if f not in dropped])
+        dropped_set = set(dropped)
+        known = dropped + [f for f in frontier if f not in dropped_set]
         read_required = _read_required(shown_issues, known[:MAX_KNOWN_IDS], binding)
         out = {
             "version": 1,
