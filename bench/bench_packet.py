@@ -50,7 +50,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 if path.suffix == ".json":
                     parse(data)
 
-        runs = 5 if quick else 5
+        runs = 5
         assay_s, spread = median_time(lambda: validate(root), runs=runs)
         base_s, _ = median_time(read_hash, runs=runs)
         parse_s, _ = median_time(read_parse, runs=runs)

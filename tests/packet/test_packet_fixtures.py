@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from packet_fixtures import CASES, INVALID, VALID
 
 from assay.packet.validate import validate
-from packet_fixtures import CASES, INVALID, VALID
 
 # Every rejection rule the packet issue lists, mapped to the case that shows it.
 ISSUE_RULES = {
@@ -47,8 +47,7 @@ def test_packet_fixtures_cover_every_issue_rule() -> None:
 def test_packet_fixtures_one_case_per_code() -> None:
     """Every UPPER_SNAKE code the validator emits is expected by at least one invalid case."""
     package = Path(__file__).parents[2] / "src/assay/packet"
-    source = "".join((package / name).read_text()
-                     for name in ("validate.py", "shape.py", "layout.py"))
+    source = "".join(path.read_text() for path in sorted(package.glob("*.py")))
 
     emitted = set(re.findall(r'(?:add\(|PathProblem\(|code = )\s*"([A-Z][A-Z0-9_]+)"', source))
     assert len(emitted) > 40

@@ -20,7 +20,7 @@ _ISSUE = {
                    "pointer": {"type": "string"}, "message": {"type": "string"}},
     "required": ["code", "path", "pointer", "message"],
 }
-_VALIDATION = {
+_VALIDATION: dict[str, Any] = {
     "type": "object",
     "properties": {
         "valid": {"type": "boolean"},
@@ -83,8 +83,8 @@ def packet_init(inv: Invocation, args: dict[str, Any]) -> Result:
                        profile=args.get("profile", "quick"), questions=args.get("question"),
                        run_id=args.get("run_id"),
                        kind_prefix="recon." if args.get("recon_kinds") else "assay.")
-    return Result(data, next=(f"Approve an execution envelope: assay packet approve {args['dir']} "
-                              "--execution FILE",))
+    step = f"Approve an execution envelope: assay packet approve {args['dir']} --execution FILE"
+    return Result(data, next=(step,))
 
 
 @operation(

@@ -255,8 +255,8 @@ class PacketBuilder:
         """A review result answering ``brief``; by default it confirms every shown claim."""
         assert self.prior is not None
         lane = lane or REVIEW_LANES[kind]
-        shown = parse(self.root.read(brief["path"]))["projection"].get("claims", []) \
-            if isinstance(self.root.read(brief["path"]), bytes) else []
+        raw = self.root.read(brief["path"])
+        shown = parse(raw)["projection"].get("claims", []) if isinstance(raw, bytes) else []
         if dispositions is None:
             dispositions = [{"claimId": c["claimId"], "verdict": verdict, "material": False,
                              "note": ""} for c in shown]

@@ -18,14 +18,14 @@ from assay.errors import AssayError, UnavailableError
 
 __all__ = [
     "CANONICAL_FILES",
+    "FAILURE_FILE",
     "LEDGER_FILE",
     "MANAGED_DIRS",
     "MANIFEST_FILE",
     "RENDER_FILE",
     "REVIEW_DIRS",
-    "FAILURE_FILE",
-    "PathProblem",
     "PacketRoot",
+    "PathProblem",
     "check_relative_path",
     "file_digest",
     "is_under",

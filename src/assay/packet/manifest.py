@@ -34,8 +34,8 @@ from assay.packet.shape import (
 
 __all__ = [
     "APPROVAL_TYPE",
-    "MANIFEST_SHAPE",
     "EXECUTION_SHAPE",
+    "MANIFEST_SHAPE",
     "approval_fingerprint",
     "new_manifest",
 ]

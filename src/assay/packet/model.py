@@ -32,8 +32,8 @@ __all__ = [
     "PassOutcome",
     "Review",
     "Source",
-    "Validation",
     "ValidatedRun",
+    "Validation",
     "kind_name",
 ]
 

@@ -100,8 +100,9 @@ def render_markdown(run: ValidatedRun) -> str:
     for record in run.evidence:
         states[record.state] = states.get(record.state, 0) + 1
     shown = ", ".join(f"{k} {v}" for k, v in sorted(states.items())) or "none"
-    out += ["", f"Evidence by locator state: {shown}. Only exact and redacted-exact "
-            "evidence counts toward assurance.", ""]
+    note = (f"Evidence by locator state: {shown}. Only exact and redacted-exact "
+            "evidence counts toward assurance.")
+    out += ["", note, ""]
     if run.sources:
         out += ["Sources:", ""]
         out += [f"- `{s.source_id}` {s.type} ({s.state}): {_line(s.title)}" for s in run.sources]

@@ -53,11 +53,9 @@ from assay.packet.model import (
     TRANSITIONS,
     WAVE_MODES,
     Artifact,
-    Claim,
     Evidence,
     Gap,
     Issue,
-    Link,
     PassOutcome,
     Review,
     Source,
@@ -66,7 +64,8 @@ from assay.packet.model import (
     kind_name,
 )
 from assay.packet.redaction import REDACTION_MARKER, find_secret, matches_redacted
-from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE, project
+from assay.packet.review_checks import Doc, ReviewChecks, json_pointer
+from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.shape import INSTANT, Check, Sink, enum, integer, nullable, obj, string
 
 __all__ = ["check_and_withdraw", "validate"]
@@ -91,17 +90,6 @@ _TERMINAL = ("complete", "partial")
 _NO_STATE = "(none)"
 
 
-@dataclass(slots=True)
-class _Doc:
-    """One listed artifact during compilation (mutable scratch, never escapes)."""
-
-    index: int
-    path: str
-    digest: str
-    kind: str
-    data: dict[str, Any]
-
-
 @dataclass(frozen=True, slots=True)
 class _Lane:
     wave_index: int
@@ -112,19 +100,7 @@ class _Lane:
     conditional: bool
 
 
-def _ptr(*parts: str | int) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def _same(a: Any, b: Any) -> bool:
-    # Both sides have passed a closed shape (or, for brief projections, the
-    # expected side holds only strings, lists, objects and null), so Python
-    # equality cannot confuse true with 1; and 1 == 1.0 is also canonically
-    # equal. That makes ``==`` exactly canonical equality here, at C speed.
-    return bool(a == b)
-
-
-class _Compiler:
+class _Compiler(ReviewChecks):
     """One compile pass over one packet directory. Use once."""
 
     def __init__(self, root: PacketRoot) -> None:
@@ -132,8 +108,8 @@ class _Compiler:
         self.issues: list[Issue] = []
         self.bytes: dict[str, bytes] = {}
         self.digests: dict[str, str] = {}
-        self.docs: list[_Doc] = []
-        self.by_path: dict[str, _Doc] = {}
+        self.docs: list[Doc] = []
+        self.by_path: dict[str, Doc] = {}
         self.captures: dict[str, bytes] = {}
         self.listed: set[str] = set()
         self.capture_digests: dict[str, str] = {}
@@ -222,7 +198,7 @@ class _Compiler:
 
     def artifacts(self, manifest: dict[str, Any]) -> None:
         for index, ref in enumerate(manifest["artifacts"]):
-            path, ptr = ref["path"], _ptr("artifacts", index, "path")
+            path, ptr = ref["path"], json_pointer("artifacts", index, "path")
             problem = check_relative_path(path)
             if problem is not None:
                 self.add(problem.code, MANIFEST_FILE, ptr, problem.message)
@@ -243,7 +219,7 @@ class _Compiler:
             if data is None:
                 continue
             if self.digests[path] != ref["digest"]:
-                self.add("DIGEST_MISMATCH", MANIFEST_FILE, _ptr("artifacts", index, "digest"),
+                self.add("DIGEST_MISMATCH", MANIFEST_FILE, json_pointer("artifacts", index, "digest"),
                          f"{path} hashes to {self.digests[path]}, not the recorded digest")
                 continue
             doc = self.load(path, data, None)
@@ -255,18 +231,18 @@ class _Compiler:
                 self.add("UNKNOWN_KIND", path, "/kind", f"a {kind} cannot be a listed artifact")
                 continue
             if shape(self.sink(path), doc, ""):
-                entry = _Doc(index, path, ref["digest"], kind, doc)
+                entry = Doc(index, path, ref["digest"], kind, doc)
                 self.docs.append(entry)
                 self.by_path[path] = entry
             else:
-                self.by_path.setdefault(path, _Doc(index, path, ref["digest"], kind, {}))
+                self.by_path.setdefault(path, Doc(index, path, ref["digest"], kind, {}))
 
     def sources(self, manifest: dict[str, Any]) -> None:
         for index, source in enumerate(manifest["sources"]):
             capture = source["capture"]
             if capture is None:
                 continue
-            path, ptr = capture["path"], _ptr("sources", index, "capture", "path")
+            path, ptr = capture["path"], json_pointer("sources", index, "capture", "path")
             problem = check_relative_path(path)
             if problem is not None:
                 self.add(problem.code, MANIFEST_FILE, ptr, problem.message)
@@ -279,7 +255,7 @@ class _Compiler:
                 continue
             if self.digests[path] != capture["digest"]:
                 self.add("DIGEST_MISMATCH", MANIFEST_FILE,
-                         _ptr("sources", index, "capture", "digest"),
+                         json_pointer("sources", index, "capture", "digest"),
                          f"capture {path} hashes to {self.digests[path]}, not the recorded digest")
                 continue
             self.captures[source["sourceId"]] = data
@@ -326,16 +302,16 @@ class _Compiler:
             for k, finding in enumerate(d.data["findings"]):
                 for n, sid in enumerate(finding["sourceIds"]):
                     if sid not in source_ids:
-                        self.add("UNKNOWN_REFERENCE", d.path, _ptr("findings", k, "sourceIds", n),
+                        self.add("UNKNOWN_REFERENCE", d.path, json_pointer("findings", k, "sourceIds", n),
                                  f"source {sid!r} is not in the manifest")
-                self.secret(d.path, _ptr("findings", k, "excerpt"), finding["excerpt"])
+                self.secret(d.path, json_pointer("findings", k, "excerpt"), finding["excerpt"])
         for d in results:
             kind = d.data["reviewKind"]
             self.lane_check(d, d.data["reviewerLane"], "/reviewerLane", (REVIEW_WAVE[kind],),
                             lanes, approved)
             writers.add(d.data["reviewerLane"])
 
-        evidence, claims = self.ledger(L, m, source_ids)
+        evidence = self.ledger(L, m, source_ids)
         prior, prior_ref_ok = self.prior(L, recons, briefs, m)
         base = prior if prior is not None else L
         base_claims = {c["claimId"] for c in base["claims"]}
@@ -343,7 +319,7 @@ class _Compiler:
         all_claims = base_claims | current_claims
         omitted = {cid for g in m["gaps"] if g["kind"] == "REVIEW_DISPOSITION_OMITTED"
                    for cid in g["claimIds"]}
-        findings: dict[str, tuple[_Doc, dict[str, Any]]] = {}
+        findings: dict[str, tuple[Doc, dict[str, Any]]] = {}
         for d in assurance:
             self.assurance_result(d, briefs, base_claims, L, m, gap_index, omitted, findings)
         removed: set[str] = set()
@@ -353,18 +329,18 @@ class _Compiler:
         for g, gap in enumerate(m["gaps"]):
             for n, sid in enumerate(gap["sourceIds"]):
                 if sid not in source_ids:
-                    self.add("UNKNOWN_REFERENCE", MANIFEST_FILE, _ptr("gaps", g, "sourceIds", n),
+                    self.add("UNKNOWN_REFERENCE", MANIFEST_FILE, json_pointer("gaps", g, "sourceIds", n),
                              f"source {sid!r} is not in the manifest")
             for n, cid in enumerate(gap["claimIds"]):
                 if cid not in all_claims:
-                    self.add("UNKNOWN_REFERENCE", MANIFEST_FILE, _ptr("gaps", g, "claimIds", n),
+                    self.add("UNKNOWN_REFERENCE", MANIFEST_FILE, json_pointer("gaps", g, "claimIds", n),
                              f"claim {cid!r} is in neither ledger")
             for n, fid in enumerate(gap["findingIds"]):
                 if fid not in findings:
-                    self.add("UNKNOWN_REFERENCE", MANIFEST_FILE, _ptr("gaps", g, "findingIds", n),
+                    self.add("UNKNOWN_REFERENCE", MANIFEST_FILE, json_pointer("gaps", g, "findingIds", n),
                              f"coverage finding {fid!r} is in no review result")
             if gap["kind"] in _OUTCOME_GAPS and gap["mode"] is None:
-                self.add("INVALID_VALUE", MANIFEST_FILE, _ptr("gaps", g, "mode"),
+                self.add("INVALID_VALUE", MANIFEST_FILE, json_pointer("gaps", g, "mode"),
                          f"a {gap['kind']} gap names the wave mode it covers")
 
         assured = self.claim_assurance(L, requested, assurance, findings, evidence)
@@ -406,7 +382,7 @@ class _Compiler:
                     continue
                 if lane.mode not in outcome_gaps:
                     self.add("MISSING_LANE_OUTCOME", MANIFEST_FILE,
-                             _ptr("execution", "waves", lane.wave_index, "lanes", lane.lane_index),
+                             json_pointer("execution", "waves", lane.wave_index, "lanes", lane.lane_index),
                              f"approved lane {lane_id!r} wrote no artifact and no material "
                              f"PASS_FAILED or PASS_OMITTED gap names mode {lane.mode!r}")
         if requested == "thorough":
@@ -472,11 +448,11 @@ class _Compiler:
     def execution(self, m: dict[str, Any], requested: str) -> tuple[dict[str, _Lane], bool]:
         ex = m["execution"]
         lanes: dict[str, _Lane] = {}
-        if m["status"] not in ("preparing", "awaiting-approval"):
-            if ex is None or "approval" not in ex:
-                self.add("EXECUTION_NOT_APPROVED", MANIFEST_FILE,
-                         "/execution" if ex is None else "/execution/approval",
-                         f"a {m['status']} run needs an explicitly approved execution envelope")
+        if m["status"] not in ("preparing", "awaiting-approval") and (
+                ex is None or "approval" not in ex):
+            self.add("EXECUTION_NOT_APPROVED", MANIFEST_FILE,
+                     "/execution" if ex is None else "/execution/approval",
+                     f"a {m['status']} run needs an explicitly approved execution envelope")
         if ex is None:
             return lanes, False
         approved = "approval" in ex
@@ -497,11 +473,11 @@ class _Compiler:
         evidence_lanes = 0
         for w, wave in enumerate(ex["waves"]):
             if wave["waveId"] in waves:
-                self.add("DUPLICATE_ID", MANIFEST_FILE, _ptr("execution", "waves", w, "waveId"),
+                self.add("DUPLICATE_ID", MANIFEST_FILE, json_pointer("execution", "waves", w, "waveId"),
                          f"wave id {wave['waveId']!r} is repeated")
             waves.add(wave["waveId"])
             for n, lane in enumerate(wave["lanes"]):
-                lptr = _ptr("execution", "waves", w, "lanes", n)
+                lptr = json_pointer("execution", "waves", w, "lanes", n)
                 if wave["mode"] in ("gather", "redundant-gather"):
                     evidence_lanes += 1
                 if lane["laneId"] in lanes:
@@ -530,7 +506,7 @@ class _Compiler:
                      f"{max_concurrency}")
         return lanes, approved
 
-    def lane_check(self, doc: _Doc, lane_id: str, pointer: str, modes: tuple[str, ...],
+    def lane_check(self, doc: Doc, lane_id: str, pointer: str, modes: tuple[str, ...],
                    lanes: dict[str, _Lane], approved: bool, *, wave_id: str | None = None) -> None:
         lane = lanes.get(lane_id) if approved else None
         if lane is None or lane.mode not in modes or (wave_id is not None and lane.wave_id != wave_id):
@@ -540,14 +516,14 @@ class _Compiler:
             self.add("UNAPPROVED_LANE", doc.path, pointer, f"{doc.path}: {why}")
             return
         if not is_under(doc.path, lane.write_root):
-            self.add("LANE_WRITE_PATH_VIOLATION", MANIFEST_FILE, _ptr("artifacts", doc.index, "path"),
+            self.add("LANE_WRITE_PATH_VIOLATION", MANIFEST_FILE, json_pointer("artifacts", doc.index, "path"),
                      f"{doc.path} is outside lane {lane_id!r} write root {lane.write_root!r}")
 
     def source_index(self, m: dict[str, Any]) -> set[str]:
         seen: set[str] = set()
         for i, source in enumerate(m["sources"]):
             if source["sourceId"] in seen:
-                self.add("DUPLICATE_ID", MANIFEST_FILE, _ptr("sources", i, "sourceId"),
+                self.add("DUPLICATE_ID", MANIFEST_FILE, json_pointer("sources", i, "sourceId"),
                          f"source id {source['sourceId']!r} is repeated")
             seen.add(source["sourceId"])
         return seen
@@ -556,7 +532,7 @@ class _Compiler:
         index: dict[str, int] = {}
         for g, gap in enumerate(m["gaps"]):
             if gap["gapId"] in index:
-                self.add("DUPLICATE_ID", MANIFEST_FILE, _ptr("gaps", g, "gapId"),
+                self.add("DUPLICATE_ID", MANIFEST_FILE, json_pointer("gaps", g, "gapId"),
                          f"gap id {gap['gapId']!r} is repeated")
             index.setdefault(gap["gapId"], g)
         return index
@@ -599,14 +575,14 @@ class _Compiler:
         return "exact" if original == record["excerpt"] else "invalid"
 
     def ledger(self, L: dict[str, Any], m: dict[str, Any], source_ids: set[str]
-               ) -> tuple[dict[str, Evidence], dict[str, dict[str, Any]]]:
+               ) -> dict[str, Evidence]:
         self.capture_digests = {
             s["sourceId"]: s["capture"]["digest"] for s in m["sources"]
             if s["sourceId"] in self.captures
         }
         evidence: dict[str, Evidence] = {}
         for i, record in enumerate(L["evidence"]):
-            ptr = _ptr("evidence", i)
+            ptr = json_pointer("evidence", i)
             eid = record["evidenceId"]
             if eid in evidence:
                 self.add("DUPLICATE_ID", LEDGER_FILE, ptr + "/evidenceId",
@@ -623,7 +599,7 @@ class _Compiler:
         all_ids = {e["evidenceId"] for e in L["evidence"]}
         claims: dict[str, dict[str, Any]] = {}
         for i, claim in enumerate(L["claims"]):
-            ptr = _ptr("claims", i)
+            ptr = json_pointer("claims", i)
             cid = claim["claimId"]
             if cid in claims:
                 self.add("DUPLICATE_ID", LEDGER_FILE, ptr + "/claimId",
@@ -633,22 +609,22 @@ class _Compiler:
             linked: set[str] = set()
             for j, link in enumerate(claim["evidence"]):
                 if link["evidenceId"] in linked:
-                    self.add("DUPLICATE_EVIDENCE_LINK", LEDGER_FILE, _ptr("claims", i, "evidence", j),
+                    self.add("DUPLICATE_EVIDENCE_LINK", LEDGER_FILE, json_pointer("claims", i, "evidence", j),
                              f"claim {cid!r} links evidence {link['evidenceId']!r} more than once")
                 linked.add(link["evidenceId"])
                 if link["evidenceId"] not in all_ids:
                     self.add("UNKNOWN_REFERENCE", LEDGER_FILE,
-                             _ptr("claims", i, "evidence", j, "evidenceId"),
+                             json_pointer("claims", i, "evidence", j, "evidenceId"),
                              f"evidence {link['evidenceId']!r} is not in this ledger")
         for k, ref in enumerate(L["inputs"]):
             doc = self.by_path.get(ref["path"])
             if doc is None:
-                self.add("UNKNOWN_REFERENCE", LEDGER_FILE, _ptr("inputs", k, "path"),
+                self.add("UNKNOWN_REFERENCE", LEDGER_FILE, json_pointer("inputs", k, "path"),
                          f"ledger input {ref['path']} is not a listed artifact")
             elif doc.digest != ref["digest"]:
-                self.add("DIGEST_MISMATCH", LEDGER_FILE, _ptr("inputs", k, "digest"),
+                self.add("DIGEST_MISMATCH", LEDGER_FILE, json_pointer("inputs", k, "digest"),
                          f"ledger input {ref['path']} has another digest in the manifest")
-        return evidence, claims
+        return evidence
 
     def transitions(self, L: dict[str, Any], current: set[str], removed: set[str]) -> None:
         state: dict[str, str] = {}
@@ -656,305 +632,35 @@ class _Compiler:
         for k, t in enumerate(L["transitions"]):
             cid, src, dst = t["claimId"], t["from"], t["to"]
             if cid not in current and cid not in removed:
-                self.add("UNKNOWN_REFERENCE", LEDGER_FILE, _ptr("transitions", k, "claimId"),
+                self.add("UNKNOWN_REFERENCE", LEDGER_FILE, json_pointer("transitions", k, "claimId"),
                          f"transition names unknown claim {cid!r}")
                 continue
             now = state.get(cid, _NO_STATE)
             if src is None:
                 if cid in genesis:
-                    self.add("GENESIS_REUSED", LEDGER_FILE, _ptr("transitions", k, "from"),
+                    self.add("GENESIS_REUSED", LEDGER_FILE, json_pointer("transitions", k, "from"),
                              f"claim {cid!r} already had its one genesis transition")
                     continue
                 genesis.add(cid)
             elif now == _NO_STATE:
-                self.add("ILLEGAL_CLAIM_TRANSITION", LEDGER_FILE, _ptr("transitions", k, "from"),
+                self.add("ILLEGAL_CLAIM_TRANSITION", LEDGER_FILE, json_pointer("transitions", k, "from"),
                          f"the first transition of claim {cid!r} must be genesis (from null)")
                 continue
             elif src != now:
-                self.add("CLAIM_STATE_MISMATCH", LEDGER_FILE, _ptr("transitions", k, "from"),
+                self.add("CLAIM_STATE_MISMATCH", LEDGER_FILE, json_pointer("transitions", k, "from"),
                          f"claim {cid!r} is {now!r} here, not {src!r}")
                 continue
             if dst not in TRANSITIONS[src]:
-                self.add("ILLEGAL_CLAIM_TRANSITION", LEDGER_FILE, _ptr("transitions", k, "to"),
+                self.add("ILLEGAL_CLAIM_TRANSITION", LEDGER_FILE, json_pointer("transitions", k, "to"),
                          f"claim {cid!r} cannot move from {src or 'genesis'!r} to {dst!r}")
                 continue
             state[cid] = dst
         for i, claim in enumerate(L["claims"]):
             now = state.get(claim["claimId"], _NO_STATE)
             if now != claim["state"]:
-                self.add("CLAIM_STATE_MISMATCH", LEDGER_FILE, _ptr("claims", i, "state"),
+                self.add("CLAIM_STATE_MISMATCH", LEDGER_FILE, json_pointer("claims", i, "state"),
                          f"claim {claim['claimId']!r} is recorded {claim['state']!r} but its "
                          f"transitions end at {now!r}")
-
-    def prior(self, L: dict[str, Any], recons: list[_Doc], briefs: dict[str, _Doc],
-              m: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-        for extra in recons[1:]:
-            self.add("DUPLICATE_RECONCILIATION", MANIFEST_FILE, _ptr("artifacts", extra.index, "path"),
-                     f"{extra.path} is a second reconciliation result; a run has exactly one")
-        if recons:
-            anchor, ref = recons[0], recons[0].data["priorLedger"]
-        elif briefs:
-            anchor = next(iter(briefs.values()))
-            ref = anchor.data["priorLedger"]
-        else:
-            return None, True
-        target = self.by_path.get(ref["path"])
-        if target is None or target.kind != "claim-ledger" or target.digest != ref["digest"]:
-            self.add("PRIOR_LEDGER_MISMATCH", anchor.path, "/priorLedger",
-                     f"{ref['path']} is not a listed claim ledger with that digest")
-            return None, False
-        prior = target.data
-        ok = True
-        for brief in briefs.values():
-            if not _same(brief.data["priorLedger"], ref):
-                self.add("PRIOR_LEDGER_MISMATCH", brief.path, "/priorLedger",
-                         "every brief binds the one prior ledger the reconciliation uses")
-                ok = False
-                continue
-            if brief.data["priorRevision"] != prior["revision"]:
-                self.add("LEDGER_REVISION_MISMATCH", brief.path, "/priorRevision",
-                         f"the prior ledger is revision {prior['revision']}")
-            expected = project(brief.data["mode"], prior, m)
-            if not _same(expected, brief.data["projection"]):
-                self.add("REVIEW_BRIEF_MISMATCH", brief.path, "/projection",
-                         f"the projection is not the {brief.data['mode']} view of the prior ledger")
-        if not recons and self.digests[LEDGER_FILE] != target.digest:
-            self.add("PRIOR_LEDGER_MISMATCH", LEDGER_FILE, "",
-                     "claims.json changed after its briefs without a reconciliation")
-            ok = False
-        return prior, ok
-
-    def assurance_result(self, d: _Doc, briefs: dict[str, _Doc], base_claims: set[str],
-                         L: dict[str, Any], m: dict[str, Any], gap_index: dict[str, int],
-                         omitted: set[str],
-                         findings: dict[str, tuple[_Doc, dict[str, Any]]]) -> None:
-        data, path = d.data, d.path
-        brief = briefs.get(data["brief"]["path"])
-        if brief is None:
-            self.add("UNKNOWN_REFERENCE", path, "/brief/path",
-                     f"{data['brief']['path']} is not a listed review brief")
-        elif brief.digest != data["brief"]["digest"]:
-            self.add("REVIEW_BRIEF_MISMATCH", path, "/brief/digest",
-                     "the result is bound to another version of its brief")
-        elif brief.data["mode"] != data["reviewKind"]:
-            self.add("REVIEW_BRIEF_MISMATCH", path, "/brief/path",
-                     f"a {data['reviewKind']} result cannot answer a {brief.data['mode']} brief")
-        disposed: set[str] = set()
-        for k, disp in enumerate(data["dispositions"]):
-            if disp["claimId"] not in base_claims:
-                self.add("UNKNOWN_REFERENCE", path, _ptr("dispositions", k, "claimId"),
-                         f"claim {disp['claimId']!r} is not in the reviewed ledger")
-            if disp["claimId"] in disposed:
-                self.add("DUPLICATE_ID", path, _ptr("dispositions", k, "claimId"),
-                         f"claim {disp['claimId']!r} has two dispositions")
-            disposed.add(disp["claimId"])
-        new_ids: dict[str, int] = {}
-        for k, record in enumerate(data["newEvidence"]):
-            if record["evidenceId"] in new_ids:
-                self.add("DUPLICATE_ID", path, _ptr("newEvidence", k, "evidenceId"),
-                         f"new evidence id {record['evidenceId']!r} is repeated")
-            new_ids[record["evidenceId"]] = k
-            self.secret(path, _ptr("newEvidence", k, "excerpt"), record["excerpt"])
-        associated: set[str] = set()
-        for k, assoc in enumerate(data["associations"]):
-            if assoc["evidenceId"] not in new_ids:
-                self.add("INVALID_ASSOCIATION", path, _ptr("associations", k, "evidenceId"),
-                         f"evidence {assoc['evidenceId']!r} is not new evidence of this result")
-            elif assoc["claimId"] not in disposed:
-                self.add("INVALID_ASSOCIATION", path, _ptr("associations", k, "claimId"),
-                         f"claim {assoc['claimId']!r} has no disposition in this result")
-            associated.add(assoc["evidenceId"])
-        for eid, k in new_ids.items():
-            if eid not in associated:
-                self.add("INVALID_ASSOCIATION", path, _ptr("newEvidence", k),
-                         f"new evidence {eid!r} has no claim association")
-        known_evidence = {e["evidenceId"] for e in L["evidence"]} | set(new_ids)
-        for k, finding in enumerate(data["coverageFindings"]):
-            fptr = _ptr("coverageFindings", k)
-            findings[finding["findingId"]] = (d, finding)
-            for n, cid in enumerate(finding["claimIds"]):
-                if cid not in base_claims:
-                    self.add("UNKNOWN_REFERENCE", path, f"{fptr}/claimIds/{n}",
-                             f"claim {cid!r} is not in the reviewed ledger")
-            for n, eid in enumerate(finding["evidenceIds"]):
-                if eid not in known_evidence:
-                    self.add("UNKNOWN_REFERENCE", path, f"{fptr}/evidenceIds/{n}",
-                             f"evidence {eid!r} is unknown")
-            if finding["status"] == "resolved" and not finding["evidenceIds"]:
-                self.add("INVALID_VALUE", path, fptr + "/evidenceIds",
-                         "a resolved coverage finding names the exact evidence that resolves it")
-            for n, gid in enumerate(finding["gapIds"]):
-                g = gap_index.get(gid)
-                if g is None:
-                    self.add("UNKNOWN_REFERENCE", path, f"{fptr}/gapIds/{n}",
-                             f"gap {gid!r} is not in the manifest")
-                elif finding["material"] and finding["status"] != "resolved" \
-                        and not m["gaps"][g]["material"]:
-                    self.add("GAP_MATERIALITY_DOWNGRADED", MANIFEST_FILE,
-                             _ptr("gaps", g, "material"),
-                             f"gap {gid!r} records material coverage finding "
-                             f"{finding['findingId']!r} as non-material")
-            if finding["material"] and finding["status"] != "resolved" and not finding["gapIds"]:
-                self.add("MISSING_COVERAGE_GAP", path, fptr + "/gapIds",
-                         "an unresolved material coverage finding is recorded as a manifest gap")
-        for k, issue in enumerate(data["unresolvedIssues"]):
-            for n, cid in enumerate(issue["claimIds"]):
-                if cid not in base_claims:
-                    self.add("UNKNOWN_REFERENCE", path, _ptr("unresolvedIssues", k, "claimIds", n),
-                             f"claim {cid!r} is not in the reviewed ledger")
-        if data["complete"] and brief is not None and data["reviewKind"] != "contradiction-resolution":
-            shown = [c["claimId"] for c in brief.data["projection"].get("claims", [])
-                     if isinstance(c, dict)]
-            missing = [cid for cid in shown if cid not in disposed and cid not in omitted]
-            if missing:
-                self.add("MISSING_REVIEW_OMISSION_GAP", path, "/dispositions",
-                         f"no disposition and no REVIEW_DISPOSITION_OMITTED gap for: "
-                         f"{', '.join(missing[:10])}")
-
-    def reconciliation(self, recon: _Doc, prior: dict[str, Any], L: dict[str, Any],
-                       assurance: list[_Doc],
-                       findings: dict[str, tuple[_Doc, dict[str, Any]]]) -> set[str]:
-        data, path = recon.data, recon.path
-        if data["priorRevision"] != prior["revision"]:
-            self.add("LEDGER_REVISION_MISMATCH", path, "/priorRevision",
-                     f"the prior ledger is revision {prior['revision']}")
-        if data["nextRevision"] != prior["revision"] + 1:
-            self.add("LEDGER_REVISION_MISMATCH", path, "/nextRevision",
-                     "the next revision is exactly the prior revision plus one")
-        elif L["revision"] != data["nextRevision"]:
-            self.add("LEDGER_REVISION_MISMATCH", LEDGER_FILE, "/revision",
-                     f"claims.json must be the reconciled revision {data['nextRevision']}")
-        incorporated = [d for d in assurance if d.data["complete"]]
-        want = sorted((d.path, d.digest) for d in incorporated)
-        got = sorted((r["path"], r["digest"]) for r in data["reviewResults"])
-        if want != got:
-            self.add("RECONCILIATION_MISMATCH", path, "/reviewResults",
-                     "the reconciliation binds exactly the complete assurance review results")
-        if not _same(L["transitions"], prior["transitions"] + data["transitions"]):
-            self.add("RECONCILIATION_MISMATCH", path, "/transitions",
-                     "claims.json transitions are the prior transitions plus exactly these")
-        prior_claims = {c["claimId"]: c for c in prior["claims"]}
-        current = {c["claimId"]: c for c in L["claims"]}
-        additions = sorted(set(current) - set(prior_claims))
-        removals = sorted(set(prior_claims) - set(current))
-        if sorted(data["additions"]) != additions:
-            self.add("RECONCILIATION_MISMATCH", path, "/additions",
-                     f"claims added since the prior ledger: {additions}")
-        if sorted(data["removals"]) != removals:
-            self.add("RECONCILIATION_MISMATCH", path, "/removals",
-                     f"claims removed since the prior ledger: {removals}")
-        rejected = {disp["claimId"] for d in incorporated for disp in d.data["dispositions"]
-                    if disp["verdict"] == "rejected"}
-        for k, cid in enumerate(data["removals"]):
-            if cid not in rejected:
-                self.add("REMOVAL_WITHOUT_REJECTION", path, _ptr("removals", k),
-                         f"claim {cid!r} is removed without a rejection from a complete review")
-        offered: dict[str, str] = {}
-        assoc: set[tuple[str, str, str]] = set()
-        for d in incorporated:
-            for record in d.data["newEvidence"]:
-                offered[record["evidenceId"]] = record
-            for a in d.data["associations"]:
-                assoc.add((a["evidenceId"], a["claimId"], a["relation"]))
-        prior_evidence = {e["evidenceId"]: e for e in prior["evidence"]}
-        seen_prior = set()
-        for i, record in enumerate(L["evidence"]):
-            eid = record["evidenceId"]
-            if eid in prior_evidence:
-                seen_prior.add(eid)
-                if not _same(record, prior_evidence[eid]):
-                    self.add("CLAIM_CONTINUITY_BROKEN", LEDGER_FILE, _ptr("evidence", i),
-                             f"prior evidence {eid!r} changed during reconciliation")
-            elif not _same(offered.get(eid), record):
-                self.add("UNSOURCED_NEW_EVIDENCE", LEDGER_FILE, _ptr("evidence", i),
-                         f"new evidence {eid!r} is not the exact record a reconciled review supplied")
-        if len(seen_prior) != len(prior_evidence):
-            gone = sorted(set(prior_evidence) - seen_prior)
-            self.add("CLAIM_CONTINUITY_BROKEN", LEDGER_FILE, "/evidence",
-                     f"prior evidence was dropped: {', '.join(gone[:10])}")
-        for i, claim in enumerate(L["claims"]):
-            before = prior_claims.get(claim["claimId"])
-            if before is None:
-                continue
-            if claim["statement"] != before["statement"]:
-                self.add("CLAIM_CONTINUITY_BROKEN", LEDGER_FILE, _ptr("claims", i, "statement"),
-                         f"claim {claim['claimId']!r} changed its statement")
-            old = {(x["evidenceId"], x["relation"]) for x in before["evidence"]}
-            new = {(x["evidenceId"], x["relation"]) for x in claim["evidence"]}
-            if not old <= new:
-                self.add("CLAIM_CONTINUITY_BROKEN", LEDGER_FILE, _ptr("claims", i, "evidence"),
-                         f"claim {claim['claimId']!r} lost prior evidence links")
-            for j, link in enumerate(claim["evidence"]):
-                key = (link["evidenceId"], link["relation"])
-                if key not in old and (link["evidenceId"], claim["claimId"], link["relation"]) \
-                        not in assoc:
-                    self.add("UNSOURCED_NEW_EVIDENCE", LEDGER_FILE,
-                             _ptr("claims", i, "evidence", j),
-                             f"link to {link['evidenceId']!r} has no matching review association")
-        for k, item in enumerate(data["coverageDispositions"]):
-            if item["findingId"] not in findings:
-                self.add("UNKNOWN_REFERENCE", path, _ptr("coverageDispositions", k, "findingId"),
-                         f"coverage finding {item['findingId']!r} is in no review result")
-        return set(removals)
-
-    def claim_assurance(self, L: dict[str, Any], requested: str, assurance: list[_Doc],
-                        findings: dict[str, tuple[_Doc, dict[str, Any]]],
-                        evidence: dict[str, Evidence]) -> list[Claim]:
-        confirmed: dict[str, set[str]] = {}
-        challenged: set[str] = set()
-        reviewed: dict[str, list[str]] = {}
-        for d in assurance:
-            if not d.data["complete"]:
-                continue
-            kind = d.data["reviewKind"]
-            for disp in d.data["dispositions"]:
-                reviewed.setdefault(disp["claimId"], []).append(d.path)
-                if disp["verdict"] == "confirmed":
-                    confirmed.setdefault(disp["claimId"], set()).add(kind)
-                elif disp["material"] and disp["verdict"] in ("challenged", "rejected"):
-                    challenged.add(disp["claimId"])
-            for issue in d.data["unresolvedIssues"]:
-                if issue["material"]:
-                    challenged.update(issue["claimIds"])
-        coverage_blocked = {cid for _, f in findings.values()
-                            if f["material"] and f["status"] != "resolved" for cid in f["claimIds"]}
-        needed = {"semantic", "adversarial", "coverage"}
-        if requested == "thorough":
-            needed.add("redundant-verification")
-        out = []
-        for i, claim in enumerate(L["claims"]):
-            cid, state = claim["claimId"], claim["state"]
-            ptr = _ptr("claims", i, "state")
-            if state == "verified":
-                if requested == "quick":
-                    self.add("QUICK_PACKET_VERIFIED_CLAIM", LEDGER_FILE, ptr,
-                             f"claim {cid!r} is verified, but quick packets never verify")
-                elif needed - confirmed.get(cid, set()):
-                    lacking = ", ".join(sorted(needed - confirmed.get(cid, set())))
-                    self.add("VERIFIED_WITHOUT_REVIEW", LEDGER_FILE, ptr,
-                             f"claim {cid!r} is verified without a confirming {lacking} review")
-                elif cid in challenged:
-                    self.add("MATERIAL_CHALLENGE_UNRESOLVED", LEDGER_FILE, ptr,
-                             f"claim {cid!r} is verified despite a material unresolved challenge")
-                elif cid in coverage_blocked:
-                    self.add("MATERIAL_COVERAGE_ASSURANCE_EXCEEDED", LEDGER_FILE, ptr,
-                             f"claim {cid!r} is verified despite a material coverage finding")
-            eligible = any(link["relation"] == "supports" and link["evidenceId"] in evidence
-                           and evidence[link["evidenceId"]].eligible for link in claim["evidence"])
-            if state in ("supported", "verified") and not eligible:
-                self.add("CLAIM_EVIDENCE_INELIGIBLE", LEDGER_FILE, _ptr("claims", i, "evidence"),
-                         f"claim {cid!r} is {state} without supporting exact or redacted-exact "
-                         "evidence")
-            assurance_level = ("verified" if state == "verified" else
-                               "evidenced" if eligible else "unevidenced")
-            out.append(Claim(
-                claim_id=cid, statement=claim["statement"], state=state,
-                links=tuple(Link(x["evidenceId"], x["relation"]) for x in claim["evidence"]),
-                qualifications=tuple(claim["qualifications"]),
-                assurance=assurance_level,
-                reviews=tuple(reviewed.get(cid, ())),
-            ))
-        return out
 
 
 def validate(directory: str | os.PathLike[str]) -> Validation:
