@@ -176,3 +176,22 @@ def test_cli_packet_validate_missing_dir_is_error(tmp_path: Path) -> None:
     result = Project(root=tmp_path).run("packet", "validate", str(tmp_path / "none"))
     assert result.code == 1 and result.error["code"] == "packet_not_found"
     assert json.loads(result.stderr)["ok"] is False
+
+
+def test_cli_packet_validate_table_lists_issues(quick_packet: tuple[Project, Path]) -> None:
+    """The readable view of an invalid packet names each issue's code, file and pointer."""
+    cli, packet = quick_packet
+    (packet / "raw/sources/wal-doc.txt").write_text("edited\n")
+    result = cli.run("packet", "validate", str(packet), "--format", "table",
+                     env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert result.code == 1
+    assert "DIGEST_MISMATCH" in result.stdout and "/sources/0/capture/digest" in result.stdout
+
+
+def test_cli_packet_operations_are_registered_for_mcp() -> None:
+    """Every packet command is a registered operation, so MCP exposes it as a tool."""
+    from assay.ops import operations
+
+    tools = {op.tool_name for op in operations() if op.name.startswith("packet.")}
+    assert tools == {"packet_init", "packet_approve", "packet_source", "packet_admit",
+                     "packet_brief", "packet_close", "packet_validate", "packet_render"}
