@@ -56,3 +56,14 @@ def test_context_cli_work_context_with_failed_source_exits_1(ctx) -> None:
     proc = _run(ctx.root, "work", "context")
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["data"]["work_context"]["complete"] is False
+
+
+def test_context_cli_readable_work_context_names_sources_and_reads(ctx) -> None:
+    """--format table prints the selected todo, each source's status and the required reads."""
+    ctx.data("todo.add", goal_id="parser", text="Parse the manifest", todo_id="parse")
+    ctx.goal.write_text(EXPLICIT + "- [ ] stray\n")
+    proc = _run(ctx.root, "work", "context", "--format", "table")
+    assert proc.returncode == 0, proc.stderr
+    assert "selected (heartbeat): todo:parse [open]" in proc.stdout
+    assert "goal_state goals/parser.md: pending" in proc.stdout
+    assert "read before work: assay goal read --goal-id parser --full" in proc.stdout
