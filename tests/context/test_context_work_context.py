@@ -86,8 +86,9 @@ def test_work_context_missing_goal_blocks_dependent_delivery(ctx) -> None:
     envelope = ctx.call("work.context")
     wc = envelope["data"]["work_context"]
     assert wc["complete"] is False
-    assert wc["failures"] == [{"source": "goal_state", "code": "goal_unavailable",
-                               "message": wc["failures"][0]["message"]}]
+    assert wc["failures"] == [{"source": "goal_state", "code": "context_source_unavailable",
+                               "cause": {"code": "goal_unavailable",
+                                         "message": wc["failures"][0]["cause"]["message"]}}]
     assert [s["status"] for s in wc["sources"]] == ["failed", "blocked", "blocked"]
     assert [r["source"] for r in wc["required_reads"]] == ["goal_state", "selected_todo",
                                                            "user_obligations"]
@@ -100,7 +101,8 @@ def test_work_context_invalid_utf8_goal_fails_closed(ctx) -> None:
     """A goal file that is not UTF-8 is a failed source with goal_invalid_utf8."""
     ctx.goal.write_bytes(b"# Goal \xff\n")
     _, wc = _wc(ctx)
-    assert wc["failures"][0]["code"] == "goal_invalid_utf8" and wc["complete"] is False
+    assert wc["failures"][0]["cause"]["code"] == "goal_invalid_utf8"
+    assert wc["complete"] is False
 
 
 def test_work_context_exact_todo_of_another_goal_is_not_found(ctx) -> None:

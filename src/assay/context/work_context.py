@@ -110,8 +110,10 @@ def _acceptance_read(record_id: str) -> dict[str, Any]:
 
 
 def _failure(source: str, error: dict[str, Any]) -> dict[str, Any]:
-    return {"source": source, "code": error.get("code", "context_source_unavailable"),
-            "message": error.get("message", "")}
+    """A failure entry: always ``context_source_unavailable``, with the source's own error."""
+    return {"source": source, "code": "context_source_unavailable",
+            "cause": {"code": error.get("code", "context_source_unavailable"),
+                      "message": error.get("message", "")}}
 
 
 def build_work_context(
