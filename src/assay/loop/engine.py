@@ -1,0 +1,502 @@
+"""The governor engine: one submission in, one round transaction (or one rejection) out.
+
+:meth:`Governor.submit` in order, each step's cost and writes:
+
+1. parse the handle (``submission_handle_required``) and read the head;
+   a handle that is not the held attempt writes nothing and returns the held
+   prompt with ``ok`` and a ``submission_handle_mismatch`` warning (plus the
+   committed receipt when the handle's own transaction committed), or the
+   error when no prompt is held;
+2. normalise the evaluation (pure; ``evaluation_invalid`` /
+   ``contract_invalid`` write nothing and keep the handle valid);
+3. take the loop's lease (one compare-and-set; ``lease_conflict``);
+4. run the gate: the active contract's commands and the git observation
+   (the expensive step: the commands' own run time);
+5. judge, apply the enforcement checks, ask the stop policy;
+6. commit ONE ``put_many``: the evaluation (``origin="claim"``), the
+   observations (``origin="machine"``), the round transaction
+   (``origin="derived"``), the head (compare-and-set on the revision read in
+   step 1) and the lease release. Of two processes submitting the same
+   handle, exactly one commits; the other gets ``lease_conflict`` or, once
+   the winner committed, the held result.
+
+An enforcement rejection commits a rejection record and the head instead
+(same round, attempt + 1, consecutive rejections counted); the stop policy
+may end the loop with ``enforcement_terminated``.
+
+:meth:`Governor.gate_check` records a high-risk gate decision for the held
+round before the action is taken.
+
+Imports the base modules, config, ledger contract, evidence and siblings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from assay.canonical import digest
+from assay.config import Project
+from assay.errors import AssayError, ConflictError, RevisionConflict, UsageError
+from assay.evidence.commands import run_command
+from assay.ledger.store import Record, SourceRef, Store, Write
+from assay.loop import identity
+from assay.loop.contract import ContractDecision, capable_commands, successor
+from assay.loop.gate import GateResult, commands_to_run, git_from_dict, git_to_dict, judge
+from assay.loop.gate import observe as gate_observe
+from assay.loop.models import SubmissionHandle, validate
+from assay.loop.policy import (
+    DefaultStopPolicy,
+    NullReporter,
+    Reporter,
+    StopPolicy,
+    agent_stop_reason,
+)
+from assay.loop.session import (
+    Lease,
+    handle_of,
+    limits_of,
+    load_head,
+    now_text,
+    prepare_held,
+    prepared_view,
+    terminal_event,
+)
+from assay.loop.state import apply_round, submission_context
+from assay.loop.submission import normalise
+
+__all__ = ["ENFORCEMENT_CHECKS", "GATE_RULES", "Governor", "parse_handle"]
+
+ENFORCEMENT_CHECKS = ("completion_contract_open", "contract_required", "gate_unknown")
+
+# High-risk action rules (name, pattern); a match asks for the user.
+GATE_RULES: tuple[tuple[str, str], ...] = (
+    ("destructive_delete", r"\brm\s+-[a-zA-Z]*[rf]|\bshred\b|\brmdir\b"),
+    ("history_rewrite", r"\bgit\s+(push\s+.*(--force|-f)\b|reset\s+--hard|rebase|filter-branch)"),
+    ("publish", r"\b(git\s+push|npm\s+publish|twine\s+upload|docker\s+push|deploy)\b"),
+    ("database_drop", r"\b(drop\s+(table|database|schema)|truncate\s+table)\b"),
+    ("credentials", r"\b(secret|credential|password|token|api[_-]?key)s?\b"),
+    ("privilege", r"\b(sudo|chmod\s+777|chown)\b"),
+)
+ACTION_LIMIT = 1000
+
+
+def parse_handle(value: Any) -> dict[str, str]:
+    """A handle given as an object or as its JSON text; ``submission_handle_required`` otherwise."""
+    from assay.canonical import parse
+
+    action = ("Pass the submissionHandle object exactly as the last response printed it; "
+              "'assay loop status' shows the current one.")
+    if value is None:
+        raise UsageError("a submission handle is required", code="submission_handle_required",
+                         pointer="/handle", action=action)
+    if isinstance(value, str):
+        try:
+            value = parse(value.encode("utf-8"))
+        except AssayError as exc:
+            raise UsageError(f"the handle is not JSON: {exc.message}",
+                             code="submission_handle_required", pointer="/handle",
+                             action=action) from None
+    handle: SubmissionHandle = validate(SubmissionHandle, value, code="submission_handle_required",
+                                        base=("handle",), message="the submission handle is "
+                                        "malformed", action=action)
+    if identity.parse_round_id(handle.roundId) is None:
+        raise UsageError(f"{handle.roundId!r} is not a round id (loop:<loopId>:round:<n>)",
+                         code="submission_handle_required", pointer="/handle/roundId",
+                         action=action)
+    return {"sessionId": handle.sessionId, "roundId": handle.roundId,
+            "transactionId": handle.transactionId}
+
+
+def _mismatch(head: Mapping[str, Any], handle: Mapping[str, str]) -> AssayError:
+    current = handle_of(head)
+    details: dict[str, Any] = {"loopId": head["loopId"], "submissionHandle": current,
+                               "sessionId": head.get("sessionId")}
+    if head["status"] != "active":
+        details["stopReason"] = head.get("stopReason")
+    return ConflictError(
+        "the handle no longer names the held attempt"
+        + (f" (the loop stopped: {head.get('stopReason')})" if head["status"] != "active" else ""),
+        code="submission_handle_mismatch", details=details,
+        action="Read the current handle with 'assay loop status' (or 'assay loop resume').")
+
+
+class Governor:
+    """The loop engine for one project and ledger. See the module docstring.
+
+    Args:
+        store: the opened ledger.
+        project: the project (root, scope, evidence command declarations).
+        policy: the caller's stop policy (default: the loop's own limits).
+        reporter: progress hooks (default: none).
+        open_store: opens a second connection for the lease renewal thread.
+        runner: runs one evidence command (default
+            :func:`assay.evidence.commands.run_command`).
+    """
+
+    def __init__(self, store: Store, project: Project, *, policy: StopPolicy | None = None,
+                 reporter: Reporter | None = None, open_store: Callable[[], Store] | None = None,
+                 runner: Callable[..., Any] = run_command) -> None:
+        self.store = store
+        self.project = project
+        self.policy = policy
+        self.reporter: Reporter = reporter or NullReporter()
+        self.open_store = open_store
+        self.runner = runner
+
+    # ------------------------------------------------------------ submit
+
+    def submit(self, handle_value: Any, evaluation_value: Any) -> dict[str, Any]:
+        """Accept one self-evaluation for the held attempt. See the module docstring."""
+        handle = parse_handle(handle_value)
+        loop_id, _ = identity.parse_round_id(handle["roundId"]) or ("", 0)
+        record = load_head(self.store, loop_id)
+        head = record.data
+        if handle_of(head) != handle:
+            return self._stale(head, handle)
+        facts = head["facts"]
+        round_number = head["round"]
+        limits = limits_of(head)
+        policy = self.policy or DefaultStopPolicy(limits)
+        commands = self.project.evidence_commands
+        evaluation, diagnostics, submitted = normalise(
+            evaluation_value, submission_context(facts, round_number, commands))
+        self.reporter.submission_received(handle["roundId"])
+        lease = Lease(self.store, loop_id=loop_id, scope=self.project.scope,
+                      session_id=head["sessionId"], limits=limits,
+                      open_store=self.open_store).acquire()
+        done = False
+        try:
+            latest = load_head(self.store, loop_id)
+            if latest.revision != record.revision:
+                return self._stale(latest.data, handle)
+            contract = facts["contract"]
+            observations = gate_observe(self.project.root, git_from_dict(head["held"]["before"]),
+                                        commands_to_run(contract, commands),
+                                        reporter=self.reporter, runner=self.runner)
+            proposal = evaluation.get("round_contract")
+            result = judge(
+                round_number=round_number, evaluation=evaluation, contract=contract,
+                command_statuses=observations.statuses(), required=observations.required,
+                git_status=observations.after.status, comparison=observations.comparison,
+                verification_configured=bool(capable_commands(commands)),
+                superseded=bool(proposal and proposal.get("supersedes")))
+            decision = successor(contract, result.closure, proposal, round_number)
+            checks = self._enforcement(head, evaluation, result, decision)
+            parts = {"evaluation": evaluation, "diagnostics": diagnostics, "submitted": submitted,
+                     "raw": evaluation_value, "observations": observations.to_dict(),
+                     "after": git_to_dict(observations.after)}
+            if checks:
+                out = self._reject(record, lease, policy, checks, result, parts)
+            else:
+                out = self._commit(record, lease, policy, result, decision, parts)
+            done = True
+            return out
+        except RevisionConflict:
+            done = True
+            lease.halt()
+            latest = load_head(self.store, loop_id)
+            if handle_of(latest.data) != handle:
+                return self._stale(latest.data, handle)
+            raise ConflictError("the loop moved while this submission was judged",
+                                code="lease_conflict", retryable=True,
+                                details={"loopId": loop_id},
+                                action="Read 'assay loop status' and submit again.") from None
+        finally:
+            if not done:
+                lease.release()
+
+    def _stale(self, head: Mapping[str, Any], handle: Mapping[str, str]) -> dict[str, Any]:
+        """The held prompt with a warning, or ``submission_handle_mismatch`` with none held."""
+        committed = self._committed_receipt(head["loopId"], handle)
+        if head["status"] != "active" or head.get("held") is None:
+            if committed is not None:
+                view = prepared_view(head, warnings=[self._warning(head)])
+                return view | {"accepted": False, "stale": True, "receipt": None,
+                               "committedReceipt": committed}
+            raise _mismatch(head, handle)
+        view = prepared_view(head, warnings=[self._warning(head)])
+        return view | {"accepted": False, "stale": True, "receipt": None,
+                       "committedReceipt": committed}
+
+    @staticmethod
+    def _warning(head: Mapping[str, Any]) -> dict[str, Any]:
+        return {"code": "submission_handle_mismatch",
+                "message": "the handle no longer names the held attempt; nothing was submitted. "
+                           "This is the held round: use its submissionHandle.",
+                "submissionHandle": handle_of(head)}
+
+    def _committed_receipt(self, loop_id: str, handle: Mapping[str, str]) -> dict[str, Any] | None:
+        parsed = identity.parse_round_id(handle["roundId"])
+        if parsed is None:
+            return None
+        with self.store.reader() as reader:
+            record = reader.get(handle["roundId"])
+        if record is None or record.data.get("transactionId") != handle["transactionId"]:
+            return None
+        return dict(record.data["receipt"])
+
+    def _enforcement(self, head: Mapping[str, Any], evaluation: Mapping[str, Any],
+                     result: GateResult, decision: ContractDecision) -> list[dict[str, Any]]:
+        checks: list[dict[str, Any]] = []
+        contract = head["facts"]["contract"]
+        limits = limits_of(head)
+        if (evaluation["outcome"] == "success" and not evaluation["should_continue"]
+                and contract is not None and result.closure != "verified"):
+            open_items = [i for i, s in result.item_statuses.items() if s != "verified"]
+            checks.append({"check": "completion_contract_open", "ref": contract["id"],
+                           "detail": f"success was declared, but the active contract "
+                                     f"{contract['id']} is not verified (items "
+                                     f"{', '.join(open_items)}: "
+                                     f"{', '.join(result.item_statuses[i] for i in open_items)})"})
+        if (evaluation["should_continue"] and capable_commands(self.project.evidence_commands)
+                and head["round"] < limits.max_rounds and decision.after is None):
+            checks.append({"check": "contract_required", "ref": decision.before_id,
+                           "detail": "continuing needs an active contract for the next round: "
+                                     "propose round_contract"
+                                     + (" (the active one closed this round)"
+                                        if decision.before_id else "")})
+        gate_ids = evaluation.get("gate_ids", [])
+        if gate_ids:
+            with self.store.reader() as reader:
+                for gid in gate_ids:
+                    rec = reader.get(f"loop:{head['loopId']}:gate:{gid}")
+                    if rec is None or rec.data.get("round") != head["round"]:
+                        checks.append({"check": "gate_unknown", "ref": gid,
+                                       "detail": f"{gid} is not a gate decision recorded in "
+                                                 "this round ('assay loop gate-check')"})
+        return checks
+
+    def _reject(self, record: Record, lease: Lease, policy: StopPolicy,
+                checks: list[dict[str, Any]], result: GateResult,
+                parts: Mapping[str, Any]) -> dict[str, Any]:
+        head = dict(record.data)
+        loop_id, round_number, attempt = head["loopId"], head["round"], head["attempt"]
+        consecutive = head["consecutiveRejections"] + 1
+        names = sorted({c["check"] for c in checks})
+        stop = policy.after_rejection(round_number=round_number, consecutive=consecutive)
+        notice = "\n".join(f"- {c['check']}: {c['detail']}" for c in checks)
+        rejection = {
+            "type": "rejection", "loopId": loop_id, "roundId": identity.round_id(loop_id, round_number),
+            "round": round_number, "attempt": attempt,
+            "transactionId": head["held"]["transactionId"], "sessionId": head["sessionId"],
+            "checks": checks, "consecutive": consecutive, "evaluation": parts["evaluation"],
+            "diagnostics": parts["diagnostics"], "evidencePosture": result.posture,
+            "findings": result.findings, "observations": parts["observations"],
+            "prompt": head["held"]["prompt"], "rejectedAt": now_text(), "stopReason": stop,
+        }
+        escalate = names == sorted(head.get("rejectionChecks", []))
+        head.update({"attempt": attempt + 1, "consecutiveRejections": consecutive,
+                     "rejectionChecks": names, "rejectionNotice": notice})
+        if stop is not None:
+            head.update({"status": "stopped", "stopReason": stop, "held": None})
+            head["terminal"] = terminal_event(head, stop)
+        else:
+            head["held"] = prepare_held(
+                loop_id=loop_id, session_id=head["sessionId"], branch_id=head["branchId"],
+                round_number=round_number, attempt=attempt + 1, facts=head["facts"],
+                limits=limits_of(head), commands=self.project.evidence_commands,
+                context_mode="fresh_invocation" if escalate else "same_round_retry",
+                context_reason="rejection_escalation" if escalate else "enforcement_retry",
+                before=head["held"]["before"], rejection_notice=notice, plan=head.get("plan"))
+        rid = identity.rejection_id(loop_id, round_number, attempt)
+        self.store.put_many([
+            Write(id=rid, data=rejection, scope=self.project.scope, origin="derived",
+                  expect_revision=0),
+            Write(id=record.id, data=head, scope=self.project.scope, origin="derived",
+                  expect_revision=record.revision),
+            lease.release_write(),
+        ])
+        self.reporter.submission_rejected(rejection["roundId"], names)
+        if stop is not None:
+            self.reporter.loop_stopped(loop_id, stop)
+        receipt = {
+            "roundId": rejection["roundId"], "round": round_number, "attempt": attempt,
+            "transactionId": rejection["transactionId"], "accepted": False, "record": "none",
+            "entered_history": False,
+            "agent_success_claim": parts["evaluation"]["outcome"] == "success",
+            "agent_outcome": parts["evaluation"]["outcome"],
+            "objective_refinement": parts["evaluation"].get("objective_refinement"),
+            "loop_stop_reason": stop,
+            "rejection": {"checks": checks, "consecutive": consecutive, "record": rid},
+            "verification": {"evidence_posture": result.posture, "checks": self._checks(result),
+                             "contract_items": self._items(result)},
+            "diagnostics": parts["diagnostics"],
+        }
+        return prepared_view(head) | {"accepted": False, "stale": False, "receipt": receipt}
+
+    @staticmethod
+    def _checks(result: GateResult) -> list[dict[str, Any]]:
+        return [{"field": "verification", "check": f["check"], "severity": f["severity"],
+                 "detail": f["detail"], **({"ref": f["ref"]} if f.get("ref") else {})}
+                for f in result.findings]
+
+    @staticmethod
+    def _items(result: GateResult) -> list[dict[str, Any]]:
+        return [{"item_id": i, "status": s} for i, s in sorted(result.item_statuses.items())]
+
+    def _commit(self, record: Record, lease: Lease, policy: StopPolicy, result: GateResult,
+                decision: ContractDecision, parts: Mapping[str, Any]) -> dict[str, Any]:
+        head = dict(record.data)
+        loop_id, round_number = head["loopId"], head["round"]
+        evaluation = parts["evaluation"]
+        limits = limits_of(head)
+        applied = apply_round(head["facts"], round_number=round_number, evaluation=evaluation,
+                              decision=decision, item_statuses=result.item_statuses,
+                              gated_contract=head["facts"]["contract"], progress=result.progress,
+                              findings=result.findings, posture=result.posture,
+                              max_active=limits.max_active_constraints)
+        stop = agent_stop_reason(evaluation["outcome"], evaluation["should_continue"])
+        if stop is None:
+            stop = policy.after_commit(round_number=round_number,
+                                       progress=applied.facts["progress"])
+        diagnostics = list(parts["diagnostics"]) + applied.diagnostics
+        rid = identity.round_id(loop_id, round_number)
+        transaction = head["held"]["transactionId"]
+        old_held = head["held"]
+        head.update({"facts": applied.facts, "lastCommittedRound": round_number,
+                     "consecutiveRejections": 0, "rejectionChecks": [], "rejectionNotice": ""})
+        if stop is not None:
+            head.update({"status": "stopped", "stopReason": stop, "held": None})
+            head["terminal"] = terminal_event(head, stop)
+        else:
+            head.update({"round": round_number + 1, "attempt": 1})
+            head["held"] = prepare_held(
+                loop_id=loop_id, session_id=head["sessionId"], branch_id=head["branchId"],
+                round_number=round_number + 1, attempt=1, facts=applied.facts, limits=limits,
+                commands=self.project.evidence_commands, context_mode="fresh_invocation",
+                context_reason="next_round", before=parts["after"], plan=head.get("plan"))
+        changes = dict(applied.changes)
+        observed = stop is None
+        changes.update({
+            "contract": {"before_id": decision.before_id, "after_id": decision.after_id,
+                         "activated": decision.activated, "closed": decision.closed,
+                         **({"superseded": True, "redirect_reason": decision.redirect_reason}
+                            if decision.superseded else {}),
+                         "closure": result.closure},
+            "constraints_retraction": "observed" if observed else "not_observed",
+            "constraints_activation": "observed" if observed else "not_observed",
+            "constraints_active_after": ([c["text"] for c in applied.facts["constraints_active"]]
+                                         if observed else None),
+            "subtask_boundary": ({"label": evaluation.get("subtask_boundary_label") or
+                                  f"Round {round_number}", "round": round_number}
+                                 if evaluation.get("subtask_boundary") else None),
+            "rollback": None,
+        })
+        next_artifact = head["held"]["prompt"] if head.get("held") else None
+        receipt = {
+            "roundId": rid, "round": round_number, "attempt": old_held["prompt"]["attempt"],
+            "transactionId": transaction, "accepted": True, "record": "committed",
+            "entered_history": True,
+            "agent_success_claim": evaluation["outcome"] == "success",
+            "agent_outcome": evaluation["outcome"],
+            "objective_refinement": evaluation.get("objective_refinement"),
+            "loop_stop_reason": stop,
+            "reports": [{"path": "/" + f, "handling": self._handling(f, diagnostics)}
+                        for f in parts["submitted"]],
+            "changes": changes,
+            "verification": {"evidence_posture": result.posture, "checks": self._checks(result),
+                             "contract_items": self._items(result)},
+            "prompt": (None if next_artifact is None else {
+                "level": next_artifact["level"], "dropped_sections": [],
+                "context_mode": next_artifact["contextMode"],
+                "context_reason": next_artifact["contextReason"]}),
+            "diagnostics": diagnostics,
+        }
+        eid = identity.round_part_id(loop_id, round_number, "evaluation")
+        oid = identity.round_part_id(loop_id, round_number, "observation")
+        evaluation_data = {"type": "evaluation", "loopId": loop_id, "roundId": rid,
+                           "transactionId": transaction, "evaluation": evaluation,
+                           "submitted": parts["raw"], "diagnostics": diagnostics}
+        observation_data = {"type": "observation", "loopId": loop_id, "roundId": rid,
+                            "transactionId": transaction, **parts["observations"],
+                            "before": old_held["before"], "after": parts["after"]}
+        round_data = {
+            "type": "round", "schema": "assay.loop.round.v1", "loopId": loop_id, "roundId": rid,
+            "round": round_number, "attempt": old_held["prompt"]["attempt"],
+            "branchId": head["branchId"], "sessionId": head["sessionId"],
+            "transactionId": transaction, "prompt": old_held["prompt"],
+            "factsBefore": record.data["facts"], "compiled": applied.facts,
+            "itemStatuses": result.item_statuses, "findings": result.findings,
+            "evidencePosture": result.posture, "machineBackedSuccess": result.machine_backed_success,
+            "contractDecision": changes["contract"], "stopReason": stop, "receipt": receipt,
+            "evaluationRecord": eid, "observationRecord": oid, "committedAt": now_text(),
+        }
+        scope = self.project.scope
+        self.store.put_many([
+            Write(id=eid, data=evaluation_data, scope=scope, origin="claim", expect_revision=0),
+            Write(id=oid, data=observation_data, scope=scope, origin="machine", expect_revision=0),
+            Write(id=rid, data=round_data, scope=scope, origin="derived", expect_revision=0,
+                  sources=(SourceRef(eid, 1, digest(evaluation_data)),
+                           SourceRef(oid, 1, digest(observation_data)))),
+            Write(id=record.id, data=head, scope=scope, origin="derived",
+                  expect_revision=record.revision),
+            lease.release_write(),
+        ])
+        self.reporter.round_committed(rid, result.posture["status"])
+        if stop is not None:
+            self.reporter.loop_stopped(loop_id, stop)
+        return prepared_view(head) | {"accepted": True, "stale": False, "receipt": receipt}
+
+    @staticmethod
+    def _handling(field: str, diagnostics: list[dict[str, str]]) -> str:
+        touched = [d for d in diagnostics if d["pointer"] == "/" + field
+                   or d["pointer"].startswith("/" + field + "/")]
+        if any(d["code"] in ("unknown_field_dropped", "wrong_type_dropped", "blocker_dropped")
+               and d["pointer"] == "/" + field for d in touched):
+            return "dropped"
+        return "normalized" if touched else "accepted"
+
+    # ------------------------------------------------------------ gate check
+
+    def gate_check(self, handle_value: Any, action: Any, *, enabled: bool = True) -> dict[str, Any]:
+        """Record a gate decision for a risky action in the held round, before it is taken.
+
+        The decision is a classification by :data:`GATE_RULES`: ``proceed``
+        (no rule matched) or ``ask_user`` (a rule matched). The same action
+        in the same round has the same ``g-`` id; checking it again returns
+        the recorded decision.
+        """
+        if not enabled:
+            raise AssayError("the high-risk gate is disabled for this project",
+                             code="gate_disabled",
+                             action="Set [loop] gate = true in assay.toml to use gate-check.")
+        handle = parse_handle(handle_value)
+        if not isinstance(action, str) or not action.strip():
+            raise AssayError("the action must be a non-blank text", code="gate_invalid",
+                             pointer="/action", action="Describe the risky action in one line.")
+        text = action.strip()
+        if len(text) > ACTION_LIMIT or re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text):
+            raise AssayError(f"the action is at most {ACTION_LIMIT} characters without control "
+                             "characters", code="gate_invalid", pointer="/action",
+                             action="Describe the risky action in one line.")
+        loop_id, _ = identity.parse_round_id(handle["roundId"]) or ("", 0)
+        record = load_head(self.store, loop_id)
+        head = record.data
+        if handle_of(head) != handle:
+            raise _mismatch(head, handle)
+        action_hash = digest(text)
+        gid = identity.gate_id(handle["roundId"], action_hash)
+        rec_id = f"loop:{loop_id}:gate:{gid}"
+        with self.store.reader() as reader:
+            existing = reader.get(rec_id)
+        if existing is not None:
+            return {"gateDecision": existing.data, "recorded": False}
+        matched = [name for name, pattern in GATE_RULES if re.search(pattern, text, re.IGNORECASE)]
+        decision = {
+            "type": "gate-decision", "gateId": gid, "loopId": loop_id,
+            "roundId": handle["roundId"], "round": head["round"], "attempt": head["attempt"],
+            "transactionId": handle["transactionId"], "action": text, "actionHash": action_hash,
+            "classification": "user" if matched else "agent",
+            "decision": "ask_user" if matched else "proceed", "matchedRules": matched,
+            "decidedAt": now_text(),
+        }
+        try:
+            self.store.put(Write(id=rec_id, data=decision, scope=self.project.scope,
+                                 origin="derived", expect_revision=0))
+        except RevisionConflict:
+            with self.store.reader() as reader:
+                again = reader.get(rec_id)
+            return {"gateDecision": again.data if again else decision, "recorded": False}
+        return {"gateDecision": decision, "recorded": True}

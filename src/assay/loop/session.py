@@ -1,0 +1,493 @@
+"""Loop sessions in the ledger: the head record, leases, start, resume, stop, status.
+
+Records (all in the project's scope):
+
+- ``loop:<loopId>``: the head (``origin="derived"``). It holds the
+  immutable operator acceptance, the limits, the status and stop reason,
+  the held attempt (session, round, attempt, transaction, prompt artifact,
+  guidance, the git before-observation) and the compiled facts of the held
+  round. Every advance is a compare-and-set on its revision.
+- ``loop-lease:<loopId>``: who may advance the loop right now
+  (``origin="machine"``): ``{holder, session_id, deadline_unix_ms}``. A
+  lease lasts ``lease_seconds`` (30 s) and is renewed every
+  ``renew_seconds`` (10 s) while its holder works; an expired lease may be
+  taken over. Acquiring is a compare-and-set, so of two processes at most
+  one holds it; the other gets ``lease_conflict``.
+- round transactions and rejections are written by :mod:`assay.loop.engine`.
+
+The submission handle ``{sessionId, roundId, transactionId}`` is derived
+from the head on every response; it grants nothing by itself: the lease and
+an exact comparison with the held attempt do.
+
+Imports the base modules, config, the ledger contract, evidence and its
+siblings.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from assay.config import Project
+from assay.errors import AssayError, ConflictError, RevisionConflict, UsageError, pointer
+from assay.evidence.git import observe as observe_git
+from assay.ids import content_id
+from assay.ledger.store import Record, Store, Write
+from assay.loop import identity
+from assay.loop.contract import capable_commands
+from assay.loop.gate import git_to_dict
+from assay.loop.guidance import contract_requirement, guidance
+from assay.loop.policy import Limits
+from assay.loop.prompt import PromptRequest, compile_prompt
+from assay.loop.state import initial_facts
+
+__all__ = [
+    "HEAD_SCHEMA",
+    "Lease",
+    "handle_of",
+    "load_head",
+    "prepare_held",
+    "prepared_view",
+    "resolve_loop",
+    "resume",
+    "start",
+    "status",
+    "stop",
+    "terminal_event",
+]
+
+HEAD_SCHEMA = "assay.loop.v1"
+TASK_LIMIT = 2000
+CRITERION_LIMIT = 500
+PLAN_LIMIT = 20_000
+MAX_CRITERIA = 20
+
+
+def now_text() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def session_not_found(loop_id: str) -> AssayError:
+    return AssayError(f"no loop {loop_id!r} in this project", code="session_not_found",
+                      action="List loops with 'assay find --kind loop', or start one with "
+                             "'assay loop start'.")
+
+
+def load_head(store: Store, loop_id: str) -> Record:
+    """The current head record of ``loop_id`` (``session_not_found`` when absent)."""
+    with store.reader() as reader:
+        record = reader.get(identity.head_id(loop_id))
+    if record is None or not isinstance(record.data, dict) or record.data.get("schema") != HEAD_SCHEMA:
+        raise session_not_found(loop_id)
+    return record
+
+
+def resolve_loop(store: Store, scope: str, loop_id: str | None) -> str:
+    """``loop_id`` as given, or the one active loop of the project."""
+    if loop_id is not None:
+        if not identity.LOOP_ID.fullmatch(loop_id):
+            raise UsageError(f"{loop_id!r} is not a loop id", code="invalid_argument",
+                             pointer="/loop")
+        return loop_id
+    with store.reader() as reader:
+        heads = [r for r in reader.find(scopes=[scope], kind="loop", limit=1000)
+                 if isinstance(r.data, dict) and r.data.get("schema") == HEAD_SCHEMA]
+    active = [r.data["loopId"] for r in heads if r.data["status"] == "active"]
+    if len(active) == 1:
+        return str(active[0])
+    if not heads:
+        raise AssayError("this project has no loop", code="session_not_found",
+                         action="Start one with 'assay loop start --task ...'.")
+    raise UsageError(f"{len(active)} loops are active here; name one with --loop "
+                     f"({', '.join(sorted(active)) or 'none active'})", code="invalid_argument",
+                     pointer="/loop")
+
+
+def handle_of(head: Mapping[str, Any]) -> dict[str, str] | None:
+    """The submission handle of the held attempt (None when the loop stopped)."""
+    if head["status"] != "active" or head.get("held") is None:
+        return None
+    return {"sessionId": head["sessionId"],
+            "roundId": identity.round_id(head["loopId"], head["round"]),
+            "transactionId": head["held"]["transactionId"]}
+
+
+def prepare_held(*, loop_id: str, session_id: str, branch_id: str, round_number: int,
+                 attempt: int, facts: Mapping[str, Any], limits: Limits, commands: Sequence[Any],
+                 context_mode: str, context_reason: str, before: Mapping[str, Any] | None,
+                 rejection_notice: str = "", plan: str | None = None) -> dict[str, Any]:
+    """Compile the prompt of one attempt and bundle what a submission is judged against."""
+    requirement = contract_requirement(facts, commands, round_number, limits.max_rounds)
+    artifact = compile_prompt(PromptRequest(
+        loop_id=loop_id, round_id=identity.round_id(loop_id, round_number), round=round_number,
+        attempt=attempt, max_rounds=limits.max_rounds, facts=facts, context_mode=context_mode,
+        context_reason=context_reason, contract_commands=sorted(capable_commands(commands)),
+        contract_requirement=requirement, rejection_notice=rejection_notice, plan=plan))
+    return {
+        "transactionId": identity.transaction_id(loop_id, round_number, attempt, session_id,
+                                                 branch_id),
+        "prompt": artifact,
+        "guidance": guidance(facts, commands, round_number, limits.max_rounds, artifact),
+        "before": dict(before) if before is not None else None,
+    }
+
+
+def limits_of(head: Mapping[str, Any]) -> Limits:
+    lim = head["limits"]
+    return Limits(max_rounds=lim["maxRounds"], stall_rounds=lim["stallRounds"],
+                  max_rejections=lim["maxRejections"],
+                  max_active_constraints=lim["maxActiveConstraints"],
+                  lease_seconds=lim["leaseMs"] / 1000, renew_seconds=lim["renewMs"] / 1000)
+
+
+def terminal_event(head: Mapping[str, Any], stop_reason: str) -> dict[str, Any]:
+    """The LoopTerminalEvent of a loop that stops now."""
+    facts = head["facts"]
+    posture = facts.get("last_posture")
+    return {
+        "loopId": head["loopId"],
+        "task": head["operatorAcceptance"]["task"],
+        "completed": stop_reason == "completed",
+        "machineBackedSuccess": posture["machineBackedSuccess"] if posture else None,
+        "evidencePosture": posture["status"] if posture else None,
+        "stopReason": stop_reason,
+        "roundsCompleted": head["round"],
+        "roundCursor": head["round"],
+        "committedRounds": facts["committed_rounds"],
+        "machineBackedSuccessTrajectory": list(facts.get("machine_backed", [])),
+    }
+
+
+def prepared_view(head: Mapping[str, Any], *, warnings: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """What start, resume, a stale next and a continuing next return about the held round."""
+    held = head.get("held")
+    out: dict[str, Any] = {
+        "loopId": head["loopId"],
+        "status": head["status"],
+        "stopReason": head.get("stopReason"),
+        "round": head["round"],
+        "attempt": head["attempt"],
+        "roundId": identity.round_id(head["loopId"], head["round"]),
+        "submissionHandle": handle_of(head),
+        "prompt": held["prompt"]["renderedPrompt"] if held else None,
+        "promptArtifact": ({k: v for k, v in held["prompt"].items() if k != "renderedPrompt"}
+                           if held else None),
+        "guidance": held["guidance"] if held else None,
+        "terminal": head.get("terminal"),
+        "warnings": [dict(w) for w in warnings],
+    }
+    return out
+
+
+# ------------------------------------------------------------------ leases
+
+class Lease:
+    """A held lease on one loop, renewed in a background thread until released.
+
+    The renewal thread writes through its own store (``open_store``), so the
+    caller's store is never shared between threads. :attr:`revision` is the
+    lease record's revision the final commit must expect; :attr:`lost` is set
+    when a renewal found the lease taken (the final commit then fails its
+    compare-and-set and becomes ``lease_conflict``).
+    """
+
+    def __init__(self, store: Store, *, loop_id: str, scope: str, session_id: str,
+                 limits: Limits, open_store: Callable[[], Store] | None = None) -> None:
+        self.store = store
+        self.loop_id = loop_id
+        self.scope = scope
+        self.session_id = session_id
+        self.limits = limits
+        self.holder = "h-" + secrets.token_hex(8)
+        self.revision = 0
+        self.lost = False
+        self._open_store = open_store
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def _data(self, holder: str | None) -> dict[str, Any]:
+        deadline = _now_ms() + int(self.limits.lease_seconds * 1000) if holder else 0
+        return {"loopId": self.loop_id, "holder": holder, "session_id": self.session_id,
+                "deadline_unix_ms": deadline}
+
+    def acquire(self) -> Lease:
+        """Take the lease or raise ``lease_conflict`` (another live holder)."""
+        lid = identity.lease_id(self.loop_id)
+        with self.store.reader() as reader:
+            current = reader.get(lid)
+        if current is not None:
+            data = current.data
+            if data.get("holder") and data.get("deadline_unix_ms", 0) > _now_ms():
+                raise _lease_conflict(self.loop_id, data)
+        try:
+            receipt = self.store.put(Write(
+                id=lid, data=self._data(self.holder), scope=self.scope, origin="machine",
+                expect_revision=current.revision if current is not None else 0))
+        except RevisionConflict:
+            raise _lease_conflict(self.loop_id, None) from None
+        self.revision = receipt.revision
+        if self._open_store is not None and self.limits.renew_seconds > 0:
+            self._thread = threading.Thread(target=self._renew, name=f"assay-lease-{self.loop_id}",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def _renew(self) -> None:
+        assert self._open_store is not None
+        store = self._open_store()
+        try:
+            while not self._stop.wait(self.limits.renew_seconds):
+                with self._lock:
+                    if self._stop.is_set():
+                        return
+                    try:
+                        receipt = store.put(Write(
+                            id=identity.lease_id(self.loop_id), data=self._data(self.holder),
+                            scope=self.scope, origin="machine", expect_revision=self.revision))
+                        self.revision = receipt.revision
+                    except AssayError:
+                        self.lost = True
+                        return
+        finally:
+            store.close()
+
+    def halt(self) -> None:
+        """Stop renewing (the revision is then stable for the final commit)."""
+        with self._lock:
+            self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def release_write(self) -> Write:
+        """The write that releases the lease, for the caller's commit batch."""
+        self.halt()
+        return Write(id=identity.lease_id(self.loop_id), data=self._data(None), scope=self.scope,
+                     origin="machine", expect_revision=self.revision)
+
+    def release(self) -> None:
+        """Release on its own (best effort: a lease that moved is left to expire)."""
+        try:
+            self.store.put(self.release_write())
+        except AssayError:
+            pass
+
+
+def _lease_conflict(loop_id: str, data: Mapping[str, Any] | None) -> ConflictError:
+    details: dict[str, Any] = {"loopId": loop_id}
+    if data is not None:
+        details["sessionId"] = data.get("session_id")
+        details["deadline_unix_ms"] = data.get("deadline_unix_ms")
+    return ConflictError(f"another process is advancing loop {loop_id!r} right now",
+                         code="lease_conflict", retryable=True, details=details,
+                         action="Wait for it to finish, then read 'assay loop status' for the "
+                                "current handle.")
+
+
+# ------------------------------------------------------------------ start
+
+def _texts(values: Sequence[str], name: str, limit: int, most: int) -> list[str]:
+    out: list[str] = []
+    if len(values) > most:
+        raise UsageError(f"at most {most} --{name} values", code="invalid_argument",
+                         pointer=pointer(name))
+    for index, value in enumerate(values):
+        text = value.strip() if isinstance(value, str) else ""
+        if not text or len(text) > limit:
+            raise UsageError(f"--{name} values are non-blank and at most {limit} characters",
+                             code="invalid_argument", pointer=pointer(name, index))
+        if text in out:
+            raise UsageError(f"--{name} {text!r} is given twice", code="invalid_argument",
+                             pointer=pointer(name, index))
+        out.append(text)
+    return out
+
+
+def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
+          constraints: Sequence[str], limits: Limits, loop_id: str | None = None,
+          plan: str | None = None) -> dict[str, Any]:
+    """Create the loop and its round-1 prompt; return the prepared view.
+
+    Operator acceptance (task, criteria, hard constraints) is immutable: a
+    start naming an existing loop with other acceptance is
+    ``operator_acceptance_conflict``; with the same acceptance it is
+    ``loop_exists`` (stopped) or ``loop_already_running`` (active).
+    """
+    task = task.strip() if isinstance(task, str) else ""
+    if not task or len(task) > TASK_LIMIT:
+        raise UsageError(f"--task is required: non-blank, at most {TASK_LIMIT} characters",
+                         code="invalid_argument", pointer="/task")
+    criteria = _texts(criteria, "criterion", CRITERION_LIMIT, MAX_CRITERIA)
+    constraints = _texts(constraints, "constraint", CRITERION_LIMIT, limits.max_active_constraints)
+    if plan is not None and len(plan) > PLAN_LIMIT:
+        raise UsageError(f"the plan is longer than {PLAN_LIMIT} characters",
+                         code="invalid_argument", pointer="/plan")
+    acceptance = {"task": task, "success_criteria": criteria, "hard_constraints": constraints}
+    loop_id = loop_id or content_id("lp", task)
+    if not identity.LOOP_ID.fullmatch(loop_id):
+        raise UsageError(f"{loop_id!r} is not a loop id ([a-z0-9][a-z0-9._-]{{0,63}})",
+                         code="invalid_argument", pointer="/loop")
+
+    def existing(record: Record) -> AssayError:
+        data = record.data
+        if data.get("operatorAcceptance") != acceptance:
+            return ConflictError(
+                f"loop {loop_id!r} already exists with other operator acceptance; acceptance is "
+                "immutable", code="operator_acceptance_conflict",
+                details={"loopId": loop_id, "operatorAcceptance": data.get("operatorAcceptance")},
+                action="Start a new loop under another --loop id, or continue this one.")
+        if data.get("status") == "active":
+            return ConflictError(f"loop {loop_id!r} is already running", code="loop_already_running",
+                                 details={"loopId": loop_id, "sessionId": data.get("sessionId")},
+                                 action="Continue it: 'assay loop resume --loop " + loop_id + "'.")
+        return ConflictError(f"loop {loop_id!r} already exists and has stopped",
+                             code="loop_exists", details={"loopId": loop_id,
+                                                          "stopReason": data.get("stopReason")},
+                             action="Start a new loop under another --loop id.")
+
+    hid = identity.head_id(loop_id)
+    with store.reader() as reader:
+        current = reader.get(hid)
+    if current is not None:
+        raise existing(current)
+    session_id = "s-" + secrets.token_hex(8)
+    facts = initial_facts(task, criteria, constraints)
+    before = git_to_dict(observe_git(project.root))
+    held = prepare_held(loop_id=loop_id, session_id=session_id, branch_id="main", round_number=1,
+                        attempt=1, facts=facts, limits=limits,
+                        commands=project.evidence_commands, context_mode="fresh_invocation",
+                        context_reason="first_round", before=before, plan=plan)
+    head: dict[str, Any] = {
+        "schema": HEAD_SCHEMA,
+        "type": "loop",
+        "loopId": loop_id,
+        "createdAt": now_text(),
+        "operatorAcceptance": acceptance,
+        "plan": plan,
+        "limits": {"maxRounds": limits.max_rounds, "stallRounds": limits.stall_rounds,
+                   "maxRejections": limits.max_rejections,
+                   "maxActiveConstraints": limits.max_active_constraints,
+                   "leaseMs": int(limits.lease_seconds * 1000),
+                   "renewMs": int(limits.renew_seconds * 1000)},
+        "status": "active",
+        "stopReason": None,
+        "branchId": "main",
+        "sessionId": session_id,
+        "round": 1,
+        "attempt": 1,
+        "consecutiveRejections": 0,
+        "rejectionChecks": [],
+        "lastCommittedRound": None,
+        "facts": facts,
+        "held": held,
+        "terminal": None,
+    }
+    try:
+        store.put(Write(id=hid, data=head, scope=project.scope, origin="derived",
+                        expect_revision=0))
+    except RevisionConflict:
+        raise existing(load_head(store, loop_id)) from None
+    return prepared_view(head)
+
+
+# ------------------------------------------------------------------ read / stop / resume
+
+def status(store: Store, loop_id: str) -> dict[str, Any]:
+    """The loop's state and current handle (read-only)."""
+    record = load_head(store, loop_id)
+    head = record.data
+    with store.reader() as reader:
+        lease = reader.get(identity.lease_id(loop_id))
+    lease_live = bool(lease is not None and lease.data.get("holder")
+                      and lease.data.get("deadline_unix_ms", 0) > _now_ms())
+    held = head.get("held")
+    facts = head["facts"]
+    return {
+        "loopId": loop_id,
+        "status": head["status"],
+        "stopReason": head.get("stopReason"),
+        "round": head["round"],
+        "attempt": head["attempt"],
+        "roundId": identity.round_id(loop_id, head["round"]),
+        "committedRounds": facts["committed_rounds"],
+        "consecutiveRejections": head["consecutiveRejections"],
+        "submissionHandle": handle_of(head),
+        "promptHash": held["prompt"]["promptHash"] if held else None,
+        "objective": facts["objective"],
+        "operatorAcceptance": head["operatorAcceptance"],
+        "guidance": held["guidance"] if held else None,
+        "lastPosture": facts.get("last_posture"),
+        "terminal": head.get("terminal"),
+        "lease": {"held": lease_live,
+                  "sessionId": lease.data.get("session_id") if lease_live and lease else None},
+        "ledgerRevision": record.ledger_revision,
+    }
+
+
+def stop(store: Store, project: Project, loop_id: str, *, reason: str | None,
+         open_store: Callable[[], Store] | None = None) -> dict[str, Any]:
+    """Cancel the loop (``stopReason: cancelled``); a stopped loop is returned as it is."""
+    record = load_head(store, loop_id)
+    head: dict[str, Any] = dict(record.data)
+    if head["status"] != "active":
+        return prepared_view(head) | {"alreadyStopped": True}
+    lease = Lease(store, loop_id=loop_id, scope=project.scope, session_id=head["sessionId"],
+                  limits=limits_of(head)).acquire()
+    head.update({"status": "stopped", "stopReason": "cancelled", "held": None,
+                 "cancelReason": (reason or "").strip()[:500] or None})
+    head["terminal"] = terminal_event(head, "cancelled")
+    try:
+        store.put_many([Write(id=record.id, data=head, scope=project.scope, origin="derived",
+                              expect_revision=record.revision), lease.release_write()])
+    except RevisionConflict:
+        lease.release()
+        raise _lease_conflict(loop_id, None) from None
+    return prepared_view(head) | {"alreadyStopped": False}
+
+
+def resume(store: Store, project: Project, loop_id: str, *, invocation_lost: bool) -> dict[str, Any]:
+    """Re-anchor the loop in a new session and return the held prompt with its new handle.
+
+    With ``invocation_lost`` the same round and attempt are recompiled as a
+    clean context (``fresh_invocation`` / ``invocation_recovery``).
+    """
+    record = load_head(store, loop_id)
+    head: dict[str, Any] = dict(record.data)
+    if head["status"] != "active":
+        raise AssayError(f"loop {loop_id!r} has stopped ({head.get('stopReason')})",
+                         code="loop_stopped", details={"loopId": loop_id,
+                                                       "stopReason": head.get("stopReason")},
+                         action="Start a new loop under another --loop id.")
+    limits = limits_of(head)
+    session_id = "s-" + secrets.token_hex(8)
+    lease = Lease(store, loop_id=loop_id, scope=project.scope, session_id=session_id,
+                  limits=limits).acquire()
+    old = head["held"]
+    if invocation_lost:
+        held = prepare_held(loop_id=loop_id, session_id=session_id, branch_id=head["branchId"],
+                            round_number=head["round"], attempt=head["attempt"],
+                            facts=head["facts"], limits=limits,
+                            commands=project.evidence_commands, context_mode="fresh_invocation",
+                            context_reason="invocation_recovery", before=old["before"],
+                            rejection_notice=head.get("rejectionNotice", ""), plan=head.get("plan"))
+    else:
+        held = dict(old)
+        held["transactionId"] = identity.transaction_id(loop_id, head["round"], head["attempt"],
+                                                        session_id, head["branchId"])
+    head.update({"sessionId": session_id, "held": held})
+    try:
+        store.put_many([Write(id=record.id, data=head, scope=project.scope, origin="derived",
+                              expect_revision=record.revision), lease.release_write()])
+    except RevisionConflict:
+        lease.release()
+        raise _lease_conflict(loop_id, None) from None
+    return prepared_view(head)

@@ -1,0 +1,408 @@
+"""The submission boundary: one self-evaluation in, one normalised evaluation out.
+
+Required fields are strict (``evaluation_invalid`` with a pointer):
+``outcome`` (success, partial, failed, blocked), ``output_summary`` (1 to
+4,000 characters), ``constraint_violations`` (a list of strings) and
+``should_continue`` (a boolean); ``success`` and ``blocked`` require
+``should_continue=false``; ``blocked`` requires a ``blocker`` (at most 500
+characters); ``objective_refinement`` is a non-blank string of at most 1,000
+characters. Any string still holding the template marker ``<<FILL`` is
+rejected (``details.reason = "template_placeholder"``), so an unedited
+template never passes.
+
+Structural parts are strict too: ``subgoal_updates`` (known ``sg-`` ids,
+legal transitions: ``evaluation_invalid``), ``round_contract`` and the
+``rci-`` entries of ``execution_report.claims`` (``contract_invalid``).
+
+Every other optional field is normalised leniently and never dropped
+silently: each correction is one diagnostic ``{code, pointer, detail}`` with
+a stable code (see :data:`DIAGNOSTIC_CODES`). Nothing here does I/O.
+
+Imports the base modules, config and its siblings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.config import EvidenceCommand
+from assay.errors import AssayError, pointer
+from assay.loop import identity
+from assay.loop.contract import item_claims, normalise_contract
+from assay.loop.models import OUTCOMES, SubGoalUpdate, validate
+
+__all__ = [
+    "DIAGNOSTIC_CODES",
+    "LIMITS",
+    "PLACEHOLDER",
+    "SUBGOAL_TRANSITIONS",
+    "SubmissionContext",
+    "normalise",
+]
+
+PLACEHOLDER = "<<FILL"
+
+# Lenient limits: (max entries, max characters per entry).
+LIMITS: dict[str, tuple[int, int]] = {
+    "constraint_violations": (20, 500),
+    "discovered_constraints": (10, 500),
+    "retracted_constraints": (10, 500),
+    "emerged_subtasks": (10, 300),
+    "wrong_assumptions": (10, 500),
+    "open_questions": (3, 300),
+    "resolved_open_question_ids": (20, 16),
+    "gate_ids": (20, 16),
+    "files_changed": (500, 1000),
+    "scope": (100, 1000),
+}
+SUMMARY_LIMIT = 4000
+BLOCKER_LIMIT = 500
+REFINEMENT_LIMIT = 1000
+LABEL_LIMIT = 200
+WORKER_LIMIT = 20
+
+DIAGNOSTIC_CODES = (
+    "unknown_field_dropped",
+    "wrong_type_dropped",
+    "entry_dropped",
+    "duplicate_dropped",
+    "text_trimmed",
+    "text_truncated",
+    "list_capped",
+    "blocker_dropped",
+    "subtask_id_text_dropped",
+    "claim_dropped",
+    "question_unknown_dropped",
+    "worker_result_dropped",
+)
+
+# The closed transition matrix: target status -> statuses it may come from.
+SUBGOAL_TRANSITIONS: dict[str, frozenset[str]] = {
+    "in_progress": frozenset({"pending", "blocked"}),
+    "done": frozenset({"pending", "in_progress", "blocked"}),
+    "blocked": frozenset({"pending", "in_progress"}),
+    "abandoned": frozenset({"pending", "in_progress", "blocked"}),
+    "pending": frozenset({"blocked"}),
+}
+
+_KNOWN = ("outcome", "output_summary", "constraint_violations", "should_continue",
+          "discovered_constraints", "retracted_constraints", "emerged_subtasks",
+          "subgoal_updates", "wrong_assumptions", "open_questions",
+          "resolved_open_question_ids", "subtask_boundary", "subtask_boundary_label",
+          "worker_results", "objective_refinement", "blocker", "execution_report", "gate_ids",
+          "round_contract")
+_ACTION = "Fix the field the pointer names, then submit again with the same handle."
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionContext:
+    """The facts a submission is judged against (what the agent was shown)."""
+
+    round: int
+    criteria: tuple[str, ...]
+    commands: tuple[EvidenceCommand, ...]
+    active_contract: Mapping[str, Any] | None
+    subgoals: Mapping[str, str] = field(default_factory=dict)
+
+
+def _invalid(message: str, where: str, reason: str) -> AssayError:
+    return AssayError(message, code="evaluation_invalid", pointer=where, action=_ACTION,
+                      details={"reason": reason})
+
+
+class _Diagnostics:
+    def __init__(self) -> None:
+        self.items: list[dict[str, str]] = []
+
+    def add(self, code: str, where: str, detail: str) -> None:
+        self.items.append({"code": code, "pointer": where, "detail": detail})
+
+
+def _find_placeholder(value: Any, path: tuple[str | int, ...] = ()) -> str | None:
+    if isinstance(value, str):
+        return pointer(*path) if PLACEHOLDER in value else None
+    if isinstance(value, dict):
+        for key in value:
+            hit = _find_placeholder(value[key], (*path, key))
+            if hit is not None:
+                return hit
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            hit = _find_placeholder(item, (*path, index))
+            if hit is not None:
+                return hit
+    return None
+
+
+def _text(value: str, where: str, limit: int, diag: _Diagnostics) -> str:
+    text = value.strip()
+    if text != value:
+        diag.add("text_trimmed", where, "leading/trailing whitespace removed")
+    if len(text) > limit:
+        diag.add("text_truncated", where, f"cut to {limit} characters (was {len(text)})")
+        text = text[:limit]
+    return text
+
+
+def _strings(value: Any, name: tuple[str | int, ...], diag: _Diagnostics,
+             limits: tuple[int, int], skip: frozenset[int] = frozenset()) -> list[str]:
+    """A lenient list of non-blank, unique strings, capped."""
+    where = pointer(*name)
+    most, chars = limits
+    if not isinstance(value, list):
+        diag.add("wrong_type_dropped", where, "expected a list of strings; the field was dropped")
+        return []
+    out: list[str] = []
+    for index, entry in enumerate(value):
+        at = pointer(*name, index)
+        if index in skip:
+            continue
+        if not isinstance(entry, str) or not entry.strip():
+            diag.add("entry_dropped", at, "entries are non-blank strings")
+            continue
+        text = _text(entry, at, chars, diag)
+        if text in out:
+            diag.add("duplicate_dropped", at, "repeats an earlier entry")
+            continue
+        out.append(text)
+    if len(out) > most:
+        diag.add("list_capped", where, f"kept the first {most} of {len(out)} entries")
+        out = out[:most]
+    return out
+
+
+def normalise(raw: Any, ctx: SubmissionContext) -> tuple[dict[str, Any], list[dict[str, str]],
+                                                          list[str]]:
+    """Return ``(evaluation, diagnostics, submitted_fields)`` or raise.
+
+    Raises ``evaluation_invalid`` / ``contract_invalid`` (pointer into the
+    document). The evaluation holds every known field, normalised; the
+    claims are split into ``criterion_claims`` (advisory) and ``item_claims``
+    (strict); a contract proposal carries its derived ids.
+    """
+    if not isinstance(raw, dict):
+        raise _invalid("a self-evaluation is a JSON object", "", "not_an_object")
+    hit = _find_placeholder(raw)
+    if hit is not None:
+        raise _invalid(f"the value at {hit} still holds a template placeholder ({PLACEHOLDER} ...)",
+                       hit, "template_placeholder")
+    diag = _Diagnostics()
+    submitted = sorted(raw)
+    for key in submitted:
+        if key not in _KNOWN:
+            diag.add("unknown_field_dropped", pointer(key), f"{key!r} is not a SelfEvaluation field")
+
+    outcome = raw.get("outcome")
+    if "outcome" not in raw:
+        raise _invalid("outcome is required", "/outcome", "missing")
+    if outcome not in OUTCOMES:
+        raise _invalid(f"outcome must be one of {', '.join(OUTCOMES)}", "/outcome", "enum")
+    summary = raw.get("output_summary")
+    if not isinstance(summary, str) or not summary.strip():
+        raise _invalid("output_summary is required: a non-blank string", "/output_summary",
+                       "missing" if "output_summary" not in raw else "string_type")
+    if len(summary.strip()) > SUMMARY_LIMIT:
+        raise _invalid(f"output_summary is longer than {SUMMARY_LIMIT} characters",
+                       "/output_summary", "too_long")
+    violations = raw.get("constraint_violations")
+    if not isinstance(violations, list):
+        raise _invalid("constraint_violations is required: a list of strings (may be empty)",
+                       "/constraint_violations",
+                       "missing" if "constraint_violations" not in raw else "list_type")
+    cont = raw.get("should_continue")
+    if not isinstance(cont, bool):
+        raise _invalid("should_continue is required: true or false", "/should_continue",
+                       "missing" if "should_continue" not in raw else "bool_type")
+    if outcome in ("success", "blocked") and cont:
+        raise _invalid(f"outcome {outcome!r} requires should_continue=false",
+                       "/should_continue", "outcome_requires_stop")
+
+    ev: dict[str, Any] = {
+        "outcome": outcome,
+        "output_summary": _text(summary, "/output_summary", SUMMARY_LIMIT, diag),
+        "constraint_violations": _strings(violations, ("constraint_violations",), diag,
+                                          LIMITS["constraint_violations"]),
+        "should_continue": cont,
+    }
+
+    blocker = raw.get("blocker")
+    if outcome == "blocked":
+        if not isinstance(blocker, str) or not blocker.strip():
+            raise _invalid("outcome 'blocked' requires a non-blank blocker", "/blocker",
+                           "missing" if blocker is None else "string_type")
+        if len(blocker.strip()) > BLOCKER_LIMIT:
+            raise _invalid(f"blocker is longer than {BLOCKER_LIMIT} characters", "/blocker",
+                           "too_long")
+        ev["blocker"] = _text(blocker, "/blocker", BLOCKER_LIMIT, diag)
+    elif "blocker" in raw:
+        diag.add("blocker_dropped", "/blocker", f"a blocker only applies to outcome 'blocked', "
+                 f"not {outcome!r}")
+
+    if "objective_refinement" in raw:
+        ref = raw["objective_refinement"]
+        if not isinstance(ref, str) or not ref.strip():
+            raise _invalid("objective_refinement must be a non-blank string",
+                           "/objective_refinement", "string_type")
+        if len(ref.strip()) > REFINEMENT_LIMIT:
+            raise _invalid(f"objective_refinement is longer than {REFINEMENT_LIMIT} characters",
+                           "/objective_refinement", "too_long")
+        ev["objective_refinement"] = _text(ref, "/objective_refinement", REFINEMENT_LIMIT, diag)
+
+    for name in ("discovered_constraints", "retracted_constraints", "wrong_assumptions",
+                 "open_questions", "resolved_open_question_ids", "gate_ids"):
+        if name in raw:
+            ev[name] = _strings(raw[name], (name,), diag, LIMITS[name])
+    if "emerged_subtasks" in raw:
+        value = raw["emerged_subtasks"]
+        ids: set[int] = set()
+        for index, entry in enumerate(value if isinstance(value, list) else []):
+            if isinstance(entry, str) and identity.SUBGOAL_ID.fullmatch(entry.strip()):
+                diag.add("subtask_id_text_dropped", pointer("emerged_subtasks", index),
+                         "creation takes a description, never an sg- id; use subgoal_updates "
+                         "to change an existing sub-goal")
+                ids.add(index)
+        ev["emerged_subtasks"] = _strings(value, ("emerged_subtasks",), diag,
+                                          LIMITS["emerged_subtasks"], frozenset(ids))
+
+    if "subtask_boundary" in raw:
+        if isinstance(raw["subtask_boundary"], bool):
+            ev["subtask_boundary"] = raw["subtask_boundary"]
+        else:
+            diag.add("wrong_type_dropped", "/subtask_boundary", "expected true or false")
+    if "subtask_boundary_label" in raw:
+        label = raw["subtask_boundary_label"]
+        if isinstance(label, str) and label.strip():
+            ev["subtask_boundary_label"] = _text(label, "/subtask_boundary_label", LABEL_LIMIT, diag)
+        else:
+            diag.add("wrong_type_dropped", "/subtask_boundary_label", "expected a non-blank string")
+
+    if "worker_results" in raw:
+        ev["worker_results"] = _workers(raw["worker_results"], diag)
+
+    if "subgoal_updates" in raw:
+        ev["subgoal_updates"] = _subgoal_updates(raw["subgoal_updates"], ctx)
+
+    report, criterion_claims, item_claim_list = _execution_report(raw.get("execution_report"),
+                                                                  "execution_report" in raw,
+                                                                  ctx, diag)
+    if report is not None:
+        ev["execution_report"] = report
+    ev["criterion_claims"] = criterion_claims
+    ev["item_claims"] = item_claim_list
+
+    if "round_contract" in raw:
+        proposal = raw["round_contract"]
+        if isinstance(proposal, dict) and "scope" in proposal:
+            proposal = dict(proposal)
+            proposal["scope"] = _strings(proposal["scope"], ("round_contract", "scope"), diag,
+                                         LIMITS["scope"])
+        ev["round_contract"] = normalise_contract(
+            proposal, base=("round_contract",), commands=ctx.commands, criteria=ctx.criteria,
+            active=ctx.active_contract, round_number=ctx.round)
+    return ev, diag.items, submitted
+
+
+def _workers(value: Any, diag: _Diagnostics) -> list[dict[str, str]]:
+    if not isinstance(value, list):
+        diag.add("wrong_type_dropped", "/worker_results", "expected a list of worker results")
+        return []
+    out = []
+    keys = {"agentId", "subTask", "resultSummary", "outcome"}
+    for index, entry in enumerate(value):
+        at = pointer("worker_results", index)
+        if (not isinstance(entry, dict) or set(entry) != keys
+                or entry.get("outcome") not in ("success", "partial", "failed")
+                or not all(isinstance(entry[k], str) and entry[k].strip()
+                           for k in ("agentId", "subTask", "resultSummary"))):
+            diag.add("worker_result_dropped", at, "a worker result is {agentId, subTask, "
+                     "resultSummary, outcome: success|partial|failed}")
+            continue
+        out.append({k: entry[k].strip()[:1000] for k in sorted(keys)})
+    if len(out) > WORKER_LIMIT:
+        diag.add("list_capped", "/worker_results", f"kept the first {WORKER_LIMIT}")
+        out = out[:WORKER_LIMIT]
+    return out
+
+
+def _subgoal_updates(value: Any, ctx: SubmissionContext) -> list[dict[str, str]]:
+    if not isinstance(value, list):
+        raise _invalid("subgoal_updates is a list of {id, status}", "/subgoal_updates",
+                       "list_type")
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(value):
+        update: SubGoalUpdate = validate(SubGoalUpdate, entry, code="evaluation_invalid",
+                                         base=("subgoal_updates", index),
+                                         message="a sub-goal update is invalid", action=_ACTION)
+        at = pointer("subgoal_updates", index, "id")
+        current = ctx.subgoals.get(update.id)
+        if current is None:
+            raise _invalid(f"{update.id} is not a sub-goal of this loop", at, "unknown_subgoal")
+        if update.id in seen:
+            raise _invalid(f"{update.id} is updated twice", at, "duplicate_update")
+        seen.add(update.id)
+        if current not in SUBGOAL_TRANSITIONS.get(update.status, frozenset()):
+            raise _invalid(f"{update.id} cannot go from {current} to {update.status}",
+                           pointer("subgoal_updates", index, "status"), "illegal_transition")
+        out.append({"id": update.id, "from": current, "to": update.status})
+    return out
+
+
+def _execution_report(value: Any, present: bool, ctx: SubmissionContext,
+                      diag: _Diagnostics) -> tuple[dict[str, Any] | None, list[dict[str, str]],
+                                                   list[dict[str, str]]]:
+    if not present:
+        return None, [], []
+    if not isinstance(value, dict):
+        diag.add("wrong_type_dropped", "/execution_report", "expected an object")
+        return None, [], []
+    report: dict[str, Any] = {}
+    for key in sorted(value):
+        if key not in ("files_changed", "claims"):
+            diag.add("unknown_field_dropped", pointer("execution_report", key),
+                     f"{key!r} is not an execution_report field")
+    if "files_changed" in value:
+        report["files_changed"] = _strings(value["files_changed"],
+                                           ("execution_report", "files_changed"), diag,
+                                           LIMITS["files_changed"])
+    criterion_claims: list[dict[str, str]] = []
+    strict: list[tuple[int, Any]] = []
+    claims = value.get("claims")
+    if "claims" in value and not isinstance(claims, list):
+        diag.add("wrong_type_dropped", "/execution_report/claims", "expected a list of claims")
+        claims = []
+    criteria = set(ctx.criteria)
+    for index, entry in enumerate(claims or []):
+        at = pointer("execution_report", "claims", index)
+        cid = entry.get("id") if isinstance(entry, dict) else None
+        if isinstance(cid, str) and cid.startswith("rci-"):
+            strict.append((index, entry))
+            continue
+        if (not isinstance(entry, dict) or set(entry) != {"id", "outcome"}
+                or cid not in criteria or entry["outcome"] not in ("met", "remaining")):
+            diag.add("claim_dropped", at, "a criterion claim is {id: an active cr- id, outcome: "
+                     "met|remaining}")
+            continue
+        if any(c["id"] == cid for c in criterion_claims):
+            diag.add("duplicate_dropped", at, f"{cid} is claimed twice; the first claim is kept")
+            continue
+        criterion_claims.append({"id": cid, "outcome": entry["outcome"]})
+    items = item_claims(strict, base=("execution_report", "claims"), active=ctx.active_contract)
+    report["claims"] = criterion_claims + items
+    return report, criterion_claims, items
+
+
+def resolve_questions(ids: Sequence[str], open_ids: set[str],
+                      diagnostics: list[dict[str, str]]) -> list[str]:
+    """The resolved ids that name open questions; the rest become diagnostics."""
+    kept = []
+    for index, qid in enumerate(ids):
+        if qid in open_ids:
+            kept.append(qid)
+        else:
+            diagnostics.append({"code": "question_unknown_dropped",
+                                "pointer": pointer("resolved_open_question_ids", index),
+                                "detail": f"{qid} is not an open question of this loop"})
+    return kept

@@ -1,0 +1,272 @@
+"""Loop governor operations: start, next, status, stop, resume, gate-check, questions, schema.
+
+Handlers import :mod:`assay.loop` lazily so the registry stays cheap to load.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from assay.errors import UsageError
+from assay.ops import Argument, Invocation, Result, operation
+
+_LOOP = Argument("loop", {"type": "string", "minLength": 1},
+                 "The loop id (default: the project's one active loop).")
+_HANDLE = Argument("handle", {"type": ["string", "object"]},
+                   "The submission handle {sessionId, roundId, transactionId}, as JSON text "
+                   "exactly as the previous step printed it.")
+_HANDLE_OBJ = {
+    "type": ["object", "null"],
+    "properties": {"sessionId": {"type": "string"}, "roundId": {"type": "string"},
+                   "transactionId": {"type": "string"}},
+}
+_PREPARED: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "loopId": {"type": "string"},
+        "status": {"enum": ["active", "stopped"]},
+        "stopReason": {"type": ["string", "null"]},
+        "round": {"type": "integer"},
+        "attempt": {"type": "integer"},
+        "roundId": {"type": "string"},
+        "submissionHandle": _HANDLE_OBJ,
+        "prompt": {"type": ["string", "null"]},
+        "promptArtifact": {"type": ["object", "null"]},
+        "guidance": {"type": ["object", "null"]},
+        "terminal": {"type": ["object", "null"]},
+        "warnings": {"type": "array"},
+    },
+    "required": ["loopId", "status", "round", "attempt", "submissionHandle", "prompt", "guidance",
+                 "warnings"],
+}
+_SUBMITTED = {
+    "type": "object",
+    "properties": {**_PREPARED["properties"], "accepted": {"type": "boolean"},
+                   "stale": {"type": "boolean"}, "receipt": {"type": ["object", "null"]},
+                   "committedReceipt": {"type": ["object", "null"]}},
+    "required": [*_PREPARED["required"], "accepted", "stale", "receipt"],
+}
+
+
+def _limits(inv: Invocation, max_rounds: int | None) -> Any:
+    from assay.loop.policy import Limits
+
+    settings = inv.project().loop
+    return Limits(max_rounds=max_rounds or settings.max_rounds,
+                  stall_rounds=settings.stall_rounds, max_rejections=settings.max_rejections,
+                  max_active_constraints=settings.max_active_constraints,
+                  lease_seconds=float(settings.lease_seconds),
+                  renew_seconds=float(settings.renew_seconds))
+
+
+def _governor(inv: Invocation) -> Any:
+    from assay.ledger import open_store
+    from assay.loop.engine import Governor
+
+    project = inv.project()
+    url = inv.ledger_url()
+    return Governor(inv.store(), project, open_store=lambda: open_store(url, base=project.root))
+
+
+def _revision(inv: Invocation) -> int:
+    return inv.store().info().ledger_revision
+
+
+def _next_steps(data: dict[str, Any]) -> tuple[str, ...]:
+    if data.get("status") != "active":
+        return ((f"The loop stopped ({data.get('stopReason')}): 'assay loop status --loop "
+                f"{data['loopId']}'"),)
+    return (("Do the round's work, then: assay loop next --handle '<submissionHandle JSON>' "
+            "--evaluation FILE"),)
+
+
+@operation(
+    "loop.start",
+    summary="Start a loop: immutable operator acceptance, then the first round's prompt and handle.",
+    description=(
+        "Creates the loop head in the ledger with the operator acceptance (task, success "
+        "criteria, hard constraints: immutable; a different acceptance under the same loop id is "
+        "operator_acceptance_conflict), derives cr- criterion ids, observes the git workspace and "
+        "returns round 1's prompt, the submission handle {sessionId, roundId, transactionId} and "
+        "the submission guidance. The loop id defaults to lp- plus a digest of the task."
+    ),
+    writes=True,
+    arguments=(
+        Argument("task", {"type": "string", "minLength": 1}, "The task (operator acceptance).",
+                 required=True),
+        Argument("criterion", {"type": "array", "items": {"type": "string"}},
+                 "A success criterion (repeatable)."),
+        Argument("constraint", {"type": "array", "items": {"type": "string"}},
+                 "A hard constraint (repeatable)."),
+        Argument("max_rounds", {"type": "integer", "minimum": 1, "maximum": 1000},
+                 "The round budget (default: [loop] max_rounds, else 20)."),
+        Argument("plan", {"type": "string"}, "A plan file (text) rendered into every prompt."),
+        Argument("loop", {"type": "string", "minLength": 1},
+                 "The loop id to create (default: lp- plus a digest of the task)."),
+    ),
+    output_schema=_PREPARED,
+)
+def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+
+    project = inv.project()
+    plan = None
+    if args.get("plan"):
+        path = Path(args["plan"])
+        if not path.is_absolute():
+            path = Path(inv.cwd or ".") / path
+        try:
+            plan = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read the plan {args['plan']}: {exc}",
+                             code="file_unreadable", pointer="/plan") from None
+    data = session.start(inv.store(), project, task=args["task"],
+                         criteria=args.get("criterion", []),
+                         constraints=args.get("constraint", []),
+                         limits=_limits(inv, args.get("max_rounds")), loop_id=args.get("loop"),
+                         plan=plan)
+    return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
+
+
+@operation(
+    "loop.next",
+    summary="Submit the round's self-evaluation; assay runs the gate and commits one round.",
+    description=(
+        "Accepts a SelfEvaluation for the held attempt named by --handle. Invalid payloads are "
+        "evaluation_invalid / contract_invalid (nothing written, the handle stays valid). assay "
+        "then runs the active contract's verify_with commands and the git observation itself, "
+        "derives item statuses and the evidence posture, and commits one round transaction (or "
+        "an enforcement rejection: same round, attempt + 1). A stale handle returns the held "
+        "prompt with a submission_handle_mismatch warning. Two processes on one handle: one "
+        "commits, the other gets lease_conflict or the held result."
+    ),
+    writes=True,
+    arguments=(
+        _HANDLE,
+        Argument("evaluation", {"type": "object"},
+                 "The SelfEvaluation: a JSON file, or - for standard input.",
+                 binding="json_file", required=True),
+    ),
+    output_schema=_SUBMITTED,
+)
+def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
+    data = _governor(inv).submit(args.get("handle"), args["evaluation"])
+    rejected = data["receipt"] is not None and not data["accepted"]
+    return Result(data, ledger_revision=_revision(inv), next=_next_steps(data),
+                  exit_code=1 if rejected else 0)
+
+
+@operation(
+    "loop.status",
+    summary="Show a loop's state, current submission handle, guidance and last posture.",
+    description="Read-only. Re-anchors a live session: the handle printed is the held one.",
+    writes=False,
+    arguments=(_LOOP,),
+    output_schema={"type": "object", "properties": {
+        "loopId": {"type": "string"}, "status": {"enum": ["active", "stopped"]},
+        "submissionHandle": _HANDLE_OBJ, "lastPosture": {"type": ["object", "null"]}}},
+)
+def loop_status(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+
+    store = inv.store()
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    data = session.status(store, loop_id)
+    return Result(data, ledger_revision=data["ledgerRevision"])
+
+
+@operation(
+    "loop.stop",
+    summary="Cancel a loop (stop reason: cancelled).",
+    description=("Stops the loop under its lease; a loop that already stopped is returned "
+                 "unchanged. The terminal event says whether the last committed round was "
+                 "machine-backed."),
+    writes=True,
+    arguments=(_LOOP, Argument("reason", {"type": "string"}, "Why the operator stops it.")),
+    output_schema=_PREPARED,
+)
+def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+
+    store = inv.store()
+    project = inv.project()
+    loop_id = session.resolve_loop(store, project.scope, args.get("loop"))
+    data = session.stop(store, project, loop_id, reason=args.get("reason"))
+    return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
+
+
+@operation(
+    "loop.resume",
+    summary="Re-anchor a loop in a new session and return the held prompt with its new handle.",
+    description=("Mints a new session (older handles become stale). With --invocation-lost the "
+                 "same round and attempt are recompiled as a clean context "
+                 "(fresh_invocation / invocation_recovery)."),
+    writes=True,
+    arguments=(_LOOP, Argument("invocation_lost", {"type": "boolean"},
+                               "The original invocation is gone: recompile as a clean context.",
+                               binding="flag")),
+    output_schema=_PREPARED,
+)
+def loop_resume(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+
+    store = inv.store()
+    project = inv.project()
+    loop_id = session.resolve_loop(store, project.scope, args.get("loop"))
+    data = session.resume(store, project, loop_id,
+                          invocation_lost=bool(args.get("invocation_lost")))
+    return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
+
+
+@operation(
+    "loop.gate-check",
+    summary="Record a high-risk gate decision for an action before it is taken.",
+    description=("Classifies the action against the high-risk rules (delete, history rewrite, "
+                 "publish, database drop, credentials, privilege) and records the decision "
+                 "(proceed or ask_user) with a g- id in the held round. Cite it in the "
+                 "evaluation's gate_ids. gate_disabled when [loop] gate = false."),
+    writes=True,
+    arguments=(_HANDLE, Argument("action", {"type": "string"}, "The risky action, in one line.",
+                                 required=True)),
+    output_schema={"type": "object", "properties": {"gateDecision": {"type": "object"},
+                                                    "recorded": {"type": "boolean"}}},
+)
+def loop_gate_check(inv: Invocation, args: dict[str, Any]) -> Result:
+    data = _governor(inv).gate_check(args.get("handle"), args["action"],
+                                     enabled=inv.project().loop.gate)
+    return Result(data, ledger_revision=_revision(inv))
+
+
+@operation(
+    "loop.questions",
+    summary="List a loop's open questions (oq- ids).",
+    description="Read-only. Questions are resolved by resolved_open_question_ids in a submission.",
+    writes=False,
+    arguments=(_LOOP,),
+    output_schema={"type": "object", "properties": {"loopId": {"type": "string"},
+                                                    "open_questions": {"type": "array"}}},
+)
+def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+
+    store = inv.store()
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    record = session.load_head(store, loop_id)
+    return Result({"loopId": loop_id, "open_questions": record.data["facts"]["open_questions"]},
+                  ledger_revision=record.ledger_revision)
+
+
+@operation(
+    "loop.schema",
+    summary="Print the JSON Schemas of the loop's wire documents.",
+    description=("SelfEvaluation (the normalised shape), SubmissionHandle, "
+                 "RoundContractProposal, SubGoalUpdate and ExecutionClaim. Writes nothing."),
+    writes=False,
+    project=False,
+    output_schema={"type": "object"},
+)
+def loop_schema(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop.models import schemas
+
+    return Result(schemas())
