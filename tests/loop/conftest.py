@@ -1,0 +1,15 @@
+"""Fixtures for the loop governor tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from assay_testing import Project
+from loop_helpers import loop_project
+
+
+@pytest.fixture
+def gitproj(tmp_path: Path) -> Project:
+    """A git project with a buggy calc.py and the `unit` check command."""
+    return loop_project(tmp_path / "proj")
