@@ -97,3 +97,15 @@ def test_publication_redacted_evidence_is_eligible(build_case: Callable[[str], P
     run = _run(build_case("valid-redacted-exact"))
     states = {e.evidence_id: e.state for e in run.evidence}
     assert states["ev-red"] == "redacted-exact" and states["ev-0"] == "exact"
+
+
+def test_publication_withdraw_removes_planted_link_not_target(
+        build_case: Callable[[str], Path], tmp_path: Path) -> None:
+    """A packet.md planted as a symlink is withdrawn as a link; its target survives."""
+    root = build_case("digest-mismatch-one-byte")
+    target = tmp_path / "elsewhere.md"
+    target.write_text("someone else's file\n")
+    (root / "packet.md").symlink_to(target)
+    _, withdrawn = check_and_withdraw(root)
+    assert withdrawn and not (root / "packet.md").is_symlink()
+    assert target.read_text() == "someone else's file\n"

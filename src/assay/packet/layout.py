@@ -222,8 +222,17 @@ class PacketRoot:
         os.replace(tmp, target)
 
     def remove(self, path: str) -> bool:
-        """Remove one checked file; return whether it existed."""
-        self._require(path)
+        """Remove one file after checking its ancestors; return whether it existed.
+
+        A final-component symlink is removed itself (``unlink`` never follows
+        it), so withdrawing a ``packet.md`` planted as a link is safe.
+        """
+        problem = check_relative_path(path)
+        if problem is None and "/" in path:
+            problem = self.check(path.rsplit("/", 1)[0])
+        if problem is not None:
+            raise AssayError(f"refusing to touch {path!r}: {problem.message}",
+                             code="unsafe_packet_path", details={"issue": problem.code})
         try:
             os.unlink(self.root / path)
         except FileNotFoundError:
