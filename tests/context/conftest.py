@@ -23,15 +23,22 @@ def goal_file(tmp_path: Path):
 class ContextProject:
     """A project on disk with one registered goal, driven through the operations registry."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, db: str) -> None:
         self.root = root
+        self.db = db
         self.goal = root / "goals" / "parser.md"
+
+    def store(self):
+        """Open this project's ledger (the caller closes it)."""
+        from assay.ledger import open_store
+
+        return open_store(self.db)
 
     def call(self, name: str, **args: object) -> dict:
         """Run an operation that must succeed; return its envelope."""
         from assay.ops import Invocation, call
 
-        inv = Invocation(cwd=str(self.root))
+        inv = Invocation(cwd=str(self.root), db=self.db)
         try:
             envelope, _ = call(name, args, inv)
         finally:
@@ -54,8 +61,8 @@ class ContextProject:
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ContextProject:
-    """A project with goal 'parser' at goals/parser.md (explicit regions) and a SQLite ledger."""
+def ctx(tmp_path: Path, ledger_url: str) -> ContextProject:
+    """A project with goal 'parser' at goals/parser.md (explicit regions), once per backend."""
     from context_docs import EXPLICIT
 
     root = tmp_path / "proj"
@@ -65,4 +72,4 @@ def ctx(tmp_path: Path) -> ContextProject:
         '[project]\nname = "demo"\n\n[goals.parser]\npath = "goals/parser.md"\n',
         encoding="utf-8")
     (root / "goals" / "parser.md").write_text(EXPLICIT, encoding="utf-8")
-    return ContextProject(root)
+    return ContextProject(root, ledger_url)

@@ -78,11 +78,10 @@ def test_todo_claim_retry_with_request_id_replays(ctx) -> None:
 def test_todo_claim_expired_lease_can_be_taken_over(ctx) -> None:
     """Once a lease has expired, another principal may claim the todo."""
     from assay.context.todo import claim_todo
-    from assay.ledger import open_store
     from assay.ledger.access import Access
 
     ctx.data("todo.add", goal_id="parser", text="x", todo_id="parse")
-    store = open_store(str(ctx.root / ".assay" / "ledger.db"))
+    store = ctx.store()
     try:
         past = datetime.now(UTC) - timedelta(hours=2)
         claim_todo(store, Access.for_project("project:demo", (), "a"), principal="a",
@@ -96,9 +95,9 @@ def test_todo_claim_expired_lease_can_be_taken_over(ctx) -> None:
 
 def test_todo_list_malformed_stored_todo_fails_visibly(ctx) -> None:
     """A todo record whose data breaks the schema fails the read with todo_record_invalid."""
-    from assay.ledger import Write, open_store
+    from assay.ledger import Write
 
-    store = open_store(str(ctx.root / ".assay" / "ledger.db"))
+    store = ctx.store()
     try:
         store.put(Write(id="todo:bad", data={"schema": "assay.todo/v1", "goal_id": "parser",
                                              "text": "x", "status": "done"},

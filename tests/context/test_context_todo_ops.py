@@ -97,9 +97,8 @@ def test_todo_update_relations_become_record_links(ctx) -> None:
                     relation=["depends-on=schema"])["todo"]
     assert todo["relations"] == [{"rel": "depends-on", "target": "todo:schema"}]
     record = ctx.data("get", id="todo:parse") if False else None  # noqa: F841
-    from assay.ledger import open_store
 
-    store = open_store(str(ctx.root / ".assay" / "ledger.db"))
+    store = ctx.store()
     try:
         with store.reader() as reader:
             links = reader.get("todo:parse").links
@@ -161,10 +160,10 @@ def test_todo_list_exact_read_of_missing_todo_is_not_found(ctx) -> None:
 
 def test_todo_list_exact_read_of_private_todo_is_not_found(ctx) -> None:
     """A todo private to another principal does not exist for the caller."""
-    from assay.ledger import Write, open_store
+    from assay.ledger import Write
 
     _add(ctx, "parse")
-    store = open_store(str(ctx.root / ".assay" / "ledger.db"))
+    store = ctx.store()
     try:
         with store.reader() as reader:
             rec = reader.get("todo:parse")

@@ -125,7 +125,7 @@ def test_work_context_configured_acceptance_without_provider_is_a_failure(ctx, t
 
 def test_work_context_delivers_acceptance_from_the_intent_check(ctx) -> None:
     """A goal's configured intent record is read through the readiness check and delivered."""
-    from assay.ledger import Write, open_store
+    from assay.ledger import Write
 
     toml = ctx.root / "assay.toml"
     toml.write_text(toml.read_text().replace(
@@ -134,7 +134,7 @@ def test_work_context_delivers_acceptance_from_the_intent_check(ctx) -> None:
               "requirements": [{"id": "R1", "text": "Parse manifests",
                                 "acceptance": "Run the parser tests"}],
               "boundaries": [], "non_goals": []}
-    store = open_store(str(ctx.root / ".assay" / "ledger.db"))
+    store = ctx.store()
     try:
         store.put(Write(id="knowledge:parser", data={"intent": intent}, scope="project:demo"))
     finally:
