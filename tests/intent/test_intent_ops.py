@@ -308,3 +308,25 @@ def test_ops_checkpoint_rejected_attempt_not_replayed(project: Project) -> None:
     assert json.loads(path.read_text())["latest_attempt"]["status"] == "rejected"
     again = op(project, "work.checkpoint", id="knowledge:export")[0]["data"]
     assert again["recovery"] is None
+
+
+def test_ops_work_check_over_mcp_matches_cli(project: Project) -> None:
+    """The MCP tool work_check returns the same report the CLI prints."""
+    from assay.mcp.server import invoke
+
+    put(project, "knowledge:export", {"intent": INTENT})
+    envelope, is_error = invoke("work_check", {"id": "knowledge:export", "cwd": str(project.root)})
+    cli = project.run("work", "check", "--", "knowledge:export")
+    assert is_error is False
+    assert envelope["data"] == cli.json["data"]
+
+
+def test_ops_work_check_over_mcp_error_object(project: Project) -> None:
+    """An invalid intent over MCP is an error object with code and pointer."""
+    from assay.mcp.server import invoke
+
+    put(project, "knowledge:bad", {"intent": dict(INTENT, requirements=[])})
+    envelope, is_error = invoke("work_check", {"id": "knowledge:bad", "cwd": str(project.root)})
+    assert is_error is True
+    assert envelope["error"]["code"] == "invalid_intent_contract"
+    assert envelope["error"]["pointer"] == "/data/intent/requirements"
