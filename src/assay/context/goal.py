@@ -47,6 +47,7 @@ __all__ = [
     "ROLES",
     "GoalRead",
     "Region",
+    "full_read",
     "goal_path",
     "read_goal",
     "read_goal_bytes",
