@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from assay_testing import Project
 from loop_helpers import loop_project
+
+from assay_testing import Project
 
 
 @pytest.fixture

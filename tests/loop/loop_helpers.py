@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay_testing import Project, make_project
-
 from assay.ops import Invocation, call
+from assay_testing import Project, make_project
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay_testing import Project
 from loop_helpers import FIXED, contract, evaluation, records
+
+from assay_testing import Project
 
 
 def _next(project: Project, handle: dict[str, Any], ev: dict[str, Any], name: str) -> Any:
