@@ -57,8 +57,12 @@ def parse(text: str | bytes) -> Any:
 
     Rejects invalid UTF-8 (``invalid_utf8``), syntax errors and non-finite
     numbers (``invalid_json``), duplicate keys (``duplicate_key``) and
-    documents deeper than ``MAX_DEPTH`` (``resource_limit``). The result is
-    plain Python data; canonicalise it to check the remaining JCS rules.
+    documents deeper than ``MAX_DEPTH`` (``resource_limit``); the duplicate's
+    pointer is exact. The result is plain Python data; canonicalise it to
+    check the remaining JCS rules. An integer literal beyond 2**53 that is how
+    JCS writes a double (``123456789012345680000``) reads as that double's
+    exact value, so canonical text always parses back to itself; any other
+    large literal is kept exact, and canonicalising it is ``unsafe_integer``.
     """
     if isinstance(text, (bytes, bytearray, memoryview)):
         try:
