@@ -15,6 +15,9 @@ stops at 3,000 because an intent record is one canonical JSON document,
 bounded at 100,000 values: at 25 values per requirement (the requirement,
 its result and five evidence references) about 3,990 requirements fit, and
 10,000 requirements cannot carry even one result each (10 values apiece).
+A second series reaches 10,000 with intents that hold requirements only (no
+acceptance yet): 1,000 vs 10,000 requirements, same shape, against reading
+the record.
 """
 
 from __future__ import annotations
@@ -106,6 +109,30 @@ def _measure(count: int, runs: int) -> tuple[float, float, float]:
     return t_check, t_read, spread
 
 
+def _measure_intent_only(count: int, runs: int) -> tuple[float, float, float]:
+    with tempfile.TemporaryDirectory(prefix="assay-bench-intent-") as tmp:
+        store = open_store(Path(tmp) / "ledger.db")
+        try:
+            intent = {"version": 1, "brief": "bench", "user_reference": "bench",
+                      "requirements": _tree(count), "boundaries": [], "non_goals": []}
+            store.put(Write(id="knowledge:bench", scope=SCOPE, data={"intent": intent}))
+            binding = ProjectBinding(root=tmp, scope=SCOPE)
+
+            def check() -> None:
+                with store.reader() as reader:
+                    work_check(reader, binding, "knowledge:bench")
+
+            def read() -> None:
+                with store.reader() as reader:
+                    reader.get("knowledge:bench")
+
+            t_check, spread = median_time(check, runs=runs)
+            t_read, _ = median_time(read, runs=runs)
+        finally:
+            store.close()
+    return t_check, t_read, spread
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     runs = 3 if quick else 5
     sizes = [100, 1000] if quick else [100, 1000, 3000]
@@ -128,4 +155,14 @@ def run(quick: bool) -> list[dict[str, Any]]:
             assay=timings[large][0] / large, baseline=timings[small][0] / small,
             baseline_name=f"per requirement at {small:,}", unit="s/requirement",
             goal="near 1.0 (linear)"))
+    only = {n: _measure_intent_only(n, runs) for n in (1000, 10_000)}
+    for n, (t_check, t_read, spread) in only.items():
+        rows.append(row(f"work check: {n:,} requirements, intent only (no acceptance)",
+                        assay=t_check, baseline=t_read, baseline_name="reading the record",
+                        unit="s", spread=spread, runs=runs))
+    rows.append(row(
+        "growth (intent only): time per requirement at 10,000 vs 1,000",
+        assay=only[10_000][0] / 10_000, baseline=only[1000][0] / 1000,
+        baseline_name="per requirement at 1,000", unit="s/requirement",
+        goal="near 1.0 (linear)"))
     return rows

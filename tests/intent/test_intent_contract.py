@@ -86,3 +86,26 @@ def test_contract_schema_accepts_valid_fixtures() -> None:
         case = json.loads(path.read_text(encoding="utf-8"))
         if case["expect"]["valid"]:
             assert not list(validator.iter_errors(case["data"])), path.name
+
+
+def test_contract_cycle_pointer_names_first_member_on_cycle() -> None:
+    """A requirement leading into a cycle is not blamed; the first member of the cycle is."""
+    reqs = [
+        {"id": "A", "text": "t", "acceptance": "a", "parent_id": "B"},
+        {"id": "B", "text": "t", "acceptance": "a", "parent_id": "C"},
+        {"id": "C", "text": "t", "acceptance": "a", "parent_id": "B"},
+    ]
+    data = {"intent": {"version": 1, "brief": "b", "user_reference": "u", "requirements": reqs,
+                       "boundaries": [], "non_goals": []}}
+    with pytest.raises(AssayError) as info:
+        parse_intent_data(data)
+    assert info.value.pointer == "/data/intent/requirements/1/parent_id"
+
+
+def test_contract_long_chain_is_linear() -> None:
+    """A 5,000-deep parent chain validates (the cycle check does not walk it repeatedly)."""
+    reqs = [{"id": f"R{i}", "text": "t", "acceptance": "a",
+             **({"parent_id": f"R{i - 1}"} if i else {})} for i in range(5000)]
+    data = {"intent": {"version": 1, "brief": "b", "user_reference": "u", "requirements": reqs,
+                       "boundaries": [], "non_goals": []}}
+    assert len(parse_intent_data(data).requirements) == 5000

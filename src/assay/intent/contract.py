@@ -313,16 +313,24 @@ def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement,
             raise _fail(ppath, f"requirement {node.id!r} cannot be its own parent")
         if node.parent_id not in parents:
             raise _fail(ppath, f"unknown parent requirement {node.parent_id!r}")
-    for index, node in enumerate(out):
-        # Walk up at most len(out) steps: a longer walk can only be a cycle.
-        current: str | None = node.parent_id
-        for _ in range(len(out)):
-            if current is None:
-                break
-            if current == node.id:
-                raise _fail((*path, index, "parent_id"),
-                            f"requirement {node.id!r} is its own ancestor (a parent cycle)")
+    # Each requirement is walked up once: a walk stops at a root or at a
+    # requirement already known to reach one, so the check is linear.
+    position = {r.id: i for i, r in enumerate(out)}
+    rooted: set[str] = set()
+    for node in out:
+        trail: list[str] = []
+        on_trail: set[str] = set()
+        current: str | None = node.id
+        while current is not None and current not in rooted:
+            if current in on_trail:
+                cycle = trail[trail.index(current):]
+                first = min(cycle, key=position.__getitem__)
+                raise _fail((*path, position[first], "parent_id"),
+                            f"requirement {first!r} is its own ancestor (a parent cycle)")
+            trail.append(current)
+            on_trail.add(current)
             current = parents[current]
+        rooted.update(trail)
     return tuple(out)
 
 
