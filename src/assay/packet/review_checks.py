@@ -174,8 +174,10 @@ class ReviewChecks:
                     self.add("UNKNOWN_REFERENCE", path, json_pointer("unresolvedIssues", k, "claimIds", n),
                              f"claim {cid!r} is not in the reviewed ledger")
         if data["complete"] and brief is not None and data["reviewKind"] != "contradiction-resolution":
-            shown = [c["claimId"] for c in brief.data["projection"].get("claims", [])
-                     if isinstance(c, dict)]
+            # The stored projection may itself be wrong (that is reported as
+            # REVIEW_BRIEF_MISMATCH); read it defensively here.
+            shown = [c.get("claimId") for c in brief.data["projection"].get("claims", [])
+                     if isinstance(c, dict) and isinstance(c.get("claimId"), str)]
             missing = [cid for cid in shown if cid not in disposed and cid not in omitted]
             if missing:
                 self.add("MISSING_REVIEW_OMISSION_GAP", path, "/dispositions",
