@@ -394,7 +394,8 @@ def build_report(read: IntentRead, binding: ProjectBinding) -> dict[str, Any]:
             "status": status,
             "own_ready_to_review": own_ready[req.id],
             "subtree_ready_to_review": sub,
-            "issue_codes": [i["code"] for i in own_issues[req.id]],
+            "issue_codes": (["intent_hash_mismatch"] if status == "stale_intent" else [])
+            + [i["code"] for i in own_issues[req.id]],
         })
         summary.append({"id": req.id, "status": status, "ready_to_review": sub})
 
