@@ -20,7 +20,7 @@ Imports the base modules and its siblings.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,16 +195,18 @@ def _render(req: PromptRequest, doc: _Doc) -> None:
     doc.add("```")
 
 
-def compile_prompt(req: PromptRequest) -> dict[str, Any]:
+def compile_prompt(req: PromptRequest,
+                   render: Callable[[PromptRequest, Any], None] | None = None) -> dict[str, Any]:
     """The prompt artifact for one held attempt (same request, same artifact).
 
-    Raises ``projection_incomplete`` when an active normative id was not
-    rendered: then no prompt is delivered.
+    ``render`` replaces the section renderer (a seam for tests and for the
+    richer compiler). Raises ``projection_incomplete`` when an active
+    normative id was not rendered: then no prompt is delivered.
     """
     if req.context_mode not in CONTEXT_MODES or req.context_reason not in CONTEXT_REASONS:
         raise ValueError(f"illegal context {req.context_mode}/{req.context_reason}")
     doc = _Doc()
-    _render(req, doc)
+    (render or _render)(req, doc)
     text = "\n".join(doc.lines).strip() + "\n"
     active = _active_ids(req.facts)
     rendered = sorted(doc.ids)

@@ -91,7 +91,7 @@ def load_head(store: Store, loop_id: str) -> Record:
 
 
 def resolve_loop(store: Store, scope: str, loop_id: str | None) -> str:
-    """``loop_id`` as given, or the one active loop of the project."""
+    """``loop_id`` as given, else the one active loop, else the only loop of the project."""
     if loop_id is not None:
         if not identity.LOOP_ID.fullmatch(loop_id):
             raise UsageError(f"{loop_id!r} is not a loop id", code="invalid_argument",
@@ -103,6 +103,8 @@ def resolve_loop(store: Store, scope: str, loop_id: str | None) -> str:
     active = [r.data["loopId"] for r in heads if r.data["status"] == "active"]
     if len(active) == 1:
         return str(active[0])
+    if not active and len(heads) == 1:
+        return str(heads[0].data["loopId"])
     if not heads:
         raise AssayError("this project has no loop", code="session_not_found",
                          action="Start one with 'assay loop start --task ...'.")
