@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,16 +81,26 @@ def test_ops_work_check_at_old_revision_conflicts(project: Project) -> None:
     assert result.code == 3 and result.error["code"] == "read_revision_conflict"
 
 
-def test_ops_work_check_writes_nothing(project: Project) -> None:
-    """A check leaves the ledger file's bytes unchanged."""
+def test_ops_reads_leave_ledger_bytes_unchanged(project: Project) -> None:
+    """Every intent read leaves the bytes of the ledger files exactly as they were."""
+    import hashlib
+
     ready_project(project)
-    db = project.root / ".assay" / "ledger.db"
-    for suffix in ("-wal", "-shm"):
-        assert not Path(str(db) + suffix).exists() or True
-    op(project, "ledger.info")
-    before = op(project, "ledger.info")[0]["data"]
-    op(project, "work.check", id="knowledge:export")
-    assert op(project, "ledger.info")[0]["data"] == before
+    project.ok("decision", "record", "--key", "k", "--choice", "a", "--reason", "r")
+    state = project.root / ".assay"
+
+    def fingerprint() -> dict[str, str]:
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(state.glob("ledger.db*"))}
+
+    before = fingerprint()
+    for args in (("work", "check", "--", "knowledge:export"), ("work", "status"),
+                 ("work", "history", "--", "knowledge:export"), ("work", "attention"),
+                 ("work", "resume", "--", "knowledge:export"), ("decision", "show", "--", "k"),
+                 ("work", "prepare-capture", "--brief", "b", "--user-reference", "u",
+                  "--requirement", "R1|t|a", "--", "knowledge:new")):
+        assert project.run(*args).code == 0, args
+    assert fingerprint() == before
 
 
 def test_ops_work_check_invalid_contract_error(project: Project) -> None:
