@@ -255,6 +255,16 @@ def test_ops_attention_sections(project: Project) -> None:
     out = op(project, "work.attention")[0]["data"]
     sections = out["intents"][0]["sections"]
     assert sections["acceptance"] == "missing" and sections["continuation"] == "absent"
+    assert sections["handoff"] == "absent"
+
+
+def test_ops_attention_handoff_current_then_behind(project: Project) -> None:
+    """attention compares the saved handoff's signature with the current read."""
+    ready_project(project)
+    op(project, "work.checkpoint", id="knowledge:export")
+    assert op(project, "work.attention")[0]["data"]["intents"][0]["sections"]["handoff"] == "current"
+    put(project, "evidence:export", {"exit": 0, "rerun": True})
+    assert op(project, "work.attention")[0]["data"]["intents"][0]["sections"]["handoff"] == "behind"
 
 
 def test_ops_prepare_capture_two_guarded_saves(project: Project) -> None:

@@ -112,7 +112,13 @@ def work_history(reader: Reader, binding: ProjectBinding, record_id: str, *,
 
 
 def work_attention(reader: Reader, binding: ProjectBinding) -> dict[str, Any]:
-    """Section-level coverage of each intent (at most 20), over one snapshot."""
+    """Section-level coverage of each intent (at most 20), over one snapshot.
+
+    ``handoff`` says whether the saved ``handoff:`` record matches the current
+    meaning (``current``), lags behind it (``behind``) or is ``absent``; local
+    checkpoint journals are not read here.
+    """
+    from assay.intent.checkpoint import handoff_id, semantic_signature
     from assay.intent.continuity import project_continuity
 
     records = intent_records(reader, binding)
@@ -127,6 +133,15 @@ def work_attention(reader: Reader, binding: ProjectBinding) -> dict[str, Any]:
             continue
         report = build_report(read, binding)
         continuity = project_continuity(read, binding, report, reader)
+        report["continuity"] = continuity
+        handoff = reader.get(handoff_id(record.id))
+        if handoff is None or not is_readable(handoff, binding.principal):
+            handoff_state = "absent"
+        elif isinstance(handoff.data, dict) and handoff.data.get(
+                "signature") == semantic_signature(report):
+            handoff_state = "current"
+        else:
+            handoff_state = "behind"
         doc = read.document
         codes = [i["code"] for i in report["issues"]]
         mapped = len(doc.acceptance.results) if doc.acceptance else 0
@@ -151,6 +166,7 @@ def work_attention(reader: Reader, binding: ProjectBinding) -> dict[str, Any]:
                                  "explicit" if doc.continuation.context is not None else "present"),
                 "continuity": ("truncated" if continuity["truncated"] else
                                "complete" if continuity["complete"] else "incomplete"),
+                "handoff": handoff_state,
             },
             "next": report["next"][:3],
         })
