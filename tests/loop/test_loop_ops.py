@@ -127,7 +127,7 @@ def test_loop_next_handle_object_over_api(gitproj: Project) -> None:
 
 def test_loop_success_claim_with_failing_check_rejected(gitproj: Project) -> None:
     """Success while the contract's check fails: rejected, posture contradicted, attempt 2."""
-    r1, item = _declared(gitproj)
+    r1, _ = _declared(gitproj)
     out = submit(gitproj, r1["submissionHandle"], evaluation("success", False))
     receipt = out["receipt"]
     assert out["accepted"] is False and receipt["record"] == "none"
@@ -412,7 +412,7 @@ def test_loop_schema_published() -> None:
     from assay.ops import call
 
     envelope, _ = call("loop.schema")
-    for name, schema in envelope["data"].items():
+    for schema in envelope["data"].values():
         Draft202012Validator.check_schema(schema)
     assert envelope["data"]["SubmissionHandle"]["additionalProperties"] is False
 
