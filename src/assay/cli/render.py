@@ -166,6 +166,39 @@ def _work_check_tree(envelope: dict[str, Any]) -> None:
 READABLE["work.check"] = _work_check_tree
 
 
+def _work_resume_text(envelope: dict[str, Any]) -> None:
+    """``work resume``: the resume view itself, then whether reads are mandatory."""
+    data = envelope["data"]
+    sys.stdout.write(data["text"])
+    if data["must_read_before_action"]:
+        sys.stdout.write("must_read_before_action: true (something was shortened)\n")
+
+
+def _work_status_table(envelope: dict[str, Any]) -> None:
+    """``work status``: one row per intent with its readiness."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    data = envelope["data"]
+    table = Table("intent", "ready", "requirements", "issues", "next")
+    for row in data["intents"]:
+        if "error" in row:
+            table.add_row(escape(row["id"]), "[red]invalid[/red]", "", "",
+                          escape(row["error"]["code"]))
+            continue
+        ready = "[green]yes[/green]" if row["ready_to_review"] else "[red]no[/red]"
+        table.add_row(escape(row["id"]), ready, str(row["requirements"]),
+                      str(row["issue_count"]), escape((row["next"] or [""])[0]))
+    console = _console()
+    console.print(table)
+    if data["more"]:
+        console.print(f"{data['omitted_count']} more; use --limit")
+
+
+READABLE["work.resume"] = _work_resume_text
+READABLE["work.status"] = _work_status_table
+
+
 _EVIDENCE_STYLE = {"passed": "green", "failed": "red"}
 
 
