@@ -338,9 +338,63 @@ def _chapter_intent(story: _Story) -> None:
                f"{str(again['receipt']['revision'] == first['receipt']['revision']).lower()}")
 
 
+def _chapter_loop(story: _Story) -> None:
+    story.chapter("A governed loop: a claim is contradicted, the fix is verified")
+    (story.root / "mathx.py").write_text("def mul(a, b):\n    return a + b\n", encoding="utf-8")
+    (story.root / "test_mathx.py").write_text(
+        "import mathx\nassert mathx.mul(3, 4) == 12, 'mul(3, 4) != 12'\nprint('mul ok')\n",
+        encoding="utf-8")
+    with open(story.root / "assay.toml", "a", encoding="utf-8") as handle:
+        handle.write("\n[evidence.commands.mul-test]\n"
+                     f"argv = {json.dumps([sys.executable, '-B', 'test_mathx.py'])}\n"
+                     'timeout = 60\ndescription = "the mathx.mul test"\n')
+    view = story.call("loop.start", {"task": "Make mathx.mul multiply", "loop": "demo-mul",
+                                     "criterion": ["mul(3, 4) == 12"],
+                                     "constraint": ["change only mathx.py"],
+                                     "max_rounds": 3})["data"]
+    crit = view["guidance"]["criteria"][0]["id"]
+    story.show("assay loop start", f"loop {view['loopId']}, {view['roundId']}, criterion {crit}, "
+               f"prompt {len(view['prompt'])} characters")
+    story.show("submission handle", json.dumps(view["submissionHandle"], sort_keys=True))
+
+    def submit(handle: dict[str, Any], evaluation: dict[str, Any]) -> dict[str, Any]:
+        return story.call("loop.next", {"handle": json.dumps(handle),
+                                        "evaluation": evaluation})["data"]
+
+    base = {"constraint_violations": [], "output_summary": ""}
+    r1 = submit(view["submissionHandle"], {
+        **base, "outcome": "partial", "should_continue": True,
+        "output_summary": "read mathx.py; the next slice makes mul multiply",
+        "round_contract": {"work_item": "mathx.mul multiplies", "items": [
+            {"description": "the mul test passes", "criterion_refs": [crit],
+             "verify_with": ["mul-test"]}]}})
+    contract = r1["guidance"]["active_contract"]
+    story.show("round 1 committed", f"contract {contract['id']} with item "
+               f"{contract['items'][0]['id']} becomes active for round 2")
+    claim = submit(r1["submissionHandle"], {
+        **base, "outcome": "success", "should_continue": False,
+        "output_summary": "mul is done (it is not: nothing changed)"})
+    receipt = claim["receipt"]
+    posture = receipt["verification"]["evidence_posture"]
+    story.show("round 2 claims success", f"accepted={str(claim['accepted']).lower()}, "
+               f"posture {posture['status']}, rejected by "
+               f"{receipt['rejection']['checks'][0]['check']}; now attempt {claim['attempt']}")
+    (story.root / "mathx.py").write_text("def mul(a, b):\n    return a * b\n", encoding="utf-8")
+    done = submit(claim["submissionHandle"], {
+        **base, "outcome": "success", "should_continue": False,
+        "output_summary": "mul now multiplies; assay ran the mul test"})
+    posture = done["receipt"]["verification"]["evidence_posture"]
+    terminal = done["terminal"]
+    story.show("round 2 after the fix", f"posture {posture['status']}, "
+               f"machineBackedSuccess={str(posture['machineBackedSuccess']).lower()}")
+    story.show("loop stopped", f"{terminal['stopReason']} after {terminal['committedRounds']} "
+               f"committed rounds; trajectory {terminal['machineBackedSuccessTrajectory']}")
+
+
 CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
                                              _chapter_evidence, _chapter_intent, _chapter_context,
-                                             _chapter_packet]
+                                             _chapter_packet,
+                                             _chapter_loop]
 
 
 def run_demo(*, keep: str | None = None) -> int:

@@ -22,9 +22,9 @@ def loop_project(root: Path, *, loop_toml: str = "", commands: bool = True,
     """A git work tree with calc.py (buggy), check.py and the `unit` evidence command."""
     toml = ""
     if commands:
-        argv = [sys.executable, "check.py"]
+        argv = [sys.executable, "-B", "check.py"]
         if slow:
-            argv = [sys.executable, "-c",
+            argv = [sys.executable, "-B", "-c",
                     f"import time, runpy; time.sleep({slow}); runpy.run_path('check.py')"]
         toml += f"\n[evidence.commands.unit]\nargv = {json.dumps(argv)}\ntimeout = 60\n"
         toml += f"\n[evidence.commands.lint]\nargv = {json.dumps([sys.executable, '-c', 'pass'])}\n"
