@@ -96,21 +96,39 @@ class AssayError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         """Return the error object every surface prints."""
-        message = self.message
+        # Messages quote user input, and argv or JSON escapes can carry lone
+        # surrogates, which UTF-8 cannot encode: they are spelled as \udcff
+        # escapes so every surface can print the error object.
+        message = _printable(self.message)
         raw = message.encode("utf-8")
         if len(raw) > _MESSAGE_LIMIT:
             message = raw[: _MESSAGE_LIMIT - 3].decode("utf-8", "ignore") + "..."
         out: dict[str, Any] = {"code": self.code, "message": message, "retryable": self.retryable}
         if self.pointer is not None:
-            out["pointer"] = self.pointer
+            out["pointer"] = _printable(self.pointer)
         if self.action is not None:
-            out["action"] = self.action
+            out["action"] = _printable(self.action)
         if self.details:
-            out["details"] = self.details
+            out["details"] = _printable(self.details)
         return out
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+def _printable(value: Any) -> Any:
+    """``value`` with every string made UTF-8-encodable (lone surrogates escaped)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable(v) for v in value]
+    return value
 
 
 class UsageError(AssayError):
