@@ -76,7 +76,14 @@ class SqlReader:
         self.ledger_revision = ledger_revision
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        self._cur.execute(self._ledger.sql(sql), tuple(params))
+        try:
+            self._cur.execute(self._ledger.sql(sql), tuple(params))
+        except UnicodeEncodeError:
+            # An id or filter with a lone surrogate (from argv bytes that are
+            # not UTF-8, or a JSON escape) can name nothing in the ledger.
+            raise AssayError("a read filter holds a lone surrogate, which UTF-8 cannot encode",
+                             code="lone_surrogate",
+                             action="Pass ids and filters as valid UTF-8 text.") from None
         return list(self._cur.fetchall())
 
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
