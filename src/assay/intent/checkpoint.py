@@ -35,7 +35,11 @@ from assay.errors import AssayError, ConflictError, UnavailableError
 from assay.ids import content_id
 from assay.intent.check import work_check
 from assay.intent.snapshot import ProjectBinding, is_readable
+from assay.ledger.access import Access
 from assay.ledger.store import Link, Receipt, Record, SourceRef, Store, Write, WriteBasis
+from assay.provenance.admission import envelope_of_versions
+from assay.provenance.envelope import Envelope
+from assay.provenance.publish import require
 
 __all__ = [
     "RESUME_LIMIT",
@@ -134,9 +138,31 @@ def _write_from(saved: dict[str, Any]) -> Write:
         id=saved["id"], data=saved["data"], scope=saved["scope"],
         links=tuple(Link(**link) for link in saved["links"]),
         sources=tuple(SourceRef(**src) for src in saved["sources"]),
+        audience=saved.get("audience", "project"),
         expect_revision=saved["expect_revision"], request_id=saved["request_id"],
         origin="derived",
     )
+
+
+def _inputs_envelope(reader: Any, report: dict[str, Any], hid: str) -> Envelope:
+    """The dependency envelope of the record versions a handoff is derived from.
+
+    The report's write basis (intent, cited evidence) plus the selected
+    continuity records. The handoff's own earlier versions are not inputs,
+    and neither is a version that is itself retired or superseded: the
+    handoff reports that status as a finding, it does not build on the
+    record's content.
+    """
+    versions = dict(report["write_basis"]["records"])
+    for row in (report.get("continuity") or {}).get("records", []):
+        if isinstance(row.get("id"), str) and isinstance(row.get("revision"), int):
+            versions[row["id"]] = row["revision"]
+    inputs = {}
+    for record_id, revision in versions.items():
+        version = reader.get(record_id, revision) if revision > 0 else None
+        if record_id != hid and version is not None and version.status == "current":
+            inputs[record_id] = revision
+    return envelope_of_versions(reader, inputs)
 
 
 def _attempt(store: Store, journal: dict[str, Any], path: Path) -> Receipt:
@@ -206,6 +232,8 @@ def checkpoint(store: Store, binding: ProjectBinding, intent_id: str, *,
         if existing is not None and not is_readable(existing, binding.principal):
             existing = None
         epoch, ledger_revision = reader.epoch, reader.ledger_revision
+        envelope = _inputs_envelope(reader, report, hid)
+        intent = reader.get(intent_id, report["intent_revision"])
     signature = semantic_signature(report)
     if (existing is not None and existing.status == "current" and isinstance(existing.data, dict)
             and existing.data.get("signature") == signature):
@@ -225,14 +253,24 @@ def checkpoint(store: Store, binding: ProjectBinding, intent_id: str, *,
         "signature": signature,
         "projection": _projection(report),
     }
+    # The handoff is derived content: its inputs pass the publication gate,
+    # it stays as private as they are, and the write commits only if no
+    # input moved since the gate (the gate's heads join the write basis).
+    verdict = require(store, Access.for_project(binding.scope, binding.admitted_scopes,
+                                                binding.principal),
+                      envelope, what="the handoff")
     request_id = content_id("ckpt", {"id": hid, "signature": signature, "after": expect})
+    source = {"id": intent_id, "revision": report["intent_revision"]}
+    if intent is not None:
+        source["data_sha256"] = intent.data_sha256
     saved_write = {
         "id": hid, "data": data, "scope": binding.scope,
         "links": [{"rel": "derived-from", "target": intent_id}],
-        "sources": [{"id": intent_id, "revision": report["intent_revision"]}],
+        "sources": [source], "audience": envelope.audience,
         "expect_revision": expect, "request_id": request_id,
     }
-    records = {intent_id: report["intent_revision"], hid: expect}
+    records = {**(verdict.basis.records if verdict.basis else {}),
+               intent_id: report["intent_revision"], hid: expect}
     state["latest_attempt"] = {
         "request_id": request_id, "status": "pending", "replays": 0, "write": saved_write,
         "basis": {"epoch": epoch, "ledger_revision": ledger_revision, "records": records},

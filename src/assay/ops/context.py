@@ -385,6 +385,35 @@ def _acceptance_provider(inv: Invocation) -> Any:
     return provide
 
 
+def _context_envelope(inv: Invocation, context: dict[str, Any]) -> dict[str, Any] | None:
+    """The dependency envelope of the ledger record versions the context delivered.
+
+    Goal files are not ledger records: their source carries its own byte
+    revision. None when the ledger cannot be read (the context says so in
+    its failures).
+    """
+    from assay.provenance.admission import envelope_of_versions
+
+    pairs: list[tuple[Any, Any]] = []
+    for source in context.get("sources", []):
+        if source.get("status") != "delivered":
+            continue
+        pairs.append((source.get("id"), source.get("revision")))
+        revisions = source.get("revisions")
+        if isinstance(revisions, dict):
+            pairs.extend(revisions.items())
+        report = source.get("report")
+        if isinstance(report, dict) and isinstance(report.get("write_basis"), dict):
+            pairs.extend(report["write_basis"].get("records", {}).items())
+    versions = {i: r for i, r in pairs if isinstance(i, str) and isinstance(r, int)
+                and not isinstance(r, bool)}
+    try:
+        with inv.store().reader() as reader:
+            return envelope_of_versions(reader, versions).to_dict()
+    except AssayError:
+        return None
+
+
 @operation(
     "work.context",
     summary="The heartbeat work context: selected todo, sources with revisions, required reads.",
@@ -402,8 +431,11 @@ def _acceptance_provider(inv: Invocation) -> Any:
         Argument("todo_id", {"type": "string", "minLength": 1},
                  "Select this todo (default: your claimed agent todo, else the first open one)."),
     ),
-    output_schema={"type": "object", "properties": {"work_context": {"type": "object"}},
-                   "required": ["work_context"]},
+    output_schema={"type": "object", "properties": {
+        "work_context": {"type": "object"},
+        "envelope": {"type": ["object", "null"],
+                     "description": "Dependency envelope of the ledger records delivered."}},
+        "required": ["work_context"]},
 )
 def work_context(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.context.goal import read_goal
@@ -451,6 +483,7 @@ def work_context(inv: Invocation, args: dict[str, Any]) -> Result:
                              principal=inv.principal, todo_id=todo_id,
                              acceptance_id=goal.acceptance, acceptance=acceptance,
                              ledger_revision=ledger_revision)
+    out["envelope"] = _context_envelope(inv, out["work_context"])
     reads = out["work_context"]["required_reads"]
     return Result(out, ledger_revision=ledger_revision,
                   next=tuple(" ".join(r["command"]) for r in reads),

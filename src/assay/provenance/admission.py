@@ -37,7 +37,7 @@ what it admits. Imports the base modules, the ledger contract and access.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,7 @@ __all__ = [
     "Unavailable",
     "admit",
     "closure",
+    "envelope_of_versions",
     "failures",
     "item_reason",
     "leaf_failure",
@@ -268,6 +269,36 @@ def admit(reader: Reader, access: Access, records: Iterable[Record], *,
         union = trial
         items.append((record, env))
     return Admission(items=tuple(items), unavailable=tuple(omitted), envelope=union, more=more)
+
+
+def envelope_of_versions(reader: Reader, versions: Mapping[str, int] | Iterable[tuple[str, int]],
+                         ) -> Envelope:
+    """The union of the closures of exact record versions a derived view was built from.
+
+    The seam for writers and reads outside this package (work context,
+    handoffs, reports): pass the ``{id: revision}`` a read depended on (a
+    write basis's ``records``; revision 0, meaning absent, is skipped) and
+    get the envelope to return beside the content or to pass to
+    :func:`assay.provenance.publish.require`. A named version that does not
+    exist makes the envelope unknown (``invalid``). Origins are the versions
+    given. Known-empty for nothing.
+    """
+    pairs = sorted(versions.items() if isinstance(versions, Mapping) else set(versions))
+    envelopes = []
+    origins = []
+    for record_id, revision in pairs:
+        if revision <= 0:
+            continue
+        record = reader.get(record_id, revision)
+        if record is None:
+            envelopes.append(known_empty(reader.epoch, reader.ledger_revision)
+                             .taint("unknown", "invalid"))
+            continue
+        origins.append(Origin(record_id, revision))
+        envelopes.append(closure(reader, record))
+    union = merge(*envelopes, epoch=reader.epoch, revision=reader.ledger_revision)
+    return Envelope(union.status, union.epoch, union.revision, tuple(origins), union.leaves,
+                    union.reason)
 
 
 def union_of(reader: Reader, envelopes: Sequence[Envelope]) -> Envelope:
