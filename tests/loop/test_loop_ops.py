@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 from pathlib import Path
@@ -427,3 +428,54 @@ def test_loop_cli_next_rejection_exit_status(gitproj: Project) -> None:
     assert ran.code == 1 and ran.json["data"]["accepted"] is False
     assert subprocess.run(["git", "status", "--porcelain"], cwd=gitproj.root,
                           capture_output=True, check=True).returncode == 0
+
+
+def test_loop_lease_renewed_while_gate_runs(tmp_path: Path) -> None:
+    """A gate longer than the renewal interval renews the lease, then commits and releases it."""
+    from assay.ledger import open_store
+
+    project = loop_project(tmp_path / "renew", slow=2.5,
+                           loop_toml="lease_seconds = 5\nrenew_seconds = 1")
+    r1, _ = _declared(project)
+    out = submit(project, r1["submissionHandle"], evaluation())
+    assert out["accepted"] is True
+    store = open_store(project.root / ".assay" / "ledger.db")
+    try:
+        with store.reader() as reader:
+            versions = reader.history(f"loop-lease:{out['loopId']}")
+    finally:
+        store.close()
+    holders = [v.data["holder"] for v in versions]
+    renewals = sum(1 for a, b in itertools.pairwise(holders) if a is not None and a == b)
+    assert renewals >= 1 and holders[-1] is None
+
+
+def test_loop_outputs_match_published_models(gitproj: Project) -> None:
+    """Guidance, receipts (committed and rejected), postures and terminal events validate
+    against the published strict models."""
+    from assay.loop.models import (
+        LoopTerminalEvent,
+        OperatorAcceptance,
+        SubmissionGuidance,
+        SubmissionReceipt,
+    )
+
+    view = start(gitproj)
+    SubmissionGuidance.model_validate(view["guidance"])
+    r1 = submit(gitproj, view["submissionHandle"], evaluation(
+        round_contract=contract(), emerged_subtasks=["document add"],
+        open_questions=["floats?"], subtask_boundary=True, bogus=1))
+    sid = r1["guidance"]["subgoals"][0]["id"]
+    rejected = submit(gitproj, r1["submissionHandle"], evaluation("success", False))
+    (gitproj.root / "calc.py").write_text(FIXED, encoding="utf-8")
+    done = submit(gitproj, rejected["submissionHandle"], evaluation(
+        "success", False, subgoal_updates=[{"id": sid, "status": "done"}]))
+    for out in (r1, rejected, done):
+        SubmissionReceipt.model_validate(out["receipt"])
+        if out["guidance"] is not None:
+            SubmissionGuidance.model_validate(out["guidance"])
+    LoopTerminalEvent.model_validate(done["terminal"])
+    status = op(gitproj, "loop.status", {})
+    OperatorAcceptance.model_validate(status["operatorAcceptance"])
+    assert done["receipt"]["changes"]["subgoals_updated"] == [
+        {"id": sid, "from": "pending", "to": "done"}]

@@ -32,10 +32,17 @@ __all__ = [
     "SUBGOAL_STATUSES",
     "ContractItemProposal",
     "ContractSupersede",
+    "EvidencePosture",
     "ExecutionClaim",
+    "LoopTerminalEvent",
+    "OperatorAcceptance",
     "RoundContractProposal",
     "SubGoalUpdate",
+    "SubmissionDiagnostic",
+    "SubmissionGuidance",
     "SubmissionHandle",
+    "SubmissionReceipt",
+    "output_schemas",
     "schemas",
     "validate",
 ]
@@ -130,6 +137,7 @@ def schemas() -> dict[str, Any]:
         "RoundContractProposal": RoundContractProposal.model_json_schema(),
         "SubGoalUpdate": SubGoalUpdate.model_json_schema(),
         "ExecutionClaim": ExecutionClaim.model_json_schema(),
+        **output_schemas(),
     }
 
 
@@ -175,3 +183,327 @@ SELF_EVALUATION_SCHEMA: dict[str, Any] = {
     },
     "$defs": {"SubGoalUpdate": {"type": "object"}, "RoundContractProposal": {"type": "object"}},
 }
+
+
+# ------------------------------------------------------------------ output documents
+# What the governor returns. Published so clients can rely on the shapes; the
+# tests validate real responses against them (extra="forbid": no drift).
+
+_Status = Literal["verified", "insufficient", "contradicted", "unknown", "not_applicable"]
+_Obs = Literal["observed", "passed", "failed", "timeout", "unavailable", "error", "aborted"]
+_ItemStatus = Literal["pending", "insufficient", "contradicted", "verified"]
+_Severity = Literal["info", "warn", "error"]
+_Stop = Literal["completed", "failed", "blocked", "cancelled", "max_rounds", "stalled",
+                "enforcement_terminated"]
+
+
+class OperatorAcceptance(BaseModel):
+    """The immutable operator surface of a loop."""
+
+    model_config = _STRICT
+    task: str
+    success_criteria: list[str]
+    hard_constraints: list[str]
+
+
+class SubmissionDiagnostic(BaseModel):
+    """One normalisation correction."""
+
+    model_config = _STRICT
+    code: str
+    pointer: str
+    detail: str
+
+
+class _PostureWorkspace(BaseModel):
+    model_config = _STRICT
+    status: Literal["observed", "unknown", "not_applicable"]
+    changedPathCount: int
+
+
+class _PostureFiles(BaseModel):
+    model_config = _STRICT
+    reconciliation: Literal["match", "mismatch", "unknown", "not_applicable"]
+    reported: int
+    observed: int
+
+
+class _PostureProvider(BaseModel):
+    model_config = _STRICT
+    providerId: str
+    kind: Literal["git", "custom"]
+    status: _Obs
+
+
+class _PostureCommand(BaseModel):
+    model_config = _STRICT
+    commandId: str
+    status: _Obs
+    required: bool
+
+
+class _PostureItem(BaseModel):
+    model_config = _STRICT
+    id: str
+    status: _ItemStatus
+    criterionRefs: list[str]
+    reasons: list[str]
+
+
+class _PostureContract(BaseModel):
+    model_config = _STRICT
+    id: str
+    closure: Literal["open", "verified", "blocked", "superseded"]
+    items: list[_PostureItem]
+    verifiedCount: int
+    insufficientCount: int
+    contradictedCount: int
+    pendingCount: int
+
+
+class _PostureFinding(BaseModel):
+    model_config = _STRICT
+    id: Annotated[str, Field(pattern=r"^f-[0-9a-f]{8}$")]
+    check: str
+    severity: _Severity
+    ref: str | None = None
+
+
+class _PostureOmitted(BaseModel):
+    model_config = _STRICT
+    providers: int
+    commands: int
+    contractItems: int
+    findings: int
+
+
+class EvidencePosture(BaseModel):
+    """The one evidence posture of a round (shared derivation in assay.evidence.posture)."""
+
+    model_config = _STRICT
+    round: int
+    kind: Literal["evaluation", "rollback"]
+    status: _Status
+    machineBackedSuccess: bool
+    verificationConfigured: bool
+    workspace: _PostureWorkspace
+    files: _PostureFiles | None
+    providers: list[_PostureProvider]
+    commands: list[_PostureCommand]
+    contract: _PostureContract | None
+    findings: list[_PostureFinding]
+    omitted: _PostureOmitted
+
+
+class _Check(BaseModel):
+    model_config = _STRICT
+    field: str
+    check: str
+    severity: _Severity
+    detail: str
+    ref: str | None = None
+
+
+class _GuidanceItem(BaseModel):
+    model_config = _STRICT
+    id: str
+    description: str
+    verify_with: list[str]
+    criterion_refs: list[str]
+    status: _ItemStatus
+
+
+class _GuidanceContract(BaseModel):
+    model_config = _STRICT
+    id: str
+    work_item: str
+    scope: list[str]
+    declared_at_round: int
+    items: list[_GuidanceItem]
+
+
+class _ContractRequirement(BaseModel):
+    model_config = _STRICT
+    required_on_continue: bool
+    successor_required_if_closed: bool
+    reason: Literal["no_active_contract", "active_contract_continues", "active_contract_closed",
+                    "no_contract_capability", "no_successor_round"]
+    active_contract_id: str | None
+
+
+class _IdText(BaseModel):
+    model_config = _STRICT
+    id: str
+    text: str
+
+
+class _GuidanceSubGoal(BaseModel):
+    model_config = _STRICT
+    id: str
+    description: str
+    status: Literal["pending", "in_progress", "done", "blocked", "abandoned"]
+
+
+class _GuidanceCriterion(BaseModel):
+    model_config = _STRICT
+    id: str
+    text: str
+    status: Literal["unknown", "claimed", "remaining", "insufficient", "contradicted", "verified"]
+
+
+class _GuidancePrompt(BaseModel):
+    model_config = _STRICT
+    level: Literal["l0", "l1", "l2"] | None
+    dropped_sections: list[str]
+    protected_overflow: bool
+
+
+class SubmissionGuidance(BaseModel):
+    """The live guidance returned with a held round (derived, never a fact of its own)."""
+
+    model_config = _STRICT
+    active_contract: _GuidanceContract | None
+    contract_commands: list[str]
+    contract_verification_available: bool
+    contract_requirement: _ContractRequirement
+    subgoals: list[_GuidanceSubGoal]
+    criteria: list[_GuidanceCriterion]
+    open_questions: list[_IdText]
+    recovery: None
+    prompt: _GuidancePrompt
+    checks: list[_Check]
+
+
+class _ReceiptItem(BaseModel):
+    model_config = _STRICT
+    item_id: str
+    status: _ItemStatus
+
+
+class _Verification(BaseModel):
+    model_config = _STRICT
+    evidence_posture: EvidencePosture
+    checks: list[_Check]
+    contract_items: list[_ReceiptItem]
+
+
+class _Report(BaseModel):
+    model_config = _STRICT
+    path: str
+    handling: Literal["accepted", "normalized", "dropped"]
+
+
+class _ContractChange(BaseModel):
+    model_config = _STRICT
+    before_id: str | None
+    after_id: str | None
+    activated: bool
+    closed: bool
+    closure: Literal["open", "verified", "blocked", "superseded"] | None
+    superseded: bool | None = None
+    redirect_reason: str | None = None
+
+
+class _SubGoalChange(BaseModel):
+    model_config = _STRICT
+    id: str
+    description: str
+
+
+class _SubGoalTransition(BaseModel):
+    model_config = _STRICT
+    id: str
+    to: str
+    from_: str = Field(alias="from")
+
+
+class _Boundary(BaseModel):
+    model_config = _STRICT
+    label: str
+    round: int
+
+
+class _Changes(BaseModel):
+    model_config = _STRICT
+    contract: _ContractChange
+    subgoals_created: list[_SubGoalChange]
+    subgoals_updated: list[_SubGoalTransition]
+    constraints_declared: list[str]
+    constraints_retracted: list[str]
+    constraints_retraction: Literal["observed", "not_observed"]
+    constraints_not_retracted: list[str]
+    constraints_activation: Literal["observed", "not_observed"]
+    constraints_active_after: list[str] | None
+    constraints_not_expanded: list[str]
+    questions_opened: list[_IdText]
+    questions_resolved: list[str]
+    subtask_boundary: _Boundary | None
+    rollback: None
+
+
+class _ReceiptPrompt(BaseModel):
+    model_config = _STRICT
+    level: Literal["l0", "l1", "l2"]
+    dropped_sections: list[str]
+    context_mode: Literal["fresh_invocation", "same_round_retry"]
+    context_reason: str
+
+
+class _RejectionCheck(BaseModel):
+    model_config = _STRICT
+    check: Literal["completion_contract_open", "contract_required", "gate_unknown"]
+    ref: str | None
+    detail: str
+
+
+class _Rejection(BaseModel):
+    model_config = _STRICT
+    checks: list[_RejectionCheck]
+    consecutive: int
+    record: str
+
+
+class SubmissionReceipt(BaseModel):
+    """What one submission did: committed (or rejected), verification, changes, diagnostics."""
+
+    model_config = _STRICT
+    roundId: str
+    round: int
+    attempt: int
+    transactionId: str
+    accepted: bool
+    record: Literal["committed", "rollback_directive", "none"]
+    entered_history: bool
+    agent_success_claim: bool
+    agent_outcome: Literal["success", "partial", "failed", "blocked"] | None
+    objective_refinement: str | None
+    loop_stop_reason: _Stop | None
+    reports: list[_Report] = []
+    changes: _Changes | None = None
+    rejection: _Rejection | None = None
+    verification: _Verification
+    prompt: _ReceiptPrompt | None = None
+    diagnostics: list[SubmissionDiagnostic]
+
+
+class LoopTerminalEvent(BaseModel):
+    """Emitted when a loop stops."""
+
+    model_config = _STRICT
+    loopId: str
+    task: str
+    completed: bool
+    machineBackedSuccess: bool | None
+    evidencePosture: _Status | None
+    stopReason: _Stop
+    roundsCompleted: int
+    roundCursor: int
+    committedRounds: int
+    machineBackedSuccessTrajectory: list[bool]
+
+
+def output_schemas() -> dict[str, Any]:
+    """JSON Schemas of the documents the governor returns."""
+    return {m.__name__: m.model_json_schema(by_alias=True) for m in (
+        OperatorAcceptance, SubmissionGuidance, SubmissionReceipt, EvidencePosture,
+        LoopTerminalEvent)}
