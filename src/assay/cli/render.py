@@ -356,3 +356,70 @@ def _todo_list(envelope: dict[str, Any]) -> None:
 
 READABLE["work.context"] = _work_context
 READABLE["todo.list"] = _todo_list
+
+
+# ---------------------------------------------------------------- loop
+
+_POSTURE_STYLE = {"verified": "green", "contradicted": "red", "insufficient": "yellow",
+                  "unknown": "yellow"}
+
+
+def _loop_view(envelope: dict[str, Any]) -> None:
+    """``loop start|next|resume|stop``: the receipt, the stop or the held prompt and its handle."""
+    from rich.markup import escape
+
+    from assay.canonical import canonical_text
+
+    data = envelope["data"]
+    console = _console()
+    for warning in data.get("warnings", []):
+        console.print(f"[yellow]warning {escape(warning['code'])}[/yellow]: "
+                      f"{escape(warning['message'])}")
+    receipt = data.get("receipt")
+    if receipt:
+        posture = receipt["verification"]["evidence_posture"]
+        colour = _POSTURE_STYLE.get(posture["status"], "white")
+        verdict = "committed" if receipt["accepted"] else "[red]rejected[/red]"
+        console.print(f"{escape(receipt['roundId'])} attempt {receipt['attempt']}: {verdict}; "
+                      f"posture [{colour}]{escape(posture['status'])}[/{colour}], "
+                      f"machineBackedSuccess={str(posture['machineBackedSuccess']).lower()}")
+        for item in receipt["verification"]["contract_items"]:
+            console.print(f"  {escape(item['item_id'])}: {escape(item['status'])}")
+        for check in (receipt.get("rejection") or {}).get("checks", []):
+            console.print(f"  [red]{escape(check['check'])}[/red]: {escape(check['detail'])}")
+        for diag in receipt["diagnostics"]:
+            console.print(f"  diagnostic {escape(diag['code'])} at {escape(diag['pointer'])}")
+    if data["status"] != "active":
+        terminal = data.get("terminal") or {}
+        console.print(f"[bold]loop {escape(data['loopId'])} stopped[/bold]: "
+                      f"{escape(str(data.get('stopReason')))}; machineBackedSuccess="
+                      f"{escape(str(terminal.get('machineBackedSuccess')).lower())}")
+        return
+    console.print(data["prompt"] or "", markup=False, highlight=False)
+    console.print("[bold]submission handle[/bold] "
+                  + escape(canonical_text(data["submissionHandle"])))
+
+
+def _loop_status(envelope: dict[str, Any]) -> None:
+    """``loop status``: state, round, handle and the last posture."""
+    from rich.markup import escape
+
+    from assay.canonical import canonical_text
+
+    data = envelope["data"]
+    console = _console()
+    console.print(f"[bold]loop {escape(data['loopId'])}[/bold] {escape(data['status'])}"
+                  + (f" ({escape(str(data['stopReason']))})" if data.get("stopReason") else "")
+                  + f"; round {data['round']} attempt {data['attempt']}, "
+                  f"{data['committedRounds']} committed")
+    posture = data.get("lastPosture")
+    if posture:
+        colour = _POSTURE_STYLE.get(posture["status"], "white")
+        console.print(f"last posture [{colour}]{escape(posture['status'])}[/{colour}]")
+    if data.get("submissionHandle"):
+        console.print("submission handle " + escape(canonical_text(data["submissionHandle"])))
+
+
+for _name in ("loop.start", "loop.next", "loop.resume", "loop.stop"):
+    READABLE[_name] = _loop_view
+READABLE["loop.status"] = _loop_status
