@@ -58,3 +58,21 @@ def test_work_checkpoint_handoff_of_project_intent_is_project_wide(tmp_path: Any
     assert saved["written"] is True
     handoff = proj.ok("get", "--as", "bob", "--", saved["handoff_id"])["data"]["record"]
     assert handoff["audience"] == "project"
+
+
+def test_work_check_returns_the_envelope_of_current_inputs(tmp_path: Any) -> None:
+    """work check carries the envelope of the intent and the current evidence it cites."""
+    proj = _project(tmp_path)
+    proj.ok("put", "--data-file", "-", "--", "knowledge:run", input='{"exit": 0}')
+    proj.ok("put", "--data-file", "-", "--", "knowledge:parser", input=json.dumps(INTENT))
+    report = proj.run("work", "check", "--", "knowledge:parser").json["data"]
+    sha = report["intent_sha256"]
+    mapped = {**INTENT, "acceptance": {"intent_sha256": sha, "blockers": [], "results": [
+        {"requirement_id": "R1", "status": "passed", "notes": "ran it",
+         "evidence": [{"id": "knowledge:run", "revision": 1}]}]}}
+    proj.ok("put", "--data-file", "-", "--expect-revision", "1", "--", "knowledge:parser",
+            input=json.dumps(mapped))
+    envelope = proj.run("work", "check", "--", "knowledge:parser").json["data"]["envelope"]
+    assert envelope["status"] == "known"
+    assert {(leaf["id"], leaf["revision"]) for leaf in envelope["leaves"]} == {
+        ("knowledge:parser", 2), ("knowledge:run", 1)}

@@ -45,6 +45,7 @@ __all__ = [
     "RESUME_LIMIT",
     "checkpoint",
     "handoff_id",
+    "inputs_envelope",
     "journal_path",
     "resume",
     "semantic_signature",
@@ -144,8 +145,8 @@ def _write_from(saved: dict[str, Any]) -> Write:
     )
 
 
-def _inputs_envelope(reader: Any, report: dict[str, Any], hid: str) -> Envelope:
-    """The dependency envelope of the record versions a handoff is derived from.
+def inputs_envelope(reader: Any, report: dict[str, Any], hid: str | None = None) -> Envelope:
+    """The dependency envelope of the record versions a report (or its handoff) derives from.
 
     The report's write basis (intent, cited evidence) plus the selected
     continuity records. The handoff's own earlier versions are not inputs,
@@ -232,7 +233,7 @@ def checkpoint(store: Store, binding: ProjectBinding, intent_id: str, *,
         if existing is not None and not is_readable(existing, binding.principal):
             existing = None
         epoch, ledger_revision = reader.epoch, reader.ledger_revision
-        envelope = _inputs_envelope(reader, report, hid)
+        envelope = inputs_envelope(reader, report, hid)
         intent = reader.get(intent_id, report["intent_revision"])
     signature = semantic_signature(report)
     if (existing is not None and existing.status == "current" and isinstance(existing.data, dict)

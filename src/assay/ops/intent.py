@@ -64,6 +64,8 @@ def _report_schema() -> dict[str, Any]:
             "type": "object", "properties": {"status": {"enum": list(DELTA_STATUSES)}}}}}},
         "continuation": {"type": ["object", "null"]},
         "continuity": {"type": "object"},
+        "envelope": {"type": "object",
+                     "description": "Dependency envelope of the current record versions read."},
     })
     return {
         "type": "object",
@@ -91,11 +93,15 @@ def _report_schema() -> dict[str, Any]:
 )
 def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.check import work_check as check
+    from assay.intent.checkpoint import inputs_envelope
 
     binding = _binding(inv)
     with inv.store().reader() as reader:
         _pin(reader, args.get("at_revision"))
         report = check(reader, binding, args["id"])
+        # The dependency envelope of the current record versions the report
+        # and its continuity projection were built from (see assay.provenance).
+        report = {**report, "envelope": inputs_envelope(reader, report).to_dict()}
     return Result(report, ledger_revision=report["write_basis"]["ledger_revision"],
                   next=tuple(report["next"]), exit_code=0 if report["ready_to_review"] else 1)
 
