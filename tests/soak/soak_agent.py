@@ -29,8 +29,11 @@ from assay.ledger import Write, open_store
 SCOPE = "project:demo"
 COUNTERS = 4
 INTENT_ID = "knowledge:intent"
-OPS = ("cas", "put", "replay", "reuse", "intent", "check", "checkpoint")
-WEIGHTS = (30, 30, 12, 4, 5, 14, 5)
+LOOPS = 3
+OPS = ("cas", "put", "replay", "reuse", "intent", "check", "checkpoint", "loop")
+WEIGHTS = (30, 30, 12, 4, 5, 14, 5, 10)
+EVALUATION = {"outcome": "partial", "output_summary": "soak round", "constraint_violations": [],
+              "should_continue": True}
 
 
 def main(url: str, root: str, agent: int, seconds: float, log_path: str) -> None:
@@ -108,10 +111,48 @@ def main(url: str, root: str, agent: int, seconds: float, log_path: str) -> None
                     emit(entry)
                 except ConflictError as exc:
                     emit({"op": "checkpoint_conflict", "code": exc.code})
+                except AssayError as exc:
+                    # Another agent moved the intent between the read and the
+                    # publication gate: the handoff is withheld, as it should be.
+                    if exc.code != "publication_withheld":
+                        raise
+                    emit({"op": "checkpoint_withheld"})
+            elif op == "loop":
+                loop_round(url, root, f"soak-{rng.randrange(LOOPS)}", emit)
         except AssayError as exc:
             emit({"op": "error", "during": op, "error": exc.to_dict()})
     store.close()
     log.close()
+
+
+def loop_round(url: str, root: str, loop_id: str, emit: Any) -> None:
+    """Read the loop's handle, then submit one round with it through the operations layer."""
+    from assay.ops import Invocation, call
+
+    def run(name: str, args: dict[str, Any]) -> dict[str, Any]:
+        inv = Invocation(cwd=root, db=url, surface="api")
+        try:
+            return call(name, args, inv)[0]["data"]
+        finally:
+            inv.close()
+
+    status = run("loop.status", {"loop": loop_id})
+    if status["status"] != "active":
+        emit({"op": "loop_stopped", "loop": loop_id})
+        return
+    try:
+        out = run("loop.next", {"handle": json.dumps(status["submissionHandle"]),
+                                "evaluation": EVALUATION})
+    except ConflictError as exc:
+        emit({"op": "loop_conflict", "code": exc.code})
+        return
+    receipt = out.get("receipt")
+    if out.get("stale") or not receipt:
+        emit({"op": "loop_stale", "loop": loop_id})
+        return
+    emit({"op": "loop_commit", "loop": loop_id, "round": receipt["round"],
+          "attempt": receipt["attempt"], "transaction": receipt["transactionId"],
+          "record": receipt["record"]})
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 Run: ``python -m pytest tests/soak -m soak --seconds 60`` (PostgreSQL too with
 ``ASSAY_TEST_POSTGRES_URL``). Each run prints its throughput and conflict rates.
-Loop submissions are not in the mix: the loop governor has not landed.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ SCOPE = "project:demo"
 INTENT = json.loads((Path(__file__).parents[1] / "fixtures" / "intent" /
                      "02_valid_intent_only.json").read_text(encoding="utf-8"))["data"]
 REPLAYED_CHECKS = 150
+LOOPS = 3
 
 
 def _run_agents(url: str, root: Path, seconds: float, logs: Path) -> list[dict[str, Any]]:
@@ -45,6 +45,16 @@ def _run_agents(url: str, root: Path, seconds: float, logs: Path) -> list[dict[s
         for line in (logs / f"agent-{i}.jsonl").read_text(encoding="utf-8").splitlines():
             entries.append({**json.loads(line), "agent": i})
     return entries
+
+
+def _op(root: Path, url: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    from assay.ops import Invocation, call
+
+    inv = Invocation(cwd=str(root), db=url, surface="api")
+    try:
+        return call(name, args, inv)[0]["data"]
+    finally:
+        inv.close()
 
 
 def _all_versions(url: str) -> tuple[str, int, list[Any]]:
@@ -83,7 +93,10 @@ def check_invariants(url: str, root: Path, seed: list[dict[str, Any]],
         assert version is not None, f"acknowledged write lost: {receipt}"
         assert version.data_sha256 == receipt["data_sha256"]
         assert version.ledger_revision == receipt["ledger_revision"]
-    assert len(committed) == head, "the ledger holds writes nobody was told about"
+    # Loop rounds commit several records (and lease moves) per submission, so
+    # their versions are counted apart; every other version has its receipt.
+    loop_versions = [v for v in versions if v.kind in ("loop", "loop-lease")]
+    assert len(committed) + len(loop_versions) == head, "the ledger holds writes nobody was told about"
     for e in entries:
         if e["op"] == "put":
             assert e["receipt"]["data_sha256"] == e["data_sha256"]
@@ -99,6 +112,22 @@ def check_invariants(url: str, root: Path, seed: list[dict[str, Any]],
         history = [v for v in versions if v.id == counter]
         assert [v.data["n"] for v in sorted(history, key=lambda v: v.revision)] == list(
             range(1, count + 1))
+    # At most one committed transaction per (loop, round, attempt); each round record
+    # was written once; each loop head counts exactly the commits its agents saw.
+    commits = [e for e in entries if e["op"] == "loop_commit"]
+    slots = Counter((e["loop"], e["round"], e["attempt"]) for e in commits)
+    assert all(n == 1 for n in slots.values()), [s for s, n in slots.items() if n > 1]
+    assert len({e["transaction"] for e in commits}) == len(commits)
+    current = {v.id: v for v in versions if v.kind == "loop"}
+    for v in versions:
+        if v.kind == "loop" and v.id.count(":") == 3 and v.id.split(":")[2] == "round":
+            assert v.revision == 1, f"{v.id} committed twice"
+    for i in range(LOOPS):
+        head_record = max((v for v in versions if v.id == f"loop:soak-{i}"),
+                          key=lambda v: v.revision)
+        seen = sum(1 for e in commits if e["loop"] == f"soak-{i}")
+        assert head_record.data["facts"]["committed_rounds"] == seen, (i, seen)
+    assert current
     # Every work check report is reproducible at the revision it was computed at.
     checks = [e for e in entries if e["op"] == "check"]
     sample = random.Random(1).sample(checks, min(REPLAYED_CHECKS, len(checks)))
@@ -111,18 +140,22 @@ def check_invariants(url: str, root: Path, seed: list[dict[str, Any]],
     return {"ledger_revision": head, "operations": sum(ops.values()), "ops": dict(ops),
             "cas_conflict_rate": ops["cas_conflict"] / cas_tries if cas_tries else 0.0,
             "intent_conflict_rate": ops["intent_conflict"] / max(1, ops["intent"] + ops["intent_conflict"]),
-            "checks_replayed": len(sample)}
+            "checks_replayed": len(sample), "loop_commits": len(commits)}
 
 
 def test_soak_eight_agents_keep_every_invariant(tmp_path: Path, ledger_url: str,
                                                 soak_seconds: float) -> None:
-    """Eight agents mixing puts, compare-and-set, replays, intent updates, work checks and checkpoints break no invariant."""
-    project = make_project(tmp_path / "proj", db=ledger_url)
+    """Eight agents mixing puts, compare-and-set, replays, intent updates, work checks, checkpoints and loop rounds break no invariant."""
+    project = make_project(tmp_path / "proj", db=ledger_url,
+                           extra_toml="[loop]\nstall_rounds = 0\nmax_rounds = 1000\n")
     store = open_store(ledger_url)
     try:
         seed = [store.put(Write(id="knowledge:intent", data=INTENT, scope=SCOPE)).to_dict()]
     finally:
         store.close()
+    for i in range(LOOPS):
+        _op(project.root, ledger_url, "loop.start",
+            {"task": f"soak loop {i}", "criterion": ["rounds commit once"], "loop": f"soak-{i}"})
     logs = tmp_path / "logs"
     logs.mkdir()
     started = time.monotonic()
@@ -135,5 +168,7 @@ def test_soak_eight_agents_keep_every_invariant(tmp_path: Path, ledger_url: str,
           f"{figures['ledger_revision'] / elapsed:.0f} committed writes/s, "
           f"CAS conflict rate {figures['cas_conflict_rate']:.1%}, "
           f"intent conflict rate {figures['intent_conflict_rate']:.1%}, "
+          f"{figures['loop_commits']} loop rounds committed, "
           f"{figures['checks_replayed']} reports reproduced; ops {figures['ops']}")
     assert figures["ops"].get("cas", 0) > 0 and figures["ops"].get("check", 0) > 0
+    assert figures["loop_commits"] > 0
