@@ -239,3 +239,18 @@ def test_prompt_lost_id_is_projection_incomplete() -> None:
     assert caught.value.code == "projection_incomplete"
     assert caught.value.details["omitted"] == [{"id": facts["criteria"][0]["id"],
                                                 "reason": "defect"}]
+
+
+def test_gate_oversized_boundary_compares_unknown() -> None:
+    """A boundary stored without its file map makes the next comparison unknown, not a guess."""
+    from assay.evidence.git import GitObservation, compare
+    from assay.loop.gate import MAX_BOUNDARY_FILES, git_from_dict, git_to_dict
+
+    files = {f"f{i}.txt": "100644 blob:00" for i in range(MAX_BOUNDARY_FILES + 1)}
+    big = GitObservation(status="observed", toplevel="/r", head="a" * 40, files=files)
+    stored = git_to_dict(big)
+    assert stored["files_omitted"] is True and stored["file_count"] == len(files)
+    assert git_from_dict(stored) is None
+    assert compare(git_from_dict(stored), big).progress == "unknown"
+    small = GitObservation(status="observed", toplevel="/r", head="a" * 40, files={"a": "x"})
+    assert git_from_dict(git_to_dict(small)) == small

@@ -172,7 +172,7 @@ class Governor:
             if latest.revision != record.revision:
                 return self._stale(latest.data, handle)
             contract = facts["contract"]
-            observations = gate_observe(self.project.root, git_from_dict(head["held"]["before"]),
+            observations = gate_observe(self.project.root, self._before(head["held"]["before"]),
                                         commands_to_run(contract, commands),
                                         reporter=self.reporter, runner=self.runner)
             proposal = evaluation.get("round_contract")
@@ -206,6 +206,14 @@ class Governor:
         finally:
             if not done:
                 lease.release()
+
+    def _before(self, ref: Mapping[str, str] | None) -> Any:
+        """The stored git boundary a round started from (None: compare as unknown)."""
+        if ref is None:
+            return None
+        with self.store.reader() as reader:
+            record = reader.get(ref["id"])
+        return git_from_dict(record.data.get(ref["field"]) if record is not None else None)
 
     def _stale(self, head: Mapping[str, Any], handle: Mapping[str, str]) -> dict[str, Any]:
         """The held prompt with a warning, or ``submission_handle_mismatch`` with none held."""
@@ -366,7 +374,9 @@ class Governor:
                 loop_id=loop_id, session_id=head["sessionId"], branch_id=head["branchId"],
                 round_number=round_number + 1, attempt=1, facts=applied.facts, limits=limits,
                 commands=self.project.evidence_commands, context_mode="fresh_invocation",
-                context_reason="next_round", before=parts["after"], plan=head.get("plan"))
+                context_reason="next_round",
+                before={"id": identity.round_part_id(loop_id, round_number, "observation"),
+                        "field": "after"}, plan=head.get("plan"))
         changes = dict(applied.changes)
         observed = stop is None
         changes.update({

@@ -52,6 +52,7 @@ from assay.loop import identity
 from assay.loop.contract import capable_commands, closure
 
 __all__ = [
+    "MAX_BOUNDARY_FILES",
     "GateObservations",
     "GateResult",
     "commands_to_run",
@@ -67,16 +68,26 @@ _SEVERITY = {"error": 0, "warn": 1, "info": 2}
 Runner = Callable[..., CommandObservation]
 
 
+# Above this many fingerprinted files a boundary is stored without its file
+# map (a record stays far below the ledger's 4 MiB bound); comparing against
+# it is then honestly `unknown`, never a guess.
+MAX_BOUNDARY_FILES = 20_000
+
+
 def git_to_dict(obs: GitObservation) -> dict[str, Any]:
-    """A git observation with its full file map, as stored with the held round."""
+    """A git observation with its file map, as stored for the next comparison."""
+    omitted = len(obs.files) > MAX_BOUNDARY_FILES
     return {"status": obs.status, "reason": obs.reason, "toplevel": obs.toplevel,
             "head": obs.head, "branch": obs.branch, "object_format": obs.object_format,
-            "fingerprint_kind": obs.fingerprint_kind, "files": dict(obs.files),
-            "workspace_sha256": obs.workspace_sha256, "observed_at": obs.observed_at}
+            "fingerprint_kind": obs.fingerprint_kind,
+            "files": {} if omitted else dict(obs.files), "files_omitted": omitted,
+            "file_count": len(obs.files), "workspace_sha256": obs.workspace_sha256,
+            "observed_at": obs.observed_at}
 
 
 def git_from_dict(data: Mapping[str, Any] | None) -> GitObservation | None:
-    if data is None:
+    """The stored observation, or None when it was not stored whole (comparison: unknown)."""
+    if data is None or data.get("files_omitted"):
         return None
     return GitObservation(status=data["status"], reason=data.get("reason"),
                           toplevel=data.get("toplevel"), head=data.get("head"),

@@ -5,8 +5,11 @@ Records (all in the project's scope):
 - ``loop:<loopId>``: the head (``origin="derived"``). It holds the
   immutable operator acceptance, the limits, the status and stop reason,
   the held attempt (session, round, attempt, transaction, prompt artifact,
-  guidance, the git before-observation) and the compiled facts of the held
-  round. Every advance is a compare-and-set on its revision.
+  guidance, a reference to the git boundary the round started from) and the
+  compiled facts of the held round.
+- ``loop:<loopId>:round:1:before``: round 1's git boundary
+  (``origin="machine"``); later rounds start from the ``after`` boundary in
+  the previous round's observation record. Every advance is a compare-and-set on its revision.
 - ``loop-lease:<loopId>``: who may advance the loop right now
   (``origin="machine"``): ``{holder, session_id, deadline_unix_ms}``. A
   lease lasts ``lease_seconds`` (30 s) and is renewed every
@@ -126,7 +129,11 @@ def prepare_held(*, loop_id: str, session_id: str, branch_id: str, round_number:
                  attempt: int, facts: Mapping[str, Any], limits: Limits, commands: Sequence[Any],
                  context_mode: str, context_reason: str, before: Mapping[str, Any] | None,
                  rejection_notice: str = "", plan: str | None = None) -> dict[str, Any]:
-    """Compile the prompt of one attempt and bundle what a submission is judged against."""
+    """Compile the prompt of one attempt and bundle what a submission is judged against.
+
+    ``before`` references the stored git boundary the round started from:
+    ``{id, field}`` names a record and the field holding the observation.
+    """
     requirement = contract_requirement(facts, commands, round_number, limits.max_rounds)
     artifact = compile_prompt(PromptRequest(
         loop_id=loop_id, round_id=identity.round_id(loop_id, round_number), round=round_number,
@@ -363,7 +370,10 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
         raise existing(current)
     session_id = "s-" + secrets.token_hex(8)
     facts = initial_facts(task, criteria, constraints)
-    before = git_to_dict(observe_git(project.root))
+    boundary_id = identity.round_part_id(loop_id, 1, "before")
+    boundary = {"type": "boundary", "loopId": loop_id, "round": 1,
+                "boundary": git_to_dict(observe_git(project.root))}
+    before = {"id": boundary_id, "field": "boundary"}
     held = prepare_held(loop_id=loop_id, session_id=session_id, branch_id="main", round_number=1,
                         attempt=1, facts=facts, limits=limits,
                         commands=project.evidence_commands, context_mode="fresh_invocation",
@@ -394,8 +404,10 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
         "terminal": None,
     }
     try:
-        store.put(Write(id=hid, data=head, scope=project.scope, origin="derived",
-                        expect_revision=0))
+        store.put_many([
+            Write(id=boundary_id, data=boundary, scope=project.scope, origin="machine",
+                  expect_revision=0),
+            Write(id=hid, data=head, scope=project.scope, origin="derived", expect_revision=0)])
     except RevisionConflict:
         raise existing(load_head(store, loop_id)) from None
     return prepared_view(head)
