@@ -2,8 +2,8 @@
 
 The store-level crash test (a writer process killed mid-stream) lives in
 tests/ledger/test_concurrency.py::test_sigkill_mid_write_loses_no_acknowledged_write.
-Loop commits and checkpoint restores are not covered here: the loop governor
-has not landed.
+Loop checkpoints and restores (workspace snapshots, rollback) are not covered:
+the loop governor has no checkpoint or restore yet.
 """
 
 from __future__ import annotations
@@ -131,3 +131,58 @@ def test_fault_sigkill_checkpoint_writes_recover(tmp_path: Path, ledger_url: str
                 assert set(version.data) >= {"signature", "projection", "intent_sha256"}
     finally:
         store.close()
+
+
+def _loop_state(url: str, loop_id: str) -> tuple[dict[str, Any], list[Any]]:
+    store = open_store(url)
+    try:
+        with store.reader() as r:
+            head = r.get(f"loop:{loop_id}")
+            assert head is not None
+            versions = [v for rec in r.find(kind="loop", limit=100_000) for v in r.history(rec.id)]
+            return head.data, versions
+    finally:
+        store.close()
+
+
+def test_fault_sigkill_loop_commits_leave_whole_rounds(tmp_path: Path, ledger_url: str) -> None:
+    """loop next killed at random points commits a round whole or not at all; after the lease lapses the loop goes on."""
+    project = make_project(tmp_path / "proj", db=ledger_url,
+                           extra_toml="[loop]\nstall_rounds = 0\nlease_seconds = 5\nrenew_seconds = 2\n")
+    url = _url(project)
+    project.ok("loop", "start", "--task", "sigkill", "--criterion", "rounds are whole",
+               "--max-rounds", "1000", "--loop", "kill")
+    evaluation = tmp_path / "ev.json"
+    evaluation.write_text(json.dumps({"outcome": "partial", "output_summary": "work",
+                                      "constraint_violations": [], "should_continue": True}),
+                          encoding="utf-8")
+    rng = random.Random()
+    committed = 0
+    for _ in range(ROUNDS):
+        handle = json.dumps(project.ok("loop", "status", "--loop", "kill")["data"]["submissionHandle"])
+        proc = _spawn(project, "loop", "next", "--handle", handle, "--evaluation", str(evaluation))
+        finished, out, _ = _kill_after(proc, rng.uniform(0.05, 0.6))
+        committed += bool(finished and json.loads(out)["data"].get("receipt"))
+        # The next command works: status always; a submission once a dead holder's lease lapses.
+        for _attempt in range(60):
+            status = project.ok("loop", "status", "--loop", "kill")["data"]
+            result = project.run("loop", "next", "--handle", json.dumps(status["submissionHandle"]),
+                                 "--evaluation", str(evaluation))
+            if result.code == 0:
+                committed += bool(result.json["data"].get("receipt"))
+                break
+            assert result.code == 3 and result.error["code"] == "lease_conflict", result.stderr
+            time.sleep(0.25)
+        else:
+            raise AssertionError("the loop never accepted a submission after the kill")
+    head, versions = _loop_state(url, "kill")
+    rounds = [v for v in versions if v.id.startswith("loop:kill:round:") and v.id.count(":") == 3]
+    assert all(v.revision == 1 for v in rounds), "a round committed twice"
+    assert head["facts"]["committed_rounds"] == len(rounds) >= committed
+    ids = {v.id for v in versions}
+    for v in rounds:  # one transaction: a round never lacks its evaluation or observation
+        assert {v.id + ":evaluation", v.id + ":observation"} <= ids
+    for v in versions:
+        if v.id.endswith((":evaluation", ":observation")):
+            assert v.id.rsplit(":", 1)[0] in ids, f"{v.id} without its round"
+    assert_ledger_whole(url, [])
