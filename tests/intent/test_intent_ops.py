@@ -349,3 +349,11 @@ def test_ops_work_check_over_mcp_error_object(project: Project) -> None:
     assert is_error is True
     assert envelope["error"]["code"] == "invalid_intent_contract"
     assert envelope["error"]["pointer"] == "/data/intent/requirements"
+
+
+def test_ops_checkpoint_of_private_intent_is_private(project: Project) -> None:
+    """A handoff derived from a private intent is private to the same principal."""
+    put(project, "knowledge:secret", {"intent": INTENT}, audience="private:agent")
+    out = op(project, "work.checkpoint", id="knowledge:secret")[0]["data"]
+    record = op(project, "get", id=out["handoff_id"])[0]["data"]["record"]
+    assert record["audience"] == "private:agent" and record["origin"] == "derived"
