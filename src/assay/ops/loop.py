@@ -61,12 +61,20 @@ def _limits(inv: Invocation, max_rounds: int | None) -> Any:
 
 
 def _governor(inv: Invocation) -> Any:
+    import functools
+
+    from assay.evidence.commands import run_command
+    from assay.evidence.progress import reporter_for
     from assay.ledger import open_store
     from assay.loop.engine import Governor
 
     project = inv.project()
     url = inv.ledger_url()
-    return Governor(inv.store(), project, open_store=lambda: open_store(url, base=project.root))
+    # On a terminal the gate's commands show the evidence runner's live line.
+    progress = reporter_for(inv.interactive)
+    runner = functools.partial(run_command, reporter=progress) if progress else run_command
+    return Governor(inv.store(), project, runner=runner,
+                    open_store=lambda: open_store(url, base=project.root))
 
 
 def _revision(inv: Invocation) -> int:
