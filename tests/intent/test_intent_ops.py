@@ -357,3 +357,32 @@ def test_ops_checkpoint_of_private_intent_is_private(project: Project) -> None:
     out = op(project, "work.checkpoint", id="knowledge:secret")[0]["data"]
     record = op(project, "get", id=out["handoff_id"])[0]["data"]["record"]
     assert record["audience"] == "private:agent" and record["origin"] == "derived"
+
+
+def test_ops_resume_reports_pending_attempt_first(project: Project) -> None:
+    """A pending checkpoint attempt is the first thing the resume view says."""
+    from assay.intent.checkpoint import journal_path
+
+    ready_project(project)
+    op(project, "work.checkpoint", id="knowledge:export")
+    path = journal_path(project.root, "knowledge:export")
+    journal = json.loads(path.read_text())
+    journal["latest_attempt"]["status"] = "pending"
+    path.write_text(json.dumps(journal))
+    out = op(project, "work.resume", id="knowledge:export")[0]["data"]
+    recovery = out["text"].split("MISSION")[0]
+    assert "latest checkpoint attempt: pending" in recovery
+    assert out["latest_attempt"]["status"] == "pending" and "write" not in out["latest_attempt"]
+
+
+def test_ops_resume_survives_damaged_journal(project: Project) -> None:
+    """A damaged local journal is reported in the resume view instead of failing it."""
+    from assay.intent.checkpoint import journal_path
+
+    ready_project(project)
+    path = journal_path(project.root, "knowledge:export")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json")
+    out = op(project, "work.resume", id="knowledge:export")[0]["data"]
+    assert "checkpoint journal unreadable" in out["text"]
+    assert out["must_read_before_action"] is True

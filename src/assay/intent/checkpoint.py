@@ -299,7 +299,14 @@ def _shorten(text: str, limit: int = _LINE_LIMIT) -> tuple[str, bool]:
 def resume(reader: Any, binding: ProjectBinding, intent_id: str, *,
            journal: Path | None = None) -> dict[str, Any]:
     """The self-contained resume view of an intent (read-only)."""
-    state = _load(journal) if journal is not None else {"last_good": None, "latest_attempt": None}
+    state: dict[str, Any] = {"last_good": None, "latest_attempt": None}
+    journal_problem = None
+    if journal is not None:
+        try:
+            state = _load(journal)
+        except AssayError as exc:
+            # Resume is a read: a damaged local journal is reported, not fatal.
+            journal_problem = exc.message
     report = work_check(reader, binding, intent_id)
     hid = handoff_id(intent_id)
     handoff = reader.get(hid)
@@ -310,6 +317,8 @@ def resume(reader: Any, binding: ProjectBinding, intent_id: str, *,
     check_args = ["work", "check", "--cwd", binding.root, "--", intent_id]
 
     recovery = []
+    if journal_problem is not None:
+        recovery.append(f"- checkpoint journal unreadable: {journal_problem}")
     attempt = state.get("latest_attempt")
     if attempt:
         recovery.append(f"- latest checkpoint attempt: {attempt['status']}, request "
@@ -404,7 +413,7 @@ def resume(reader: Any, binding: ProjectBinding, intent_id: str, *,
         units = text.encode("utf-16-le", "surrogatepass")[: 2 * (RESUME_LIMIT - 1)]
         text = units.decode("utf-16-le", "ignore") + "…"
         shortened = True
-    must_read = bool(shortened or omitted_reads or omitted_work)
+    must_read = bool(shortened or omitted_reads or omitted_work or journal_problem)
     return {
         "intent_record_id": intent_id,
         "ledger_revision": reader.ledger_revision,
