@@ -194,8 +194,10 @@ class Governor:
             done = True
             return out
         except RevisionConflict:
+            # Nothing of the batch was written (the lease release neither):
+            # release it now, best effort, so the loop is not locked out.
             done = True
-            lease.halt()
+            lease.release()
             latest = load_head(self.store, loop_id)
             if handle_of(latest.data) != handle:
                 return self._stale(latest.data, handle)

@@ -11,7 +11,7 @@ Records (all in the project's scope):
   (``origin="machine"``); later rounds start from the ``after`` boundary in
   the previous round's observation record. Every advance is a compare-and-set on its revision.
 - ``loop-lease:<loopId>``: who may advance the loop right now
-  (``origin="machine"``): ``{holder, session_id, deadline_unix_ms}``. A
+  (``origin="derived"``): ``{holder, session_id, deadline_unix_ms}``. A
   lease lasts ``lease_seconds`` (30 s) and is renewed every
   ``renew_seconds`` (10 s) while its holder works; an expired lease may be
   taken over. Acquiring is a compare-and-set, so of two processes at most
@@ -239,7 +239,7 @@ class Lease:
                 raise _lease_conflict(self.loop_id, data)
         try:
             receipt = self.store.put(Write(
-                id=lid, data=self._data(self.holder), scope=self.scope, origin="machine",
+                id=lid, data=self._data(self.holder), scope=self.scope, origin="derived",
                 expect_revision=current.revision if current is not None else 0))
         except RevisionConflict:
             raise _lease_conflict(self.loop_id, None) from None
@@ -261,7 +261,7 @@ class Lease:
                     try:
                         receipt = store.put(Write(
                             id=identity.lease_id(self.loop_id), data=self._data(self.holder),
-                            scope=self.scope, origin="machine", expect_revision=self.revision))
+                            scope=self.scope, origin="derived", expect_revision=self.revision))
                         self.revision = receipt.revision
                     except AssayError:
                         self.lost = True
@@ -281,7 +281,7 @@ class Lease:
         """The write that releases the lease, for the caller's commit batch."""
         self.halt()
         return Write(id=identity.lease_id(self.loop_id), data=self._data(None), scope=self.scope,
-                     origin="machine", expect_revision=self.revision)
+                     origin="derived", expect_revision=self.revision)
 
     def release(self) -> None:
         """Release on its own (best effort: a lease that moved is left to expire)."""
