@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from provenance_helpers import SCOPE, access, put, retire, typed
 
 from assay.errors import AssayError
 from assay.ledger.store import SourceRef
 from assay.provenance import saved
 from assay_testing import make_project
-from provenance_helpers import SCOPE, access, put, retire, typed
 
 
 def remember(store: Any, text: str, who: str = "alice", *, sources: tuple[str, ...] = (),

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from provenance_helpers import SCOPE, access, current, put, retire, typed
 
 from assay.errors import AssayError
 from assay.ledger.store import SourceRef
 from assay.provenance import saved
-from provenance_helpers import SCOPE, access, current, put, retire, typed
 
 
 def add_note(store: Any, text: str, *sources: str, who: str = "alice", **kw: Any) -> dict[str, Any]:

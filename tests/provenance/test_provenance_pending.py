@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from provenance_helpers import SCOPE, access, current, put, retire
 
 from assay.errors import AssayError
 from assay.ledger.store import SourceRef
 from assay.provenance import pending
-from provenance_helpers import SCOPE, access, current, put, retire
 
 
 def ask(store: Any, *sources: str, who: str = "alice", kind: str = "question") -> str:

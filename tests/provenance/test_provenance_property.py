@@ -8,11 +8,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from provenance_helpers import SCOPE, access, typed
 
 from assay.ledger import open_store
 from assay.ledger.store import SourceRef, Write
 from assay.provenance import saved
-from provenance_helpers import SCOPE, access, typed
 
 AUDIENCES = ["project", "private:alice", "private:bob"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from provenance_helpers import SCOPE, UnreachableAfter, access, put, retire, typed
 
 from assay.errors import RevisionConflict
 from assay.ledger.store import Write
 from assay.provenance import publish, saved
 from assay.provenance.envelope import Envelope, Leaf, Origin
-from provenance_helpers import SCOPE, UnreachableAfter, access, current, put, retire, typed
 
 
 def envelope_of(store: Any, *ids: str) -> Envelope:

@@ -44,7 +44,6 @@ from typing import Any
 from assay.ledger.access import Access
 from assay.ledger.store import Reader, Record
 from assay.provenance.envelope import (
-    MAX_BYTES,
     MAX_LEAVES,
     Envelope,
     Leaf,
@@ -64,8 +63,8 @@ __all__ = [
     "failures",
     "item_reason",
     "leaf_failure",
-    "union_of",
     "unavailable_line",
+    "union_of",
 ]
 
 REASON_LINES = {
@@ -168,7 +167,7 @@ def closure(reader: Reader, record: Record, *, is_typed: Callable[[Record], bool
     env = Envelope(status=status, epoch=reader.epoch, revision=reader.ledger_revision,
                    origins=(Origin(record.id, record.revision),),
                    leaves=tuple(sorted(leaves.values())), reason=reason)
-    while env.leaves and env.size() > MAX_BYTES:
+    while env.leaves and not env.fits():
         env = Envelope("unknown", env.epoch, env.revision, env.origins, env.leaves[:-1],
                        env.reason or "overflow")
     return env
@@ -253,6 +252,10 @@ def admit(reader: Reader, access: Access, records: Iterable[Record], *,
         reason = item_reason(env)
         if reason is not None:
             omitted.append(Unavailable(record.id, record.revision, reason))
+            continue
+        if len(union.leaves) >= MAX_LEAVES and not set(env.leaves) <= set(union.leaves):
+            # Full already: the item cannot join, whatever its sources say.
+            omitted.append(Unavailable(record.id, record.revision, "envelope_full"))
             continue
         failed = failures(reader, access, env)
         if failed:

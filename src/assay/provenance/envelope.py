@@ -128,7 +128,18 @@ class Envelope:
         return digest(self.to_dict())
 
     def size(self) -> int:
+        """Bytes of the canonical normalised form."""
         return len(canonical_bytes(self.to_dict()))
+
+    def size_bound(self) -> int:
+        """A cheap upper bound of :meth:`size` (escaping at most doubles a string)."""
+        return (_OVERHEAD + 2 * len(self.epoch.encode("utf-8"))
+                + sum(_leaf_bound(leaf) for leaf in self.leaves)
+                + sum(_origin_bound(o) for o in self.origins))
+
+    def fits(self) -> bool:
+        """Whether the canonical form is within :data:`MAX_BYTES` (exact only near the bound)."""
+        return self.size_bound() <= MAX_BYTES or self.size() <= MAX_BYTES
 
     def taint(self, status: str, reason: str | None) -> Envelope:
         """This envelope with its status raised to at least ``status`` (never lowered)."""
@@ -140,6 +151,18 @@ class Envelope:
     def at(self, revision: int) -> Envelope:
         """The same closure, as seen at a later ledger revision."""
         return replace(self, revision=max(self.revision, revision))
+
+
+_OVERHEAD = 256
+
+
+def _leaf_bound(leaf: Leaf) -> int:
+    return (2 * len(leaf.id.encode("utf-8")) + 2 * len(leaf.audience.encode("utf-8"))
+            + 128 + len(str(leaf.revision)))
+
+
+def _origin_bound(origin: Origin) -> int:
+    return 2 * len(origin.id.encode("utf-8")) + 32 + len(str(origin.revision))
 
 
 def known_empty(epoch: str, revision: int) -> Envelope:
@@ -173,8 +196,8 @@ def merge(*envelopes: Envelope, epoch: str | None = None, revision: int | None =
     Envelopes from another ledger epoch make the result unknown (``invalid``).
     Leaves are added in the order given until the 32-leaf or 16 KiB bound
     would be passed; then the result keeps what it has and becomes unknown
-    with reason ``overflow``. Cost: linear in the leaves, plus one canonical
-    encoding per added leaf once the result is near the byte bound.
+    with reason ``overflow``. Cost: linear in the leaves; the canonical form
+    is encoded only when a cheap upper bound of its size passes 16 KiB.
     """
     if not envelopes:
         if epoch is None:
@@ -187,7 +210,7 @@ def merge(*envelopes: Envelope, epoch: str | None = None, revision: int | None =
     top = revision if revision is not None else 0
     leaves: dict[tuple[str, int], Leaf] = {}
     origins: set[Origin] = set()
-    size = 0
+    bound = _OVERHEAD + 2 * len(base_epoch.encode("utf-8"))
 
     def raise_to(new_status: str, new_reason: str | None) -> None:
         nonlocal status, reason
@@ -204,7 +227,9 @@ def merge(*envelopes: Envelope, epoch: str | None = None, revision: int | None =
             raise_to("unknown", "invalid")
             continue
         for origin in env.origins:
-            origins.add(origin)
+            if origin not in origins:
+                origins.add(origin)
+                bound += _origin_bound(origin)
         for leaf in env.leaves:
             key = (leaf.id, leaf.revision)
             held = leaves.get(key)
@@ -216,8 +241,8 @@ def merge(*envelopes: Envelope, epoch: str | None = None, revision: int | None =
                 raise_to("unknown", "overflow")
                 break
             leaves[key] = leaf
-            size += len(canonical_bytes(leaf.to_dict())) + 1
-            if size > MAX_BYTES // 2:
+            bound += _leaf_bound(leaf)
+            if bound > MAX_BYTES:
                 # Near the bound, measure exactly rather than by the estimate.
                 trial = Envelope("known", base_epoch, top, tuple(origins), tuple(leaves.values()))
                 if trial.size() > MAX_BYTES:
@@ -270,8 +295,8 @@ def _record_id(value: Any, where: str) -> str:
 
 
 def _audience(value: Any, where: str) -> str:
-    if value == "project" or (isinstance(value, str) and value.startswith("private:")
-                              and len(value) > len("private:")):
+    if isinstance(value, str) and (value == "project" or (
+            value.startswith("private:") and len(value) > len("private:"))):
         return value
     raise _bad("an audience is 'project' or 'private:<principal>'", where)
 
