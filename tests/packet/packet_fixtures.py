@@ -243,6 +243,35 @@ def genesis_reused(root: Path) -> None:
     b.finish()
 
 
+NEW_CLAIM = {"claimId": "claim-new", "statement": "A claim the reconciler added.",
+             "state": "provisional", "evidence": [], "qualifications": []}
+NEW_GENESIS = {"claimId": "claim-new", "from": None, "to": "provisional",
+               "reason": "added by reconciliation"}
+
+
+def _add_claim(root: Path, *, genesis: bool) -> None:
+    b = unfinished(root, "standard")
+    b.ledger["claims"].append(dict(NEW_CLAIM))
+    if genesis:
+        b.ledger["transitions"].append(dict(NEW_GENESIS))
+
+    def change(doc: dict[str, Any]) -> None:
+        doc["additions"] = ["claim-new"]
+        if genesis:
+            doc["transitions"].append(dict(NEW_GENESIS))
+
+    rewrite(b, REC, change)
+    b.finish()
+
+
+def valid_added_claim(root: Path) -> None:
+    _add_claim(root, genesis=True)
+
+
+def added_claim_without_genesis(root: Path) -> None:
+    _add_claim(root, genesis=False)
+
+
 def claim_state_mismatch(root: Path) -> None:
     b = unfinished(root)
     b.ledger["claims"][0]["state"] = "unresolved"
@@ -275,6 +304,43 @@ def stale_evidence_for_supported_claim(root: Path) -> None:
     b = unfinished(root)
     b.ledger["evidence"][0]["sourceDigest"] = file_digest(b"an older capture")
     b.finish()
+
+
+def _stale(b: PacketBuilder, *, state: str = "provisional", relation: str = "supports",
+           gap: bool | None = True) -> None:
+    record = b.evidence("ev-old", "src-0", "Fact 0-2: observation number 2 of source 0 holds.")
+    record["sourceDigest"] = file_digest(b"the capture as it was before")
+    links = [("ev-old", relation)]
+    if state == "supported":
+        links.insert(0, ("ev-0", "supports"))
+    b.claim("claim-s", "A claim resting on a recaptured source.", links, state=state)
+    if gap is not None:
+        b.gap("gap-stale", "SOURCE_STALE", material=gap, description="src-0 was recaptured",
+              sourceIds=["src-0"], claimIds=["claim-s"])
+
+
+def valid_partial_stale_source(root: Path) -> None:
+    b = unfinished(root)
+    _stale(b)
+    b.finish("partial")
+
+
+def stale_evidence_without_gap(root: Path) -> None:
+    b = unfinished(root)
+    _stale(b, gap=None)
+    b.finish("complete")
+
+
+def stale_evidence_gap_not_material(root: Path) -> None:
+    b = unfinished(root)
+    _stale(b, gap=False)
+    b.finish("complete")
+
+
+def stale_evidence_claim_too_strong(root: Path) -> None:
+    b = unfinished(root)
+    _stale(b, state="supported", relation="context")
+    b.finish("partial")
 
 
 def _material_finding(gap_material: bool, claim_ids: list[str]) -> dict[str, Any]:
@@ -523,6 +589,8 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("valid-running", valid_running, publication=None),
     Case("valid-redacted-exact", valid_redacted),
     Case("valid-contested", valid_contested),
+    Case("valid-added-claim", valid_added_claim),
+    Case("valid-partial-stale-source", valid_partial_stale_source, publication="partial"),
     Case("fingerprint-drift", fingerprint_drift,
          ("APPROVAL_FINGERPRINT_MISMATCH", M, "/execution/approval/fingerprint")),
     Case("unknown-execution-field", unknown_execution_field,
@@ -553,8 +621,10 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("unknown-relation", unknown_relation,
          ("INVALID_VALUE", L, "/claims/0/evidence/0/relation")),
     Case("illegal-transition", illegal_transition,
-         ("ILLEGAL_CLAIM_TRANSITION", L, "/transitions/6/to")),
-    Case("genesis-reused", genesis_reused, ("GENESIS_REUSED", L, "/transitions/6/from")),
+         ("ILLEGAL_CLAIM_TRANSITION", L, "/transitions/3/to")),
+    Case("genesis-reused", genesis_reused, ("GENESIS_REUSED", L, "/transitions/3/from")),
+    Case("added-claim-without-genesis", added_claim_without_genesis,
+         ("GENESIS_REUSED", L, "/claims/3/claimId")),
     Case("claim-state-mismatch", claim_state_mismatch,
          ("CLAIM_STATE_MISMATCH", L, "/claims/0/state")),
     Case("verified-in-quick", verified_in_quick,
@@ -564,6 +634,12 @@ CASES: dict[str, Case] = {c.name: c for c in [
          ("INVALID_REDACTION", L, "/evidence/3/redaction")),
     Case("stale-evidence-supported-claim", stale_evidence_for_supported_claim,
          ("CLAIM_EVIDENCE_INELIGIBLE", L, "/claims/0/evidence")),
+    Case("stale-evidence-without-gap", stale_evidence_without_gap,
+         ("MISSING_SOURCE_GAP", L, "/evidence/3")),
+    Case("stale-evidence-gap-not-material", stale_evidence_gap_not_material,
+         ("GAP_MATERIALITY_DOWNGRADED", M, "/gaps/0/material")),
+    Case("stale-evidence-claim-too-strong", stale_evidence_claim_too_strong,
+         ("INELIGIBLE_EVIDENCE_ASSURANCE_EXCEEDED", L, "/claims/3/state")),
     Case("downgraded-gap-materiality", downgraded_gap_materiality,
          ("GAP_MATERIALITY_DOWNGRADED", M, "/gaps/0/material")),
     Case("missing-coverage-gap", missing_coverage_gap,

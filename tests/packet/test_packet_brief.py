@@ -33,18 +33,22 @@ def test_brief_writes_brief_and_prior_snapshot(compiled: Path) -> None:
 
 
 def test_brief_semantic_projection_hides_states(compiled: Path) -> None:
-    """A semantic brief shows statements and linked excerpts, never claim states."""
+    """A semantic brief shows statements, excerpts, locators and cited sources, never states."""
     create_brief(compiled, mode="semantic")
-    claim = parse((compiled / "reviews/briefs/semantic.json").read_bytes())["projection"]["claims"][0]
+    projection = parse((compiled / "reviews/briefs/semantic.json").read_bytes())["projection"]
+    assert set(projection) == {"claims", "sources"}
+    claim = projection["claims"][0]
     assert set(claim) == {"claimId", "statement", "evidence"}
-    assert set(claim["evidence"][0]) == {"evidenceId", "relation", "sourceId", "excerpt"}
+    assert set(claim["evidence"][0]) == {"evidenceId", "relation", "sourceId", "locator", "excerpt"}
+    assert [s["sourceId"] for s in projection["sources"]] == ["src-0"]
 
 
 def test_brief_adversarial_projection_hides_evidence(compiled: Path) -> None:
-    """An adversarial brief shows claims and sources, not the evidence chosen for them."""
+    """An adversarial brief shows only scope, questions and claim statements."""
     create_brief(compiled, mode="adversarial")
     projection = parse((compiled / "reviews/briefs/adversarial.json").read_bytes())["projection"]
-    assert set(projection) == {"claims", "sources"}
+    assert set(projection) == {"scope", "claims"}
+    assert set(projection["scope"]) == {"questions", "includedScope", "excludedScope"}
     assert set(projection["claims"][0]) == {"claimId", "statement"}
 
 

@@ -61,7 +61,6 @@ def quick_packet(tmp_path: Path) -> tuple[Project, Path]:
                     "qualifications": []}],
         "unresolvedQuestions": [],
         "transitions": [
-            {"claimId": "wal-readers", "from": None, "to": "provisional", "reason": "compiled"},
             {"claimId": "wal-readers", "from": "provisional", "to": "supported",
              "reason": "exact evidence"}],
     }

@@ -169,7 +169,7 @@ class PacketBuilder:
 
     def claim(self, claim_id: str, statement: str, links: list[tuple[str, str]], *,
               state: str = "supported", qualifications: list[str] | None = None) -> dict[str, Any]:
-        """A claim with its genesis transition and a legal path to ``state``."""
+        """A revision-one claim (genesis implicit) with a legal path to ``state``."""
         claim = {"claimId": claim_id, "statement": statement, "state": state,
                  "evidence": [{"evidenceId": e, "relation": r} for e, r in links],
                  "qualifications": list(qualifications or [])}
@@ -177,7 +177,6 @@ class PacketBuilder:
         path = {"provisional": [], "supported": ["supported"], "verified": ["supported", "verified"],
                 "contested": ["contested"], "unresolved": ["unresolved"],
                 "unsupported": ["unsupported"]}[state]
-        self.transition(claim_id, None, "provisional", "compiled")
         previous = "provisional"
         for step in path:
             self.transition(claim_id, previous, step, f"{step} by compile")

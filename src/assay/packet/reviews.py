@@ -35,7 +35,6 @@ __all__ = [
     "BRIEF_SHAPE",
     "DOSSIER_SHAPE",
     "RESULT_SHAPE",
-    "VISIBLE",
     "project",
 ]
 
@@ -43,17 +42,6 @@ __all__ = [
 BRIEF_MODES = ("semantic", "adversarial", "coverage", "redundant-verification",
                "contradiction-resolution")
 BRIEF_ID = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
-
-# What each mode may see: the documented selective-blind contract.
-VISIBLE = {
-    "semantic": ("claims[].claimId", "claims[].statement", "claims[].evidence[] with excerpt"),
-    "redundant-verification": ("claims[].claimId", "claims[].statement",
-                               "claims[].evidence[] with excerpt"),
-    "adversarial": ("claims[].claimId", "claims[].statement", "sources[] (id, type, title)"),
-    "coverage": ("request (objective, questions, scope)", "claims[].claimId",
-                 "claims[].statement", "claims[].state"),
-    "contradiction-resolution": ("contested or contradicted claims[] with every linked excerpt",),
-}
 
 FINDING = obj({
     "findingId": ID,
@@ -98,7 +86,7 @@ BRIEF_SHAPE: Check = obj({
     "priorLedger": REF,
     "priorRevision": integer(minimum=1),
     "projection": obj({}, {"claims": array(ANY_OBJECT), "sources": array(ANY_OBJECT),
-                           "request": ANY_OBJECT, "gaps": array(ANY_OBJECT)}),
+                           "scope": ANY_OBJECT}),
 })
 
 DISPOSITION = obj({
@@ -156,10 +144,6 @@ RESULT_SHAPE: Check = union("reviewKind", {
 })
 
 
-def _excerpts(ledger: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {e["evidenceId"]: e for e in ledger["evidence"]}
-
-
 def _linked(claim: dict[str, Any], evidence: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for link in claim["evidence"]:
@@ -168,47 +152,53 @@ def _linked(claim: dict[str, Any], evidence: dict[str, dict[str, Any]]) -> list[
             "evidenceId": link["evidenceId"],
             "relation": link["relation"],
             "sourceId": record["sourceId"] if record else None,
+            "locator": record["locator"] if record else None,
             "excerpt": record["excerpt"] if record else None,
         })
     return out
 
 
+def _verification(claims: list[dict[str, Any]], ledger: dict[str, Any],
+                  manifest: dict[str, Any]) -> dict[str, Any]:
+    evidence = {e["evidenceId"]: e for e in ledger["evidence"]}
+    shown = [{"claimId": c["claimId"], "statement": c["statement"],
+              "evidence": _linked(c, evidence)} for c in claims]
+    cited = {link["sourceId"] for c in shown for link in c["evidence"]}
+    return {
+        "claims": shown,
+        "sources": [{"sourceId": s["sourceId"], "type": s["type"], "title": s["title"]}
+                    for s in manifest["sources"] if s["sourceId"] in cited],
+    }
+
+
+def _scope(manifest: dict[str, Any]) -> dict[str, Any]:
+    request = manifest["request"]
+    return {k: request[k] for k in ("questions", "includedScope", "excludedScope")}
+
+
 def project(mode: str, ledger: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any]:
     """The selective-blind projection a ``mode`` reviewer sees of ``ledger``.
 
-    Pure and deterministic (ledger order is kept). Verification modes never
-    see claim states, qualifications, transitions or other reviews' output;
-    the adversarial mode sees no chosen evidence, only the claims and the
-    sources it may search for counter-evidence. Only the prior ledger and the
-    manifest's request and sources are read, which do not change once a
-    brief exists; manifest gaps are not projected because they may still be
-    recorded after the reviews.
+    Pure and deterministic (ledger order is kept). Verification briefs show
+    claim statements with their excerpts, locators and the cited source
+    descriptors; adversarial and coverage briefs show only the scope, the
+    questions and claim id/statement pairs. No brief shows claim states,
+    qualifications, transitions, synthesis, dossier paths, provenance or
+    other reviews. Only the prior ledger and the manifest's request and
+    sources are read, which do not change once a brief exists; manifest gaps
+    are not projected because they may still be recorded after the reviews.
     """
     claims = ledger["claims"]
     if mode in ("semantic", "redundant-verification"):
-        evidence = _excerpts(ledger)
-        return {"claims": [{"claimId": c["claimId"], "statement": c["statement"],
-                            "evidence": _linked(c, evidence)} for c in claims]}
-    if mode == "adversarial":
-        return {
-            "claims": [{"claimId": c["claimId"], "statement": c["statement"]} for c in claims],
-            "sources": [{"sourceId": s["sourceId"], "type": s["type"], "title": s["title"]}
-                        for s in manifest["sources"]],
-        }
-    if mode == "coverage":
-        request = manifest["request"]
-        return {
-            "request": {k: request[k] for k in ("objective", "questions", "includedScope",
-                                                "excludedScope")},
-            "claims": [{"claimId": c["claimId"], "statement": c["statement"],
-                        "state": c["state"]} for c in claims],
-        }
+        return _verification(claims, ledger, manifest)
+    if mode in ("adversarial", "coverage"):
+        return {"scope": _scope(manifest),
+                "claims": [{"claimId": c["claimId"], "statement": c["statement"]}
+                           for c in claims]}
     if mode == "contradiction-resolution":
-        evidence = _excerpts(ledger)
         chosen = [c for c in claims if c["state"] == "contested"
                   or any(link["relation"] == "contradicts" for link in c["evidence"])]
-        return {"claims": [{"claimId": c["claimId"], "statement": c["statement"],
-                            "evidence": _linked(c, evidence)} for c in chosen]}
+        return _verification(chosen, ledger, manifest)
     raise ValueError(f"no brief projection for mode {mode!r}")
 
 

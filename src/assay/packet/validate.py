@@ -325,7 +325,8 @@ class _Compiler(ReviewChecks):
         removed: set[str] = set()
         if recons and prior is not None and prior_ref_ok:
             removed = self.reconciliation(recons[0], prior, L, assurance, findings)
-        self.transitions(L, current_claims, removed)
+        added = current_claims - base_claims if prior is not None else None
+        self.transitions(L, current_claims, removed, added)
         for g, gap in enumerate(m["gaps"]):
             for n, sid in enumerate(gap["sourceIds"]):
                 if sid not in source_ids:
@@ -344,6 +345,7 @@ class _Compiler(ReviewChecks):
                          f"a {gap['kind']} gap names the wave mode it covers")
 
         assured = self.claim_assurance(L, requested, assurance, findings, evidence)
+        self.ineligible_evidence(L, m, evidence)
 
         # Pass table and achieved profile.
         complete_gather_lanes = {d.data["laneId"] for d in dossiers
@@ -537,6 +539,47 @@ class _Compiler(ReviewChecks):
             index.setdefault(gap["gapId"], g)
         return index
 
+    def ineligible_evidence(self, L: dict[str, Any], m: dict[str, Any],
+                            evidence: dict[str, Evidence]) -> None:
+        """Stale or invalid evidence a claim still cites needs a material gap and weak claims.
+
+        The gap names the evidence's source and every claim citing it, and is
+        material (a caller cannot declare it otherwise); each citing claim
+        stays below ``supported``.
+        """
+        citing: dict[str, list[int]] = {}
+        for i, claim in enumerate(L["claims"]):
+            for link in claim["evidence"]:
+                citing.setdefault(link["evidenceId"], []).append(i)
+        gaps = list(enumerate(m["gaps"]))
+        weak = ("provisional", "contested", "unresolved", "unsupported")
+        flagged: set[int] = set()
+        for i, record in enumerate(L["evidence"]):
+            found = evidence.get(record["evidenceId"])
+            if found is None or found.eligible or record["evidenceId"] not in citing:
+                continue
+            claims = {L["claims"][c]["claimId"] for c in citing[record["evidenceId"]]}
+            covering = [(g, gap) for g, gap in gaps if record["sourceId"] in gap["sourceIds"]
+                        and claims <= set(gap["claimIds"])]
+            if not covering:
+                self.add("MISSING_SOURCE_GAP", LEDGER_FILE, json_pointer("evidence", i),
+                         f"evidence {record['evidenceId']!r} is {found.state}; a material gap "
+                         f"must name source {record['sourceId']!r} and claims "
+                         f"{', '.join(sorted(claims))}")
+            for g, gap in covering:
+                if not gap["material"]:
+                    self.add("GAP_MATERIALITY_DOWNGRADED", MANIFEST_FILE,
+                             json_pointer("gaps", g, "material"),
+                             f"gap {gap['gapId']!r} covers {found.state} evidence, which is "
+                             "always material")
+            for c in citing[record["evidenceId"]]:
+                if L["claims"][c]["state"] not in weak and c not in flagged:
+                    flagged.add(c)
+                    self.add("INELIGIBLE_EVIDENCE_ASSURANCE_EXCEEDED", LEDGER_FILE,
+                             json_pointer("claims", c, "state"),
+                             f"claim {L['claims'][c]['claimId']!r} cites {found.state} evidence "
+                             f"{record['evidenceId']!r} and must stay below supported")
+
     def secret(self, path: str, pointer: str, text: str) -> bool:
         found = find_secret(text)
         if found is not None:
@@ -626,42 +669,67 @@ class _Compiler(ReviewChecks):
                          f"ledger input {ref['path']} has another digest in the manifest")
         return evidence
 
-    def transitions(self, L: dict[str, Any], current: set[str], removed: set[str]) -> None:
+    def transitions(self, L: dict[str, Any], current: set[str], removed: set[str],
+                    added: set[str] | None) -> None:
+        """Replay every claim's transitions from its genesis and check each step.
+
+        A claim of revision one begins as ``provisional`` with no transition
+        (the genesis is the claim itself). That exception is not reused: a
+        claim added by a later revision (``added``; None when there is no
+        prior ledger to tell) begins with one explicit ``from: null`` to
+        ``provisional`` transition, which is illegal anywhere else.
+        """
+        explicit = {t["claimId"] for t in L["transitions"] if t["from"] is None}
+        if L["revision"] == 1:
+            explicit = set()  # each explicit genesis is reported once, below
         state: dict[str, str] = {}
         genesis: set[str] = set()
         for k, t in enumerate(L["transitions"]):
             cid, src, dst = t["claimId"], t["from"], t["to"]
+            at = json_pointer("transitions", k, "from")
             if cid not in current and cid not in removed:
                 self.add("UNKNOWN_REFERENCE", LEDGER_FILE, json_pointer("transitions", k, "claimId"),
                          f"transition names unknown claim {cid!r}")
                 continue
-            now = state.get(cid, _NO_STATE)
             if src is None:
-                if cid in genesis:
-                    self.add("GENESIS_REUSED", LEDGER_FILE, json_pointer("transitions", k, "from"),
-                             f"claim {cid!r} already had its one genesis transition")
+                if L["revision"] == 1:
+                    self.add("GENESIS_REUSED", LEDGER_FILE, at,
+                             f"claim {cid!r}: revision-one claims begin as provisional with no "
+                             "transition; an explicit genesis is only for claims added later")
+                    continue
+                if cid in genesis or cid in state or (added is not None and cid not in added):
+                    self.add("GENESIS_REUSED", LEDGER_FILE, at,
+                             f"claim {cid!r} already has its genesis; it cannot begin again")
                     continue
                 genesis.add(cid)
-            elif now == _NO_STATE:
-                self.add("ILLEGAL_CLAIM_TRANSITION", LEDGER_FILE, json_pointer("transitions", k, "from"),
-                         f"the first transition of claim {cid!r} must be genesis (from null)")
-                continue
-            elif src != now:
-                self.add("CLAIM_STATE_MISMATCH", LEDGER_FILE, json_pointer("transitions", k, "from"),
-                         f"claim {cid!r} is {now!r} here, not {src!r}")
-                continue
+            else:
+                now = state.get(cid, _NO_STATE if cid in explicit else "provisional")
+                if now == _NO_STATE:
+                    self.add("ILLEGAL_CLAIM_TRANSITION", LEDGER_FILE, at,
+                             f"the first transition of added claim {cid!r} is its genesis "
+                             "(from null)")
+                    continue
+                if src != now:
+                    self.add("CLAIM_STATE_MISMATCH", LEDGER_FILE, at,
+                             f"claim {cid!r} is {now!r} here, not {src!r}")
+                    continue
             if dst not in TRANSITIONS[src]:
                 self.add("ILLEGAL_CLAIM_TRANSITION", LEDGER_FILE, json_pointer("transitions", k, "to"),
                          f"claim {cid!r} cannot move from {src or 'genesis'!r} to {dst!r}")
                 continue
             state[cid] = dst
         for i, claim in enumerate(L["claims"]):
-            now = state.get(claim["claimId"], _NO_STATE)
+            cid = claim["claimId"]
+            if added is not None and cid in added and cid not in explicit:
+                self.add("GENESIS_REUSED", LEDGER_FILE, json_pointer("claims", i, "claimId"),
+                         f"claim {cid!r} was added after revision one without an explicit "
+                         "genesis transition")
+                continue
+            now = state.get(cid, _NO_STATE if cid in explicit else "provisional")
             if now != claim["state"]:
                 self.add("CLAIM_STATE_MISMATCH", LEDGER_FILE, json_pointer("claims", i, "state"),
-                         f"claim {claim['claimId']!r} is recorded {claim['state']!r} but its "
+                         f"claim {cid!r} is recorded {claim['state']!r} but its "
                          f"transitions end at {now!r}")
-
 
 def validate(directory: str | os.PathLike[str]) -> Validation:
     """Compile the packet at ``directory`` once: a ValidatedRun, or every issue.
