@@ -390,34 +390,10 @@ def _chapter_loop(story: _Story) -> None:
                f"committed rounds; trajectory {terminal['machineBackedSuccessTrajectory']}")
 
 
-def _chapter_report(story: _Story) -> None:
-    story.chapter("The review report: one self-contained HTML page for the person who reviews")
-    dossier = story.root / "research" / "wal-packet" / "raw/dossiers/gather-1/dossier.json"
-    data = bytearray(dossier.read_bytes())
-    data[data.index(b"Readers")] = ord("r")
-    dossier.write_bytes(bytes(data))
-    packet = story.call("packet.validate", {"dir": str(dossier.parents[3])})["data"]
-    story.show("the dossier's byte restored", f"valid={str(packet['valid']).lower()} again: "
-               "the refusal was bound to the content, not to the packet")
-    out = story.root / "assay-report.html"
-    report = story.call("report", {"intent": "knowledge:calc", "loop": "demo-mul",
-                                   "packet": "research/wal-packet", "out": str(out)})["data"]
-    story.show("assay report --intent knowledge:calc --loop demo-mul --packet research/wal-packet",
-               f"sections {', '.join(report['sections'])}; ready_to_review="
-               f"{str(report['ready_to_review']).lower()} at ledger revision "
-               f"{report['ledger_revision']}; {report['bytes']} bytes, no network needed")
-    story.show("publication gate", f"{report['publication']['line']} "
-               f"({report['publication']['sources']} record versions)")
-    story.say(f"   report written: {report['path']}")
-
-
-# The story, in order: a project and its ledger; machine evidence; a governed
-# loop whose contract runs a real test; an intent that becomes ready as that
-# evidence is cited; the work context; a research packet refused after
-# tampering; and the report a reviewer opens.
 CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
-                                             _chapter_evidence, _chapter_loop, _chapter_intent,
-                                             _chapter_context, _chapter_packet, _chapter_report]
+                                             _chapter_evidence, _chapter_intent, _chapter_context,
+                                             _chapter_packet,
+                                             _chapter_loop]
 
 
 def run_demo(*, keep: str | None = None) -> int:
@@ -426,18 +402,15 @@ def run_demo(*, keep: str | None = None) -> int:
     if keep:
         root = Path(keep).resolve()
         root.mkdir(parents=True, exist_ok=True)
-        return _run(root, started, kept=True)
+        return _run(root, started)
     with tempfile.TemporaryDirectory(prefix="assay-demo-") as tmp:
-        return _run(Path(tmp), started, kept=False)
+        return _run(Path(tmp), started)
 
 
-def _run(root: Path, started: float, *, kept: bool) -> int:
+def _run(root: Path, started: float) -> int:
     story = _Story(root)
-    story.say(f"assay demo: {'a project kept' if kept else 'a temporary project'} at {root}")
+    story.say(f"assay demo: a temporary project at {root}")
     for chapter in CHAPTERS:
         chapter(story)
     story.say(f"\nDone in {time.monotonic() - started:.1f} s.")
-    if not kept:
-        story.say("The temporary project is removed now; 'assay demo --keep DIR' keeps it "
-                  "(and its report) to explore.")
     return 0
