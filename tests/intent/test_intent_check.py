@@ -32,7 +32,7 @@ def ready_ledger(origin: str = "machine") -> tuple[Ledger, dict]:
 
 
 def test_check_report_has_exactly_the_reference_keys() -> None:
-    """The report's top-level keys are the reference's report keys."""
+    """The report's top-level keys are exactly the documented report keys."""
     ledger, _ = ready_ledger()
     assert set(check(ledger)) == set(REPORT_KEYS)
 
@@ -91,7 +91,7 @@ def test_check_unknown_task_requirement() -> None:
 
 
 def test_check_global_issues_come_first() -> None:
-    """Global issues precede requirement issues in the reference's emission order."""
+    """Global issues precede requirement issues in the documented emission order."""
     ledger = Ledger()
     old = intent()
     new = intent()

@@ -37,7 +37,7 @@ def test_contract_fixture(path: Path) -> None:
 
 
 def test_contract_reference_check_vector() -> None:
-    """The reference example's intent hashes to the published check vector."""
+    """The interchange example's intent hashes to the published check vector."""
     case = json.loads((FIXTURES[0]).read_text(encoding="utf-8"))
     assert intent_sha256(case["data"]["intent"]) == (
         "9027e6b8698cd8a03bed9464ce6b08392c5abbbfb31d57907efa5c12764c7055")

@@ -59,7 +59,7 @@ def scenarios(draw: st.DrawFn) -> Ledger:
 @settings(max_examples=150, deadline=None)
 @given(scenarios(), st.randoms(use_true_random=False))
 def test_properties_report_is_consistent(ledger: Ledger, rnd: random.Random) -> None:
-    """Ready iff no blocking issue; issue order follows the reference; order of versions is irrelevant."""
+    """Ready iff no blocking issue; issue order is the documented one; order of versions is irrelevant."""
     report = work_check(ledger.snapshot(), BINDING, "knowledge:login")
     blocking = [i for i in report["issues"] if not i.get("advisory")]
     assert report["ready_to_review"] is (not blocking)
