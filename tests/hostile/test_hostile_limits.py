@@ -1,0 +1,87 @@
+"""Gigantic and deeply nested documents: refused with resource_limit before they cost much.
+
+Limits (docs/reliability.md): a JSON input file or standard input is at most
+MAX_DATA_BYTES (4 MiB) and is refused by size before it is read; JSON is at
+most 128 levels deep (checked before the recursive parser runs) and 100,000
+values; record data is at most 4 MiB canonical.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from assay.canonical import MAX_DEPTH, MAX_NODES
+from assay.ledger.store import MAX_DATA_BYTES
+from assay_testing import Project
+
+
+def _refused(project: Project, result: object, pointer: str = "/data") -> dict:
+    assert result.code == 1, (result.code, result.stderr)  # type: ignore[attr-defined]
+    error = result.error  # type: ignore[attr-defined]
+    assert (error["code"], error.get("pointer")) == ("resource_limit", pointer)
+    assert project.ok("ledger", "info")["data"]["ledger_revision"] == 0
+    return dict(error)
+
+
+def test_hostile_limits_sparse_huge_file_is_refused_by_its_size(project: Project,
+                                                                tmp_path: Path) -> None:
+    """An 8 GiB (sparse) data file is refused from its size at once, never read into memory."""
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:
+        f.truncate(8 * 1024**3)
+    started = time.monotonic()
+    result = project.run("put", "--data-file", str(huge), "--", "knowledge:x")
+    error = _refused(project, result)
+    assert error["details"] == {"limit_bytes": MAX_DATA_BYTES, "size_bytes": 8 * 1024**3}
+    assert time.monotonic() - started < 30
+
+
+def test_hostile_limits_endless_device_is_read_only_to_the_limit(project: Project) -> None:
+    """/dev/zero as a data file is cut off one byte past the limit and refused."""
+    _refused(project, project.run("put", "--data-file", "/dev/zero", "--", "knowledge:x"))
+
+
+def test_hostile_limits_oversized_stdin_is_refused(project: Project) -> None:
+    """More than 4 MiB on standard input for --data-file - is refused with resource_limit."""
+    body = b'{"pad":"' + b"x" * MAX_DATA_BYTES + b'"}'
+    _refused(project, project.run("put", "--data-file", "-", "--", "knowledge:x", input=body))
+
+
+def test_hostile_limits_oversized_write_basis_file_names_its_argument(project: Project,
+                                                                      tmp_path: Path) -> None:
+    """The limit applies to every JSON file argument, with that argument's pointer."""
+    basis = tmp_path / "basis.json"
+    with basis.open("wb") as f:
+        f.truncate(MAX_DATA_BYTES + 1)
+    result = project.run("put", "--data-file", "-", "--write-basis", str(basis), "--",
+                         "knowledge:x", input="{}")
+    _refused(project, result, "/write_basis")
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 100_000])
+def test_hostile_limits_deep_nesting_is_refused_before_parsing(project: Project,
+                                                              depth: int) -> None:
+    """Arrays nested past 128 levels (up to 100,000) are resource_limit, never a recursion crash."""
+    body = "[" * depth + "]" * depth
+    result = project.run("put", "--data-file", "-", "--", "knowledge:x", input=body)
+    assert result.code == 1 and "Traceback" not in result.stderr
+    assert result.error["code"] == "resource_limit"
+    assert result.error["details"]["limit"] == "depth"
+
+
+def test_hostile_limits_nesting_at_the_bound_is_accepted(project: Project) -> None:
+    """Data nested exactly as deep as the record allows is stored."""
+    depth = MAX_DEPTH - 1  # the record's data sits one level below the document root
+    body = "[" * depth + "]" * depth
+    assert project.ok("put", "--data-file", "-", "--", "knowledge:x", input=body)["ok"] is True
+
+
+def test_hostile_limits_too_many_values_is_refused(project: Project) -> None:
+    """A flat array of more than 100,000 values is resource_limit with the nodes limit."""
+    body = "[" + ",".join(["0"] * (MAX_NODES + 1)) + "]"
+    result = project.run("put", "--data-file", "-", "--", "knowledge:x", input=body)
+    assert result.code == 1
+    assert (result.error["code"], result.error["details"]["limit"]) == ("resource_limit", "nodes")
