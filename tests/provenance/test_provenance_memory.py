@@ -147,3 +147,10 @@ def test_memory_cli_add_and_search_as_principals(project: Any) -> None:
     bob = project.ok("memory", "search", "--as", "bob", "--", "flaky")["data"]
     assert alice["count"] == 1 and alice["items"][0]["author"] == "alice"
     assert bob["count"] == 0 and bob["envelope"]["leaves"] == []
+
+
+def test_memory_search_folds_case_beyond_ascii(store: Any) -> None:
+    """A query word matches whatever the case of non-ASCII letters in the text."""
+    remember(store, "ÜBER die Grenze: Straße gesperrt", audience="project")
+    assert search(store, "über")["count"] == 1
+    assert search(store, "über straße")["count"] == 1

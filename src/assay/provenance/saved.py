@@ -224,8 +224,11 @@ def search(reader: Reader, access: Access, *, query: str, kind: str = "memory",
     words = tokens(query)
     if not words:
         raise AssayError("the query has no words", code="invalid_query", pointer="/query")
-    longest = max(words, key=len)
-    candidates = _visible(reader, access, kind, _scopes(access, scope), longest)
+    # The ledger's case folding is ASCII-only, so only an ASCII word may
+    # narrow the scan; the words are matched again below with Python's.
+    ascii_words = [w for w in words if w.isascii()]
+    prefilter = max(ascii_words, key=len) if ascii_words else None
+    candidates = _visible(reader, access, kind, _scopes(access, scope), prefilter)
     scored = []
     for record in candidates:
         if not is_typed(record):
