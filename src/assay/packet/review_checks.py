@@ -176,7 +176,7 @@ class ReviewChecks:
         if data["complete"] and brief is not None and data["reviewKind"] != "contradiction-resolution":
             # The stored projection may itself be wrong (that is reported as
             # REVIEW_BRIEF_MISMATCH); read it defensively here.
-            shown = [c.get("claimId") for c in brief.data["projection"].get("claims", [])
+            shown = [str(c["claimId"]) for c in brief.data["projection"].get("claims", [])
                      if isinstance(c, dict) and isinstance(c.get("claimId"), str)]
             missing = [cid for cid in shown if cid not in disposed and cid not in omitted]
             if missing:
