@@ -423,3 +423,58 @@ def _loop_status(envelope: dict[str, Any]) -> None:
 for _name in ("loop.start", "loop.next", "loop.resume", "loop.stop"):
     READABLE[_name] = _loop_view
 READABLE["loop.status"] = _loop_status
+
+
+# --- provenance: notes, memory, the publication gate --------------------------------
+
+
+def _saved_entries(envelope: dict[str, Any]) -> None:
+    """``note list`` / ``memory list|search``: admitted entries, then each unavailable line."""
+    from rich.markup import escape
+
+    data = envelope["data"]
+    console = _console()
+    if data.get("enabled") is False:
+        console.print("[dim]memory is switched off ([memory] enabled = false); nothing was read[/dim]")
+        return
+    for item in data["items"]:
+        private = "" if item["audience"] == "project" else f"  [yellow]{item['audience']}[/yellow]"
+        console.print(f"[bold]{escape(item['id'])}[/bold]@{item['revision']}  "
+                      f"[dim]by {escape(item['author'])}[/dim]{private}")
+        console.print("  " + escape(item["text"]))
+        for src in item["sources"]:
+            console.print(f"  [dim]from {escape(src['id'])}@{src['revision']}[/dim]")
+    for line in data["unavailable"]:
+        console.print(f"[red]{escape(line['line'])}[/red]")
+    env = data["envelope"]
+    console.print(f"[dim]{data['count']} admitted; envelope {env['status']}, "
+                  f"{len(env['leaves'])} leaves, audience {env['audience']}[/dim]")
+
+
+def _publish_verdict(envelope: dict[str, Any]) -> None:
+    """``publish check``: published or withheld, why, and every failing source."""
+    from rich.markup import escape
+
+    data = envelope["data"]
+    console = _console()
+    colour = "green" if data["published"] else "red"
+    console.print(f"[{colour}]{escape(data['line'])}[/{colour}]  "
+                  f"[dim](attempts {data['attempts']})[/dim]")
+    for failure in data["failures"]:
+        console.print(f"  {escape(failure['id'])}@{failure['revision']}: {failure['reason']}")
+
+
+def _pending_answer(envelope: dict[str, Any]) -> None:
+    """``pending answer``: bound, or why the answer could not bind."""
+    from rich.markup import escape
+
+    data = envelope["data"]
+    colour = "green" if data["bound"] else "red"
+    _console().print(f"[{colour}]{escape(data['line'])}[/{colour}]")
+
+
+READABLE["note.list"] = _saved_entries
+READABLE["memory.list"] = _saved_entries
+READABLE["memory.search"] = _saved_entries
+READABLE["publish.check"] = _publish_verdict
+READABLE["pending.answer"] = _pending_answer
