@@ -479,3 +479,20 @@ def test_loop_outputs_match_published_models(gitproj: Project) -> None:
     OperatorAcceptance.model_validate(status["operatorAcceptance"])
     assert done["receipt"]["changes"]["subgoals_updated"] == [
         {"id": sid, "from": "pending", "to": "done"}]
+
+
+def test_loop_rounds_store_what_replay_needs(gitproj: Project) -> None:
+    """Every committed round re-compiles, from its stored inputs and facts, to the exact prompt."""
+    from assay.loop.prompt import PromptRequest, compile_prompt
+
+    r1, item = _declared(gitproj)
+    rejected = submit(gitproj, r1["submissionHandle"], evaluation("success", False))
+    (gitproj.root / "calc.py").write_text(FIXED, encoding="utf-8")
+    submit(gitproj, rejected["submissionHandle"], evaluation(
+        "success", False, execution_report={"claims": [{"id": item, "outcome": "met"}]}))
+    rounds = [r for k, r in sorted(records(gitproj).items()) if r.data.get("type") == "round"]
+    assert [r.data["round"] for r in rounds] == [1, 2]
+    assert rounds[1].data["prompt"]["attempt"] == 2
+    for record in rounds:
+        request = PromptRequest.from_inputs(record.data["promptInputs"], record.data["factsBefore"])
+        assert compile_prompt(request) == record.data["prompt"]

@@ -429,6 +429,7 @@ class Governor:
             "round": round_number, "attempt": old_held["prompt"]["attempt"],
             "branchId": head["branchId"], "sessionId": head["sessionId"],
             "transactionId": transaction, "prompt": old_held["prompt"],
+            "promptInputs": old_held["promptInputs"],
             "factsBefore": record.data["facts"], "compiled": applied.facts,
             "itemStatuses": result.item_statuses, "findings": result.findings,
             "evidencePosture": result.posture, "machineBackedSuccess": result.machine_backed_success,

@@ -71,6 +71,15 @@ class PromptRequest:
                 "contract_requirement": dict(self.contract_requirement),
                 "rejection_notice": self.rejection_notice, "plan": self.plan}
 
+    def inputs(self) -> dict[str, Any]:
+        """Everything but the facts: stored with the attempt so the prompt can be replayed."""
+        return {k: v for k, v in self.state().items() if k != "facts"}
+
+    @classmethod
+    def from_inputs(cls, inputs: Mapping[str, Any], facts: Mapping[str, Any]) -> PromptRequest:
+        """The request again, from stored :meth:`inputs` and the facts it was compiled from."""
+        return cls(facts=facts, **dict(inputs))
+
 
 def evaluation_template(req: PromptRequest) -> dict[str, Any]:
     """The evaluation skeleton shown in the prompt; every decision is a marker."""

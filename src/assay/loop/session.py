@@ -135,15 +135,17 @@ def prepare_held(*, loop_id: str, session_id: str, branch_id: str, round_number:
     ``{id, field}`` names a record and the field holding the observation.
     """
     requirement = contract_requirement(facts, commands, round_number, limits.max_rounds)
-    artifact = compile_prompt(PromptRequest(
+    request = PromptRequest(
         loop_id=loop_id, round_id=identity.round_id(loop_id, round_number), round=round_number,
         attempt=attempt, max_rounds=limits.max_rounds, facts=facts, context_mode=context_mode,
-        context_reason=context_reason, contract_commands=sorted(capable_commands(commands)),
-        contract_requirement=requirement, rejection_notice=rejection_notice, plan=plan))
+        context_reason=context_reason, contract_commands=tuple(sorted(capable_commands(commands))),
+        contract_requirement=requirement, rejection_notice=rejection_notice, plan=plan)
+    artifact = compile_prompt(request)
     return {
         "transactionId": identity.transaction_id(loop_id, round_number, attempt, session_id,
                                                  branch_id),
         "prompt": artifact,
+        "promptInputs": request.inputs(),
         "guidance": guidance(facts, commands, round_number, limits.max_rounds, artifact),
         "before": dict(before) if before is not None else None,
     }
