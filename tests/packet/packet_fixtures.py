@@ -371,6 +371,15 @@ def material_coverage_exceeded(root: Path) -> None:
     b.finish("partial")
 
 
+def coverage_gap_keeps_verified(root: Path) -> None:
+    finding = _material_finding(False, ["claim-2"])
+    finding["coverageFindings"][0]["material"] = False
+    b = unfinished(root, "standard", result_fields={"coverage": finding})
+    b.gap("gap-cov", "COVERAGE_GAP", material=False, description="limits not covered",
+          findingIds=["cf-1"], claimIds=["claim-2"])
+    b.finish()
+
+
 def verified_without_review(root: Path) -> None:
     dispositions = [{"claimId": f"claim-{n}", "verdict": "qualified" if n == 0 else "confirmed",
                      "material": False, "note": ""} for n in range(3)]
@@ -647,6 +656,8 @@ CASES: dict[str, Case] = {c.name: c for c in [
           "/coverageFindings/0/gapIds")),
     Case("material-coverage-exceeded", material_coverage_exceeded,
          ("MATERIAL_COVERAGE_ASSURANCE_EXCEEDED", L, "/claims/0/state")),
+    Case("coverage-gap-keeps-verified", coverage_gap_keeps_verified,
+         ("COVERAGE_ASSURANCE_EXCEEDED", L, "/claims/2/state")),
     Case("verified-without-review", verified_without_review,
          ("VERIFIED_WITHOUT_REVIEW", L, "/claims/0/state")),
     Case("material-challenge", material_challenge,

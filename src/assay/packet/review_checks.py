@@ -291,6 +291,9 @@ class ReviewChecks:
                     challenged.update(issue["claimIds"])
         coverage_blocked = {cid for _, f in findings.values()
                             if f["material"] and f["status"] != "resolved" for cid in f["claimIds"]}
+        coverage_gapped = {cid for _, f in findings.values()
+                           if not f["material"] and f["status"] != "resolved"
+                           for cid in f["claimIds"]}
         needed = {"semantic", "adversarial", "coverage"}
         if requested == "thorough":
             needed.add("redundant-verification")
@@ -312,6 +315,13 @@ class ReviewChecks:
                 elif cid in coverage_blocked:
                     self.add("MATERIAL_COVERAGE_ASSURANCE_EXCEEDED", LEDGER_FILE, ptr,
                              f"claim {cid!r} is verified despite a material coverage finding")
+                elif cid in coverage_gapped:
+                    self.add("COVERAGE_ASSURANCE_EXCEEDED", LEDGER_FILE, ptr,
+                             f"claim {cid!r} is verified despite an unresolved coverage finding")
+            elif state == "provisional" and cid in coverage_gapped | coverage_blocked:
+                self.add("COVERAGE_ASSURANCE_EXCEEDED", LEDGER_FILE, ptr,
+                         f"claim {cid!r} has an unresolved coverage finding and is unresolved, "
+                         "not provisional")
             eligible = any(link["relation"] == "supports" and link["evidenceId"] in evidence
                            and evidence[link["evidenceId"]].eligible for link in claim["evidence"])
             if state in ("supported", "verified") and not eligible:
