@@ -53,6 +53,7 @@ _MODULES = (
     "assay.ops.packet",
     "assay.ops.provenance",
     "assay.ops.loop",
+    "assay.ops.report",
 )
 
 

@@ -1,0 +1,582 @@
+"""Render a report document as one self-contained HTML page.
+
+The page has no external reference at all: the CSS and the one small script
+are inline, the loop timeline is inline SVG, and a Content-Security-Policy
+``default-src 'none'`` forbids every fetch; the script is allowed by its
+SHA-256 only, so even markup that slipped through escaping could not run.
+Every string that came from a record goes through :func:`_e` (HTML escaping
+of ``& < > " '``), in text and in attributes alike.
+
+The document (built by the ``report`` operation) is a dict::
+
+    {assay_version, ledger: {revision, epoch}, project: {scope},
+     intent: {report, evidence: {id: summary}} | None,
+     loop: {head, rounds: [round data]} | None,
+     packet: {dir, valid, publishable, issues, summary, objective, claims, gaps} | None,
+     publication: {line, sources, envelopes: [sha256]}}
+
+:func:`render` is pure and deterministic: no clock, no randomness, dict
+order as given. Colour is never the only signal: each status also has an
+icon and a word. Imports the base modules only.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from string import Template
+from typing import Any
+
+__all__ = ["DELTA_STYLE", "render"]
+
+# delta status -> (css class, icon, label)
+DELTA_STYLE: dict[str, tuple[str, str, str]] = {
+    "reported_complete_with_current_evidence": ("ok", "\u2714", "ready"),
+    "awaiting_descendants": ("wait", "\u25d0", "awaiting descendants"),
+    "reported_complete_needs_evidence": ("bad", "\u2718", "needs evidence"),
+    "stale_intent": ("bad", "\u21bb", "stale intent"),
+    "failed": ("bad", "\u2718", "failed"),
+    "unverified": ("wait", "?", "unverified"),
+    "not_started": ("none", "\u25cb", "not started"),
+}
+_OUTCOME_STYLE = {"success": "ok", "partial": "wait", "failed": "bad", "blocked": "none"}
+_POSTURE_STYLE = {"verified": "ok", "insufficient": "wait", "contradicted": "bad",
+                  "unknown": "none", "not_applicable": "none"}
+_RUN_STYLE = {"passed": "ok", "failed": "bad", "timeout": "bad", "error": "bad",
+              "aborted": "bad", "unavailable": "wait"}
+_ICON = {"ok": "\u2714", "wait": "\u25d0", "bad": "\u2718", "none": "\u25cb"}
+_DETAIL_TEXT_LIMIT = 4000
+_DASH = "\u2014"
+
+_SCRIPT = (
+    "document.querySelectorAll('button[data-open]').forEach(function(b){"
+    "b.addEventListener('click',function(){var o=b.getAttribute('data-open')==='1';"
+    "document.querySelectorAll('details').forEach(function(d){d.open=o;});});});"
+)
+_SCRIPT_HASH = base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
+
+_CSS = """
+:root{--ok:#1a7f37;--ok-bg:#dafbe1;--bad:#b3261e;--bad-bg:#ffebe9;--wait:#8a5a00;
+--wait-bg:#fff4d6;--none:#57606a;--none-bg:#eef1f4;--line:#d0d7de;--fg:#1f2328;--muted:#57606a}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);
+background:#fff}
+main{max-width:1100px;margin:0 auto;padding:16px 24px 48px}
+h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);
+padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+pre{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:8px;overflow:auto;
+white-space:pre-wrap;word-break:break-word;max-height:420px}
+.banner{display:flex;align-items:center;gap:16px;border:3px solid;border-radius:10px;padding:14px 18px;
+margin:12px 0 16px}
+.banner .icon{font-size:40px;line-height:1;font-weight:700}
+.banner .word{font-size:26px;font-weight:800;letter-spacing:.04em;text-transform:uppercase}
+.banner.ok{border-color:var(--ok);background:var(--ok-bg);color:var(--ok)}
+.banner.bad{border-color:var(--bad);background:var(--bad-bg);color:var(--bad)}
+.banner.none{border-color:var(--none);background:var(--none-bg);color:var(--none)}
+.banner .sub{color:var(--fg);font-size:14px}
+.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}
+.meta dt{color:var(--muted)}.meta dd{margin:0;word-break:break-all}
+.badge{display:inline-block;border-radius:999px;padding:0 8px;font-size:12px;font-weight:600;
+border:1px solid;white-space:nowrap}
+.ok{color:var(--ok)}.bad{color:var(--bad)}.wait{color:var(--wait)}.none{color:var(--none)}
+.badge.ok{background:var(--ok-bg)}.badge.bad{background:var(--bad-bg)}
+.badge.wait{background:var(--wait-bg)}.badge.none{background:var(--none-bg)}
+.badge.machine{color:#0550ae;background:#ddf4ff}.badge.claim{color:#6e4f00;background:#fff8c5}
+table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid var(--line);padding:3px 8px;
+text-align:left;vertical-align:top}th{background:#f6f8fa}
+ul.tree{list-style:none;padding-left:0;margin:0}ul.tree ul{list-style:none;padding-left:22px;
+border-left:2px solid var(--line);margin-left:8px}
+li.req{margin:6px 0}.req>.head{display:flex;gap:8px;align-items:baseline;flex-wrap:wrap}
+.req .rid{font-weight:700}.req .body{margin:2px 0 0 4px;padding-left:10px}
+.req .acc{color:var(--muted)}.issue{margin:2px 0}.issue .code{font-weight:600}
+.advisory .code{color:var(--wait)}.blocking .code{color:var(--bad)}
+details{margin:2px 0}summary{cursor:pointer}
+.evref{margin:2px 0}.timeline{overflow-x:auto;border:1px solid var(--line);border-radius:6px}
+.controls{float:right}.controls button{font:inherit;font-size:12px;margin-left:4px}
+footer{margin-top:36px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);
+padding-top:8px}
+@media print{.controls{display:none}details{display:block}}
+"""
+
+_PAGE = Template("""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; \
+script-src 'sha256-$script_hash'; img-src data:">
+<meta name="generator" content="assay $version">
+<title>$title</title>
+<style>$css</style>
+</head>
+<body>
+<main>
+<div class="controls"><button type="button" data-open="1">expand all</button>\
+<button type="button" data-open="0">collapse all</button></div>
+<h1>$title</h1>
+$banner
+$meta
+$sections
+<footer id="publication">$footer</footer>
+</main>
+<script>$script</script>
+</body>
+</html>
+""")
+
+
+def _e(value: Any) -> str:
+    """Escape any value for HTML text or a quoted attribute."""
+    return html.escape(value if isinstance(value, str) else str(value), quote=True)
+
+
+def _badge(css: str, icon: str, label: str, **attrs: str) -> str:
+    extra = "".join(f' {k.replace("_", "-")}="{_e(v)}"' for k, v in attrs.items())
+    return f'<span class="badge {css}"{extra}>{_e(icon)} {_e(label)}</span>'
+
+
+def _clip(text: str, limit: int = _DETAIL_TEXT_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters]"
+
+
+def _short(digest: Any) -> str:
+    text = str(digest or "")
+    return text[:12] + "\u2026" if len(text) > 16 else text
+
+
+def render(doc: Mapping[str, Any]) -> str:
+    """The HTML page of ``doc`` (see the module docstring). Pure and deterministic."""
+    intent = doc.get("intent")
+    loop = doc.get("loop")
+    packet = doc.get("packet")
+    ledger = doc.get("ledger") or {}
+    anchors = _EvidenceAnchors(intent["evidence"] if intent else {})
+    sections = []
+    if intent:
+        sections.append(_intent_section(intent["report"], intent["evidence"], anchors))
+        sections.append(_evidence_section(intent["evidence"], anchors))
+    if loop:
+        sections.append(_loop_section(loop))
+    if packet:
+        sections.append(_packet_section(packet))
+    title = "assay report"
+    if intent:
+        title += " \u2014 " + str(intent["report"]["intent_record_id"])
+    elif loop:
+        title += " \u2014 loop " + str(loop["head"].get("loopId", ""))
+    elif packet:
+        title += " \u2014 packet " + str(packet.get("dir", ""))
+    meta = [("project", doc.get("project", {}).get("scope", "")),
+            ("ledger revision", ledger.get("revision", "")),
+            ("ledger epoch", ledger.get("epoch", ""))]
+    if intent:
+        rep = intent["report"]
+        meta += [("intent", f"{rep['intent_record_id']} revision {rep['intent_revision']}"),
+                 ("intent sha256", rep.get("intent_sha256", ""))]
+    meta_html = ('<dl class="meta" id="meta">' + "".join(
+        f'<dt>{_e(k)}</dt><dd data-key="{_e(k)}">{_e(v)}</dd>' for k, v in meta) + "</dl>")
+    publication = doc.get("publication") or {}
+    footer = (f"Rendered by assay {_e(doc.get('assay_version', ''))} from ledger revision "
+              f"<span id=\"ledger-revision\">{_e(ledger.get('revision', ''))}</span>. "
+              f"Publication gate: <span id=\"gate\">{_e(publication.get('line', 'not run'))}"
+              f"</span> ({_e(publication.get('sources', 0))} source versions revalidated"
+              + "".join(f", envelope {_e(_short(s))}" for s in publication.get("envelopes", []))
+              + "). The page is a pure rendering of that snapshot; it fetches nothing.")
+    return _PAGE.substitute(
+        title=_e(title), css=_CSS, script=_SCRIPT, script_hash=_SCRIPT_HASH,
+        version=_e(doc.get("assay_version", "")), banner=_banner(intent),
+        meta=meta_html, sections="\n".join(sections), footer=footer)
+
+
+def _banner(intent: Mapping[str, Any] | None) -> str:
+    if not intent:
+        return ('<section id="verdict" class="banner none" role="status" data-ready="unknown">'
+                '<span class="icon">\u25cb</span><div><div class="word">readiness not assessed'
+                '</div><div class="sub">This report names no intent, so ready_to_review '
+                'is not answered here.</div></div></section>')
+    report = intent["report"]
+    ready = bool(report["ready_to_review"])
+    rows = report["delta"]["requirements"]
+    done = sum(1 for r in rows if r["status"] == "reported_complete_with_current_evidence")
+    blocking = sum(1 for i in report["issues"] if not i.get("advisory"))
+    advisory = len(report["issues"]) - blocking
+    css, icon = ("ok", "\u2714") if ready else ("bad", "\u2718")
+    word = "ready to review" if ready else "not ready to review"
+    sub = (f"ready_to_review = {str(ready).lower()}: {done} of {len(rows)} requirements reported "
+           f"complete with current evidence; {blocking} blocking issue(s), {advisory} advisory.")
+    return (f'<section id="verdict" class="banner {css}" role="status" '
+            f'data-ready="{str(ready).lower()}"><span class="icon" aria-hidden="true">{icon}</span>'
+            f'<div><div class="word">{icon} {word}</div><div class="sub">{_e(sub)}</div></div>'
+            "</section>")
+
+
+class _EvidenceAnchors:
+    """Stable anchor ids for evidence records, in first-citation order."""
+
+    def __init__(self, evidence: Mapping[str, Any]) -> None:
+        self.ids = {record_id: f"ev-{n}" for n, record_id in enumerate(evidence, start=1)}
+
+    def href(self, record_id: str) -> str | None:
+        anchor = self.ids.get(record_id)
+        return f"#{anchor}" if anchor else None
+
+
+def _issue_html(issue: Mapping[str, Any]) -> str:
+    kind = "advisory" if issue.get("advisory") else "blocking"
+    label = "advisory" if issue.get("advisory") else "issue"
+    return (f'<div class="issue {kind}" data-code="{_e(issue.get("code", ""))}">'
+            f'<span class="code">{_e(label)} {_e(issue.get("code", ""))}</span>: '
+            f'{_e(issue.get("message", ""))}'
+            + (f' <span class="acc">\u2192 {_e(issue["action"])}</span>'
+               if issue.get("action") else "") + "</div>")
+
+
+def _intent_section(report: Mapping[str, Any], evidence: Mapping[str, Any],
+                    anchors: _EvidenceAnchors) -> str:
+    plan = report["plan"]
+    delta = {row["id"]: row for row in report["delta"]["requirements"]}
+    results = {r["requirement_id"]: r for r in report["actual"].get("results", [])}
+    reqs = {r["id"]: r for r in plan["requirements"]}
+    issues: dict[str, list[Mapping[str, Any]]] = {}
+    for issue in report["issues"]:
+        issues.setdefault(issue.get("requirement_id") or "", []).append(issue)
+    out = ['<section id="intent"><h2>Intent and requirements</h2>',
+           f'<p class="brief"><strong>{_e(plan.get("brief", ""))}</strong></p>']
+    if plan.get("user_reference"):
+        out.append(f'<p>Asked: {_e(plan["user_reference"])}</p>')
+    for label, key in (("Boundaries", "boundaries"), ("Non-goals", "non_goals")):
+        if plan.get(key):
+            out.append(f"<h3>{label}</h3><ul>" + "".join(
+                f"<li>{_e(x)}</li>" for x in plan[key]) + "</ul>")
+    counts: dict[str, int] = {}
+    for row in delta.values():
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    out.append('<h3>Requirements by status</h3><table id="status-counts"><tr><th>status</th>'
+               "<th>requirements</th></tr>")
+    for status, (css, icon, label) in DELTA_STYLE.items():
+        if counts.get(status):
+            out.append(f'<tr data-status="{_e(status)}"><td>{_badge(css, icon, label)} '
+                       f'<code>{_e(status)}</code></td><td class="count">{counts[status]}</td></tr>')
+    out.append("</table>")
+    general = issues.get("", [])
+    for error in report.get("record_errors", []):
+        general.append({"code": error.get("code", "record_error"),
+                        "message": error.get("message", ""), "action": error.get("action", "")})
+    if general:
+        out.append('<h3>Issues of the whole intent</h3><div id="global-issues">'
+                   + "".join(_issue_html(i) for i in general) + "</div>")
+    out.append('<h3>Requirement tree</h3><ul class="tree" id="requirements">')
+    # Iterative depth-first walk: an intent may nest deeply, and recursion
+    # depth must not depend on the record.
+    stack: list[tuple[str, str]] = [("open", rid) for rid in reversed(plan["root_ids"])]
+    while stack:
+        action, rid = stack.pop()
+        if action == "close":
+            out.append("</ul></li>" if reqs.get(rid, {}).get("child_ids") else "</li>")
+            continue
+        req = reqs.get(rid, {"id": rid, "text": "", "acceptance": "", "child_ids": []})
+        out.append(_requirement_html(req, delta.get(rid, {}), results.get(rid), issues.get(rid, []),
+                                     anchors, evidence))
+        children = req.get("child_ids") or []
+        stack.append(("close", rid))
+        if children:
+            out.append("<ul>")
+            stack.extend(("open", child) for child in reversed(children))
+    out.append("</ul>")
+    if report.get("next"):
+        out.append('<h3>Next</h3><ol id="next">' + "".join(
+            f"<li>{_e(step)}</li>" for step in report["next"]) + "</ol>")
+    out.append("</section>")
+    return "".join(out)
+
+
+def _requirement_html(req: Mapping[str, Any], row: Mapping[str, Any],
+                      result: Mapping[str, Any] | None, issues: Sequence[Mapping[str, Any]],
+                      anchors: _EvidenceAnchors, evidence: Mapping[str, Any]) -> str:
+    status = str(row.get("status", "not_started"))
+    css, icon, label = DELTA_STYLE.get(status, ("none", "\u25cb", status))
+    parts = [(f'<li class="req" id="req-{_e(req["id"])}" data-id="{_e(req["id"])}" '
+             f'data-status="{_e(status)}"><div class="head">{_badge(css, icon, label)}'
+             f'<span class="rid">{_e(req["id"])}</span><span class="text">{_e(req.get("text", ""))}'
+             "</span></div><div class=\"body\">")]
+    if req.get("acceptance"):
+        parts.append(f'<div class="acc">acceptance: {_e(req["acceptance"])}</div>')
+    if result is not None:
+        parts.append(f'<div class="result">claimed result: <strong>{_e(result.get("status", ""))}'
+                     "</strong>" + (f" \u2014 {_e(result['notes'])}" if result.get("notes") else "")
+                     + "</div>")
+        for ref in result.get("evidence", []):
+            parts.append(_evidence_ref_html(ref, anchors, evidence))
+    parts.extend(_issue_html(i) for i in issues)
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _evidence_ref_html(ref: Mapping[str, Any], anchors: _EvidenceAnchors,
+                       evidence: Mapping[str, Any]) -> str:
+    machine = bool(ref.get("machine_observed"))
+    seen = _badge("machine", "\u2699", "machine-observed") if machine else _badge(
+        "claim", "\u270e", "claimed")
+    current = ref.get("current") or {}
+    name = f"{ref.get('id', '')}@{ref.get('revision', '')}"
+    href = anchors.href(str(ref.get("id", "")))
+    link = f'<a href="{_e(href)}">{_e(name)}</a>' if href else f"<code>{_e(name)}</code>"
+    stale = ""
+    if current and current.get("revision") not in (None, ref.get("revision")):
+        stale = f' <span class="bad">(current revision {_e(current["revision"])})</span>'
+    facts = ""
+    obs = (evidence.get(str(ref.get("id", ""))) or {}).get("observation")
+    if obs:
+        status = str(obs.get("status", ""))
+        css = _RUN_STYLE.get(status, "wait")
+        exit_text = f", exit {obs['exit_code']}" if obs.get("exit_code") is not None else ""
+        facts = (f" {_badge(css, _ICON[css], status)} <span class=\"acc\">{_e(exit_text[2:])}"
+                 f"{', ' if exit_text else ''}{_e(obs.get('duration_ms', ''))} ms</span>")
+    digest = ref.get("data_sha256") or current.get("data_sha256")
+    if digest:
+        facts += f' <span class="acc mono">sha256 {_e(_short(digest))}</span>'
+    return (f'<div class="evref" data-evidence="{_e(ref.get("id", ""))}" '
+            f'data-machine="{str(machine).lower()}">evidence {seen} {link}{stale}{facts}</div>')
+
+
+def _evidence_section(evidence: Mapping[str, Mapping[str, Any]], anchors: _EvidenceAnchors) -> str:
+    if not evidence:
+        return '<section id="evidence"><h2>Evidence cited</h2><p>No evidence is cited.</p></section>'
+    machine = sum(1 for e in evidence.values() if e.get("machine_observed"))
+    out = ['<section id="evidence"><h2>Evidence cited</h2>',
+           (f"<p>{len(evidence)} record(s) cited: {machine} observed by assay itself, "
+           f"{len(evidence) - machine} only claimed.</p>")]
+    for record_id, ev in evidence.items():
+        out.append(_evidence_html(record_id, ev, anchors.ids.get(record_id, "")))
+    out.append("</section>")
+    return "".join(out)
+
+
+def _stream_html(name: str, stream: Mapping[str, Any] | None) -> str:
+    if not stream:
+        return ""
+    facts = (f"{_e(stream.get('bytes', 0))} bytes, sha256 <code>{_e(stream.get('sha256', ''))}</code>"
+             + (", truncated to the tail" if stream.get("truncated") else ""))
+    tail = str(stream.get("tail") or "")
+    body = f"<pre>{_e(_clip(tail))}</pre>" if tail else "<p>(empty)</p>"
+    return (f'<details class="tail" data-stream="{_e(name)}"><summary>{_e(name)} tail '
+            f"({facts})</summary>{body}</details>")
+
+
+def _evidence_html(record_id: str, ev: Mapping[str, Any], anchor: str) -> str:
+    machine = bool(ev.get("machine_observed"))
+    seen = (_badge("machine", "\u2699", "machine-observed") if machine
+            else _badge("claim", "\u270e", "claimed"))
+    obs = ev.get("observation")
+    head = [(f'<div class="evidence" id="{_e(anchor)}" data-id="{_e(record_id)}" '
+            f'data-machine="{str(machine).lower()}"><h3>{seen} <code>{_e(record_id)}</code> revision '
+            f'{_e(ev.get("revision", ""))}')]
+    if ev.get("unavailable"):
+        head.append(f' <span class="bad">({_e(ev["unavailable"])})</span></h3></div>')
+        return "".join(head)
+    if obs:
+        status = str(obs.get("status", ""))
+        css = _RUN_STYLE.get(status, "wait")
+        head.append(" " + _badge(css, _ICON[css], status, data_run_status=status))
+    head.append("</h3>")
+    rows = [("origin", ev.get("origin", "")), ("record status", ev.get("status", "")),
+            ("data sha256", ev.get("data_sha256", ""))]
+    if obs:
+        argv = obs.get("argv")
+        rows += [("command", " ".join(str(a) for a in argv) if isinstance(argv, list) else ""),
+                 ("cwd", obs.get("cwd", "")),
+                 ("exit status", obs.get("exit_code") if obs.get("exit_code") is not None
+                  else (obs.get("signal") or obs.get("reason") or "none")),
+                 ("duration", f"{obs.get('duration_ms', '')} ms"),
+                 ("started", obs.get("started_at", ""))]
+        if ev.get("workspace"):
+            rows.append(("workspace", ev["workspace"]))
+    table = "<dl class=\"meta\">" + "".join(
+        f'<dt>{_e(k)}</dt><dd data-key="{_e(k)}">{_e(v)}</dd>' for k, v in rows) + "</dl>"
+    streams = ""
+    if obs:
+        streams = (_stream_html("stdout", obs.get("stdout"))
+                   + _stream_html("stderr", obs.get("stderr")))
+    elif ev.get("data_text"):
+        streams = (f'<details class="data"><summary>record data</summary><pre>'
+                   f'{_e(_clip(str(ev["data_text"])))}</pre></details>')
+    return "".join(head) + table + streams + "</div>"
+
+
+# ------------------------------------------------------------------ loop
+
+def _loop_section(loop: Mapping[str, Any]) -> str:
+    head = loop["head"]
+    rounds = loop.get("rounds", [])
+    acceptance = head.get("operatorAcceptance") or {}
+    status = str(head.get("status", ""))
+    stop = head.get("stopReason")
+    out = [(f'<section id="loop" data-status="{_e(status)}" data-stop-reason="{_e(stop or "")}">'
+           f'<h2>Loop {_e(head.get("loopId", ""))}</h2>'),
+           f'<p>Task: <strong>{_e(acceptance.get("task", ""))}</strong></p>']
+    if acceptance.get("success_criteria"):
+        out.append("<h3>Success criteria (operator acceptance)</h3><ul>" + "".join(
+            f"<li>{_e(c)}</li>" for c in acceptance["success_criteria"]) + "</ul>")
+    if acceptance.get("hard_constraints"):
+        out.append("<h3>Hard constraints</h3><ul>" + "".join(
+            f"<li>{_e(c)}</li>" for c in acceptance["hard_constraints"]) + "</ul>")
+    stop_text = (f"stopped: {stop}" if status == "stopped" else
+                 f"active (round {head.get('round', '')} held)")
+    out.append(f'<p id="loop-state">{len(rounds)} committed round(s); '
+               f'<strong>{_e(stop_text)}</strong></p>')
+    out.append('<div class="timeline">' + _timeline_svg(rounds, status, stop) + "</div>")
+    out.append('<table id="rounds"><tr><th>round</th><th>claimed by the agent</th>'
+               "<th>observed by assay</th><th>contract items</th><th>commands</th>"
+               "<th>summary</th></tr>")
+    for rnd in rounds:
+        out.append(_round_row(rnd))
+    out.append("</table></section>")
+    return "".join(out)
+
+
+def _claimed(rnd: Mapping[str, Any]) -> str:
+    receipt = rnd.get("receipt") or {}
+    return str(receipt.get("agent_outcome") or "unknown")
+
+
+def _observed(rnd: Mapping[str, Any]) -> str:
+    return str((rnd.get("evidencePosture") or {}).get("status") or "unknown")
+
+
+def _round_row(rnd: Mapping[str, Any]) -> str:
+    claimed, observed = _claimed(rnd), _observed(rnd)
+    c_css = _OUTCOME_STYLE.get(claimed, "none")
+    o_css = _POSTURE_STYLE.get(observed, "none")
+    contract = ((rnd.get("factsBefore") or {}).get("contract") or {})
+    described = {i.get("id"): i for i in contract.get("items", []) if isinstance(i, Mapping)}
+    items = []
+    for item_id, item_status in (rnd.get("itemStatuses") or {}).items():
+        css = _POSTURE_STYLE.get(str(item_status), "none")
+        desc = described.get(item_id, {})
+        items.append(f'<div class="item" data-item="{_e(item_id)}">{_badge(css, _ICON[css], item_status)} '
+                     f'<code>{_e(item_id)}</code> {_e(desc.get("description", ""))}'
+                     + (f' <span class="acc">(verify with {_e(", ".join(desc["verify_with"]))})</span>'
+                        if desc.get("verify_with") else "") + "</div>")
+    decision = rnd.get("contractDecision") or {}
+    if decision.get("activated") and decision.get("after_id"):
+        items.append(f'<div class="declared">declares contract <code>{_e(decision["after_id"])}'
+                     "</code> for the next round</div>")
+    commands = []
+    for cmd in (rnd.get("evidencePosture") or {}).get("commands", []):
+        css = _RUN_STYLE.get(str(cmd.get("status")), "wait")
+        commands.append(f"<div><code>{_e(cmd.get('commandId', ''))}</code> "
+                        f"{_badge(css, _ICON[css], str(cmd.get('status', '')))}</div>")
+    summary = ""
+    for report in (rnd.get("compiled") or {}).get("reports", []):
+        if report.get("round") == rnd.get("round"):
+            summary = str(report.get("summary", ""))
+    stop = rnd.get("stopReason")
+    return (f'<tr class="round" data-round="{_e(rnd.get("round", ""))}" data-claimed="{_e(claimed)}" '
+            f'data-observed="{_e(observed)}"><td>{_e(rnd.get("round", ""))}'
+            + (f'<div><strong>stop: {_e(stop)}</strong></div>' if stop else "") + "</td>"
+            f"<td>{_badge(c_css, _ICON[c_css], claimed)}</td>"
+            f"<td>{_badge(o_css, _ICON[o_css], observed)}"
+            + (" <span class=\"badge machine\">machine-backed</span>"
+               if rnd.get("machineBackedSuccess") else "") + "</td>"
+            f"<td>{''.join(items) or _DASH}</td><td>{''.join(commands) or _DASH}</td>"
+            f"<td>{_e(summary)}</td></tr>")
+
+
+_FILL = {"ok": "#1a7f37", "wait": "#bf8700", "bad": "#cf222e", "none": "#8c959f"}
+
+
+def _timeline_svg(rounds: Sequence[Mapping[str, Any]], status: str, stop: Any) -> str:
+    step, left = 112, 170
+    width = left + step * max(len(rounds), 1) + 260
+    height = 170
+    parts = [(f'<svg id="loop-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+             f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+             f'aria-label="Loop rounds: outcome claimed by the agent versus posture observed by assay">'),
+             '<text x="8" y="52" font-size="12" fill="#1f2328">claimed by the agent</text>',
+             '<text x="8" y="112" font-size="12" fill="#1f2328">observed by assay</text>',
+             f'<line x1="{left - 10}" y1="80" x2="{width - 20}" y2="80" stroke="#d0d7de"/>']
+    for n, rnd in enumerate(rounds):
+        x = left + step * n
+        claimed, observed = _claimed(rnd), _observed(rnd)
+        c_css = _OUTCOME_STYLE.get(claimed, "none")
+        o_css = _POSTURE_STYLE.get(observed, "none")
+        mismatch = claimed == "success" and observed != "verified"
+        parts.append(
+            f'<g class="round-mark" data-round="{_e(rnd.get("round", n + 1))}" '
+            f'data-claimed="{_e(claimed)}" data-observed="{_e(observed)}">'
+            f'<title>round {_e(rnd.get("round", n + 1))}: claimed {_e(claimed)}, observed '
+            f'{_e(observed)}</title>'
+            f'<rect x="{x}" y="34" width="{step - 12}" height="28" rx="6" fill="{_FILL[c_css]}"/>'
+            f'<text x="{x + (step - 12) // 2}" y="53" font-size="12" text-anchor="middle" '
+            f'fill="#fff">{_e(_ICON[c_css])} {_e(claimed)}</text>'
+            f'<rect x="{x}" y="94" width="{step - 12}" height="28" rx="6" fill="{_FILL[o_css]}"/>'
+            f'<text x="{x + (step - 12) // 2}" y="113" font-size="12" text-anchor="middle" '
+            f'fill="#fff">{_e(_ICON[o_css])} {_e(observed)}</text>'
+            f'<text x="{x + (step - 12) // 2}" y="146" font-size="12" text-anchor="middle" '
+            f'fill="#1f2328">round {_e(rnd.get("round", n + 1))}</text>'
+            + (f'<text x="{x + (step - 12) // 2}" y="84" font-size="14" text-anchor="middle" '
+               f'fill="#cf222e" font-weight="700">\u2260</text>' if mismatch else "")
+            + "</g>")
+    x_end = left + step * len(rounds)
+    label = f"stopped: {stop}" if status == "stopped" else "active"
+    parts.append(f'<text id="stop-reason" x="{x_end + 4}" y="84" font-size="13" '
+                 f'font-weight="700" fill="#1f2328">\u25a0 {_e(label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# ------------------------------------------------------------------ packet
+
+def _packet_section(packet: Mapping[str, Any]) -> str:
+    summary = packet.get("summary") or {}
+    valid = bool(packet.get("valid"))
+    css, icon = ("ok", "\u2714") if valid else ("bad", "\u2718")
+    verdict = ("valid" if valid else "refused") + (
+        f", publication {summary.get('publication') or 'none'}" if valid else "")
+    out = [(f'<section id="packet" data-valid="{str(valid).lower()}" '
+           f'data-requested="{_e(summary.get("requested_profile", ""))}" '
+           f'data-achieved="{_e(summary.get("achieved_profile") or "")}">'
+           f'<h2>Research packet {_badge(css, icon, verdict)}</h2>'),
+           f'<p>Directory: <code>{_e(packet.get("dir", ""))}</code></p>']
+    if packet.get("objective"):
+        out.append(f"<p>Objective: <strong>{_e(packet['objective'])}</strong></p>")
+    if summary:
+        achieved = summary.get("achieved_profile") or "none"
+        a_css = "ok" if achieved == summary.get("requested_profile") else "wait"
+        out.append('<table id="profile"><tr><th>requested profile</th><th>achieved profile</th>'
+                   "<th>status</th><th>publication</th></tr>"
+                   f"<tr><td>{_e(summary.get('requested_profile', ''))}</td>"
+                   f"<td>{_badge(a_css, _ICON[a_css], achieved)}</td>"
+                   f"<td>{_e(summary.get('status', ''))}</td>"
+                   f"<td>{_e(summary.get('publication') or 'not publishable')}</td></tr></table>")
+        out.append('<h3>Claims by state</h3><table id="claim-states"><tr><th>state</th>'
+                   "<th>claims</th></tr>" + "".join(
+                       f'<tr data-state="{_e(k)}"><td>{_e(k)}</td><td class="count">{_e(v)}</td></tr>'
+                       for k, v in (summary.get("claim_states") or {}).items()) + "</table>")
+        gaps = [g for g in packet.get("gaps", []) if g.get("material")]
+        out.append('<h3>Material gaps</h3><ul id="material-gaps">' + ("".join(
+            f'<li data-gap="{_e(g.get("gap_id", ""))}"><code>{_e(g.get("gap_id", ""))}</code> '
+            f'{_e(g.get("kind", ""))}: {_e(g.get("description", ""))}</li>' for g in gaps)
+            or "<li>none</li>") + "</ul>")
+        claims = packet.get("claims") or []
+        if claims:
+            out.append('<details id="claims"><summary>Claims</summary><table><tr><th>claim</th>'
+                       "<th>state</th><th>assurance</th><th>statement</th></tr>" + "".join(
+                           f"<tr><td><code>{_e(c.get('claim_id', ''))}</code></td>"
+                           f"<td>{_e(c.get('state', ''))}</td><td>{_e(c.get('assurance', ''))}</td>"
+                           f"<td>{_e(c.get('statement', ''))}</td></tr>" for c in claims)
+                       + "</table></details>")
+    issues: Iterable[Mapping[str, Any]] = packet.get("issues") or []
+    rows = "".join(f'<tr data-code="{_e(i.get("code", ""))}"><td><code>{_e(i.get("code", ""))}</code>'
+                   f"</td><td>{_e(i.get('path', ''))}</td><td><code>{_e(i.get('pointer', ''))}</code>"
+                   f"</td><td>{_e(i.get('message', ''))}</td></tr>" for i in issues)
+    if rows:
+        out.append('<h3>Why it is refused</h3><table id="packet-issues"><tr><th>code</th>'
+                   f"<th>file</th><th>pointer</th><th>message</th></tr>{rows}</table>")
+    out.append("</section>")
+    return "".join(out)

@@ -1,0 +1,112 @@
+"""Projects for report tests, built through the operations registry on real SQLite ledgers."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from assay.ops import Invocation, call
+from assay_testing import Project, make_project
+
+HOSTILE = '<script>window.__pwned = 1</script>'
+HOSTILE_ATTR = '"><img src=x onerror="window.__pwned = 2">'
+
+
+def op(project: Project, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one operation in process; return its data (errors propagate)."""
+    inv = Invocation(cwd=str(project.root), surface="test")
+    try:
+        envelope, _ = call(name, args or {}, inv)
+    finally:
+        inv.close()
+    return envelope["data"]
+
+
+def _command(name: str, code: str) -> str:
+    return (f"\n[evidence.commands.{name}]\nargv = {json.dumps([sys.executable, '-c', code])}\n"
+            "timeout = 60\n")
+
+
+def put_intent(project: Project, record_id: str, intent: dict[str, Any],
+               results: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """Write (or rewrite) an intent record with an acceptance mapping (None: no acceptance)."""
+    from assay.intent.contract import intent_sha256
+
+    data: dict[str, Any] = {"intent": intent}
+    if results is not None:
+        data["acceptance"] = {"intent_sha256": intent_sha256(intent), "results": results,
+                              "blockers": []}
+    return op(project, "put", {"id": record_id, "data": data})
+
+
+def mixed_project(root: Path) -> Project:
+    """An intent that is not ready: one requirement of each kind of status.
+
+    R1 passed on machine evidence (ready); R2, child of R1, failed on a
+    failing command; R3 claims passed with no evidence; R4 has no result.
+    """
+    toml = _command("green", "print('all 4 tests passed')")
+    toml += _command("red", "import sys; print('1 failed: test_limit'); sys.exit(3)")
+    project = make_project(root, name="mixed", extra_toml=toml)
+    green = op(project, "evidence.run", {"name": "green"})
+    red = op(project, "evidence.run", {"name": "red"})
+    intent = {
+        "version": 1, "brief": "Rate-limit the login endpoint",
+        "user_reference": "ticket 42",
+        "requirements": [
+            {"id": "R1", "text": "limit to 5 attempts a minute", "acceptance": "the green check"},
+            {"id": "R2", "text": "the limit is per account", "parent_id": "R1",
+             "acceptance": "the red check"},
+            {"id": "R3", "text": "document the limit", "acceptance": "a reviewer reads it"},
+            {"id": "R4", "text": "log refused attempts", "acceptance": "the log check"},
+        ],
+        "boundaries": ["only the login module"], "non_goals": ["no captcha"],
+    }
+    put_intent(project, "knowledge:limit", intent, [
+        {"requirement_id": "R1", "status": "passed", "evidence": [green["evidence_ref"]],
+         "notes": "assay ran the green check"},
+        {"requirement_id": "R2", "status": "failed", "evidence": [red["evidence_ref"]],
+         "notes": "the red check fails"},
+        {"requirement_id": "R3", "status": "passed", "evidence": [], "notes": "done, trust me"},
+    ])
+    return project
+
+
+def hostile_project(root: Path) -> Project:
+    """An intent whose every text field, and a command's output, holds markup."""
+    toml = _command("noisy", f"print({HOSTILE!r}); print({HOSTILE_ATTR!r})")
+    project = make_project(root, name="hostile", extra_toml=toml)
+    run = op(project, "evidence.run", {"name": "noisy"})
+    intent = {
+        "version": 1, "brief": HOSTILE, "user_reference": HOSTILE_ATTR,
+        "requirements": [{"id": "R1", "text": HOSTILE, "acceptance": HOSTILE_ATTR}],
+        "boundaries": [HOSTILE], "non_goals": [HOSTILE_ATTR],
+    }
+    put_intent(project, "knowledge:hostile", intent, [
+        {"requirement_id": "R1", "status": "passed", "evidence": [run["evidence_ref"]],
+         "notes": HOSTILE}])
+    return project
+
+
+def large_project(root: Path, count: int = 1000) -> Project:
+    """An intent of ``count`` requirements (trees ten deep), each citing machine evidence."""
+    toml = "".join(_command(f"check-{n}", f"print('check {n} passed')") for n in range(4))
+    project = make_project(root, name="large", extra_toml=toml)
+    refs = [op(project, "evidence.run", {"name": f"check-{n}"})["evidence_ref"] for n in range(4)]
+    requirements = []
+    results = []
+    for n in range(count):
+        rid = f"R{n + 1}"
+        req = {"id": rid, "text": f"requirement {n + 1}: the parser keeps error pointer {n} exact",
+               "acceptance": f"check-{n % 4} passes on fixture {n}"}
+        if n % 10:
+            req["parent_id"] = f"R{n}"
+        requirements.append(req)
+        results.append({"requirement_id": rid, "status": "passed", "evidence": [refs[n % 4]],
+                        "notes": f"assay ran check-{n % 4}"})
+    intent = {"version": 1, "brief": f"{count} requirements", "user_reference": "scale",
+              "requirements": requirements, "boundaries": [], "non_goals": []}
+    put_intent(project, "knowledge:large", intent, results)
+    return project
