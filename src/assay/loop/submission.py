@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.canonical import canonical_bytes
 from assay.config import EvidenceCommand
 from assay.errors import AssayError, pointer
 from assay.loop import identity
@@ -58,6 +59,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "scope": (100, 1000),
 }
 SUMMARY_LIMIT = 4000
+MAX_DOCUMENT_BYTES = 256 * 1024
 BLOCKER_LIMIT = 500
 REFINEMENT_LIMIT = 1000
 LABEL_LIMIT = 200
@@ -184,6 +186,11 @@ def normalise(raw: Any, ctx: SubmissionContext) -> tuple[dict[str, Any], list[di
     """
     if not isinstance(raw, dict):
         raise _invalid("a self-evaluation is a JSON object", "", "not_an_object")
+    # Checked before the gate runs: the document is stored with the round.
+    size = len(canonical_bytes(raw))
+    if size > MAX_DOCUMENT_BYTES:
+        raise _invalid(f"the self-evaluation is {size} bytes; the limit is {MAX_DOCUMENT_BYTES}",
+                       "", "too_large")
     hit = _find_placeholder(raw)
     if hit is not None:
         raise _invalid(f"the value at {hit} still holds a template placeholder ({PLACEHOLDER} ...)",
