@@ -109,7 +109,7 @@ def approve(directory: str | os.PathLike[str], execution: dict[str, Any], *,
         raise AssayError("the envelope to approve must not carry an approval",
                          code="invalid_execution", pointer="/approval")
     issues: list[Issue] = []
-    if not EXECUTION_SHAPE(Sink(issues, "execution"), execution, ""):
+    if not EXECUTION_SHAPE.check(Sink(issues, "execution"), execution):
         first = issues[0]
         raise AssayError(f"invalid execution envelope: {first.message}", code="invalid_execution",
                          pointer=first.pointer,

@@ -53,7 +53,7 @@ def check_output(manifest: dict[str, Any], path: str, target: str, data: bytes) 
     if doc.get("schemaVersion") != KINDS[kind]:
         return [Issue("UNKNOWN_KIND", path, "/schemaVersion", "unsupported schemaVersion")]
     shape = DOSSIER_SHAPE if kind == "raw-dossier" else RESULT_SHAPE
-    if not shape(sink, doc, ""):
+    if not shape.check(sink, doc):
         return issues
     if doc["runId"] != manifest.get("runId"):
         sink.add("RUN_ID_MISMATCH", "/runId", "the output belongs to another run")

@@ -300,7 +300,7 @@ class ReviewChecks:
         out = []
         for i, claim in enumerate(L["claims"]):
             cid, state = claim["claimId"], claim["state"]
-            ptr = json_pointer("claims", i, "state")
+            ptr = f"/claims/{i}/state"  # integer index: nothing to escape
             if state == "verified":
                 if requested == "quick":
                     self.add("QUICK_PACKET_VERIFIED_CLAIM", LEDGER_FILE, ptr,

@@ -1,11 +1,14 @@
 """Closed-object shape checks that report issues with exact JSON pointers.
 
 A tiny combinator set (``obj``, ``array``, ``string``, ``enum``, ...) shared
-by the manifest, ledger and review schemas. Every check appends
-:class:`~assay.packet.model.Issue` values to a :class:`Sink` and returns
-whether the value was acceptable; nothing raises. Codes: ``UNKNOWN_FIELD``
-(closed objects), ``MISSING_FIELD``, ``INVALID_TYPE``, ``INVALID_VALUE``.
-Imports only :mod:`assay.packet.model`.
+by the manifest, ledger and review schemas. Each :class:`Check` has two
+halves built from the same rules: ``ok(value)``, a fast yes/no that builds no
+strings, and a reporting half that appends :class:`~assay.packet.model.Issue`
+values with exact JSON pointers to a :class:`Sink`. :meth:`Check.check` runs
+the fast half and reports only when it says no, so a valid document costs no
+pointer building. Nothing raises. Codes: ``UNKNOWN_FIELD`` (closed objects),
+``MISSING_FIELD``, ``INVALID_TYPE``, ``INVALID_VALUE``. Imports only
+:mod:`assay.packet.model`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from assay.packet.model import Issue
 
 __all__ = [
+    "ANY_OBJECT",
     "BOOL",
     "DIGEST",
     "INSTANT",
@@ -45,7 +49,32 @@ class Sink:
         self.issues.append(Issue(code, self.path, pointer, message))
 
 
-Check = Callable[[Sink, Any, str], bool]
+Report = Callable[[Sink, Any, str], bool]
+Ok = Callable[[Any], bool]
+
+
+class Check:
+    """One shape: a fast ``ok`` and a ``report`` that names every violation.
+
+    The two halves must agree (a property test holds them to it): ``ok`` is
+    False exactly when ``report`` adds at least one issue.
+    """
+
+    __slots__ = ("ok", "report")
+
+    def __init__(self, ok: Ok, report: Report) -> None:
+        self.ok = ok
+        self.report = report
+
+    def __call__(self, sink: Sink, value: Any, ptr: str) -> bool:
+        return self.report(sink, value, ptr)
+
+    def check(self, sink: Sink, value: Any) -> bool:
+        """Check a whole document: fast when valid, every issue reported when not."""
+        if self.ok(value):
+            return True
+        self.report(sink, value, "")
+        return False
 
 
 def _key(key: str) -> str:
@@ -69,9 +98,14 @@ def _name(value: Any) -> str:
 def string(*, empty: bool = False, pattern: str | None = None, max_length: int | None = None,
            what: str = "") -> Check:
     """A string; non-empty unless ``empty``; optionally matching ``pattern``."""
-    regex = re.compile(pattern) if pattern else None
+    match = re.compile(pattern).fullmatch if pattern else None
 
-    def check(sink: Sink, value: Any, ptr: str) -> bool:
+    def ok(value: Any) -> bool:
+        return (type(value) is str and (empty or value != "")
+                and (max_length is None or len(value) <= max_length)
+                and (match is None or match(value) is not None))
+
+    def report(sink: Sink, value: Any, ptr: str) -> bool:
         if type(value) is not str:
             sink.add("INVALID_TYPE", ptr, f"expected a string, found {_name(value)}")
             return False
@@ -81,32 +115,39 @@ def string(*, empty: bool = False, pattern: str | None = None, max_length: int |
         if max_length is not None and len(value) > max_length:
             sink.add("INVALID_VALUE", ptr, f"longer than {max_length} characters")
             return False
-        if regex is not None and not regex.fullmatch(value):
+        if match is not None and match(value) is None:
             sink.add("INVALID_VALUE", ptr, f"{value[:60]!r} is not {what or 'well formed'}")
             return False
         return True
 
-    return check
+    return Check(ok, report)
 
 
 def enum(*values: str) -> Check:
     """One of the string ``values`` exactly."""
     allowed = frozenset(values)
 
-    def check(sink: Sink, value: Any, ptr: str) -> bool:
-        if type(value) is not str or value not in allowed:
+    def ok(value: Any) -> bool:
+        return type(value) is str and value in allowed
+
+    def report(sink: Sink, value: Any, ptr: str) -> bool:
+        if not ok(value):
             sink.add("INVALID_VALUE", ptr,
                      f"{str(value)[:60]!r} is not one of: {', '.join(values)}")
             return False
         return True
 
-    return check
+    return Check(ok, report)
 
 
 def integer(*, minimum: int | None = None, maximum: int = 2**53 - 1) -> Check:
     """An integer (not a boolean, not a float) within bounds."""
 
-    def check(sink: Sink, value: Any, ptr: str) -> bool:
+    def ok(value: Any) -> bool:
+        return (type(value) is int and (minimum is None or value >= minimum)
+                and value <= maximum)
+
+    def report(sink: Sink, value: Any, ptr: str) -> bool:
         if type(value) is not int:
             sink.add("INVALID_TYPE", ptr, f"expected an integer, found {_name(value)}")
             return False
@@ -118,17 +159,21 @@ def integer(*, minimum: int | None = None, maximum: int = 2**53 - 1) -> Check:
             return False
         return True
 
-    return check
+    return Check(ok, report)
 
 
-def _bool(sink: Sink, value: Any, ptr: str) -> bool:
+def _bool_ok(value: Any) -> bool:
+    return type(value) is bool
+
+
+def _bool_report(sink: Sink, value: Any, ptr: str) -> bool:
     if type(value) is not bool:
         sink.add("INVALID_TYPE", ptr, f"expected a boolean, found {_name(value)}")
         return False
     return True
 
 
-BOOL: Check = _bool
+BOOL = Check(_bool_ok, _bool_report)
 DIGEST = string(pattern=r"sha256:[0-9a-f]{64}", what="a digest of the form sha256:<64 lowercase hex>")
 INSTANT = string(
     pattern=r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z",
@@ -136,77 +181,125 @@ INSTANT = string(
 )
 
 
+def _object_ok(value: Any) -> bool:
+    return type(value) is dict
+
+
+def _object_report(sink: Sink, value: Any, ptr: str) -> bool:
+    if type(value) is not dict:
+        sink.add("INVALID_TYPE", ptr, f"expected an object, found {_name(value)}")
+        return False
+    return True
+
+
+# Any JSON object; its content is checked elsewhere (e.g. by recomputation).
+ANY_OBJECT = Check(_object_ok, _object_report)
+
+
 def nullable(inner: Check) -> Check:
     """``null`` or whatever ``inner`` accepts."""
+    inner_ok, inner_report = inner.ok, inner.report
 
-    def check(sink: Sink, value: Any, ptr: str) -> bool:
-        return True if value is None else inner(sink, value, ptr)
+    def ok(value: Any) -> bool:
+        return value is None or inner_ok(value)
 
-    return check
+    def report(sink: Sink, value: Any, ptr: str) -> bool:
+        return True if value is None else inner_report(sink, value, ptr)
+
+    return Check(ok, report)
 
 
 def array(item: Check, *, min_items: int = 0, unique: bool = False) -> Check:
-    """An array whose every item passes ``item``; ``unique`` refuses repeated scalars."""
+    """An array whose every item passes ``item``; ``unique`` (string items) refuses repeats."""
+    item_ok, item_report = item.ok, item.report
 
-    def check(sink: Sink, value: Any, ptr: str) -> bool:
+    def ok(value: Any) -> bool:
+        if type(value) is not list or len(value) < min_items:
+            return False
+        for entry in value:
+            if not item_ok(entry):
+                return False
+        return not unique or len(set(value)) == len(value)
+
+    def report(sink: Sink, value: Any, ptr: str) -> bool:
         if type(value) is not list:
             sink.add("INVALID_TYPE", ptr, f"expected an array, found {_name(value)}")
             return False
-        ok = True
+        good = True
         if len(value) < min_items:
             sink.add("INVALID_VALUE", ptr, f"needs at least {min_items} item(s)")
-            ok = False
+            good = False
         for index, entry in enumerate(value):
-            ok = item(sink, entry, f"{ptr}/{index}") and ok
-        if ok and unique:
+            good = item_report(sink, entry, f"{ptr}/{index}") and good
+        if good and unique:
             seen: set[Any] = set()
             for index, entry in enumerate(value):
                 if entry in seen:
                     sink.add("INVALID_VALUE", f"{ptr}/{index}", f"{str(entry)[:60]!r} is repeated")
-                    ok = False
+                    good = False
                 seen.add(entry)
-        return ok
+        return good
 
-    return check
+    return Check(ok, report)
 
 
 def obj(required: Mapping[str, Check], optional: Mapping[str, Check] | None = None) -> Check:
     """A closed object: every key known, every required key present."""
     optional = dict(optional or {})
     known = {**required, **optional}
+    known_keys = known.keys()
     suffix = {key: _key(key) for key in known}
-    required_items = [(key, suffix[key], inner) for key, inner in required.items()]
-    optional_items = [(key, suffix[key], inner) for key, inner in optional.items()]
+    required_ok = [(key, inner.ok) for key, inner in required.items()]
+    optional_ok = [(key, inner.ok) for key, inner in optional.items()]
+    required_items = [(key, suffix[key], inner.report) for key, inner in required.items()]
+    optional_items = [(key, suffix[key], inner.report) for key, inner in optional.items()]
 
-    def check(sink: Sink, value: Any, ptr: str) -> bool:
+    def ok(value: Any) -> bool:
+        if type(value) is not dict or not value.keys() <= known_keys:
+            return False
+        for key, inner_ok in required_ok:
+            if key not in value or not inner_ok(value[key]):
+                return False
+        for key, inner_ok in optional_ok:
+            if key in value and not inner_ok(value[key]):
+                return False
+        return True
+
+    def report(sink: Sink, value: Any, ptr: str) -> bool:
         if type(value) is not dict:
             sink.add("INVALID_TYPE", ptr, f"expected an object, found {_name(value)}")
             return False
-        ok = True
-        if not value.keys() <= known.keys():
+        good = True
+        if not value.keys() <= known_keys:
             for key in value:
                 if key not in known:
                     sink.add("UNKNOWN_FIELD", ptr + _key(key),
                              f"unknown field {key!r} in a closed object")
-            ok = False
+            good = False
         for key, tail, inner in required_items:
             if key not in value:
                 sink.add("MISSING_FIELD", ptr + tail, f"required field {key!r} is missing")
-                ok = False
+                good = False
             elif not inner(sink, value[key], ptr + tail):
-                ok = False
+                good = False
         for key, tail, inner in optional_items:
             if key in value and not inner(sink, value[key], ptr + tail):
-                ok = False
-        return ok
+                good = False
+        return good
 
-    return check
+    return Check(ok, report)
 
 
 def union(field: str, branches: Mapping[str, Check]) -> Check:
     """A discriminated union: ``value[field]`` picks the branch that checks the rest."""
 
-    def check(sink: Sink, value: Any, ptr: str) -> bool:
+    def ok(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        tag = value.get(field)
+        return type(tag) is str and tag in branches and branches[tag].ok(value)
+
+    def report(sink: Sink, value: Any, ptr: str) -> bool:
         if type(value) is not dict:
             sink.add("INVALID_TYPE", ptr, f"expected an object, found {_name(value)}")
             return False
@@ -218,6 +311,6 @@ def union(field: str, branches: Mapping[str, Check]) -> Check:
             sink.add("INVALID_VALUE", ptr + _key(field),
                      f"{str(tag)[:60]!r} is not one of: {', '.join(branches)}")
             return False
-        return branches[tag](sink, value, ptr)
+        return branches[tag].report(sink, value, ptr)
 
-    return check
+    return Check(ok, report)

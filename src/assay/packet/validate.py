@@ -172,14 +172,14 @@ class _Compiler(ReviewChecks):
             manifest = self.load(MANIFEST_FILE, raw, "packet-manifest")
             if manifest is not None:
                 self.strip(manifest)
-                if not MANIFEST_SHAPE(self.sink(MANIFEST_FILE), manifest, ""):
+                if not MANIFEST_SHAPE.check(self.sink(MANIFEST_FILE), manifest):
                     manifest = None
         raw = self.read(LEDGER_FILE, LEDGER_FILE, "")
         if raw is not None:
             ledger = self.load(LEDGER_FILE, raw, "claim-ledger")
             if ledger is not None:
                 self.strip(ledger)
-                if not LEDGER_SHAPE(self.sink(LEDGER_FILE), ledger, ""):
+                if not LEDGER_SHAPE.check(self.sink(LEDGER_FILE), ledger):
                     ledger = None
         if manifest is None:
             return None
@@ -230,7 +230,7 @@ class _Compiler(ReviewChecks):
             if shape is None:
                 self.add("UNKNOWN_KIND", path, "/kind", f"a {kind} cannot be a listed artifact")
                 continue
-            if shape(self.sink(path), doc, ""):
+            if shape.check(self.sink(path), doc):
                 entry = Doc(index, path, ref["digest"], kind, doc)
                 self.docs.append(entry)
                 self.by_path[path] = entry
@@ -270,7 +270,7 @@ class _Compiler(ReviewChecks):
         doc = self.load(FAILURE_FILE, got, "run-failure")
         if doc is not None:
             self.strip(doc)
-            if FAILURE_SHAPE(self.sink(FAILURE_FILE), doc, "") and doc["runId"] != manifest["runId"]:
+            if FAILURE_SHAPE.check(self.sink(FAILURE_FILE), doc) and doc["runId"] != manifest["runId"]:
                 self.add("RUN_ID_MISMATCH", FAILURE_FILE, "/runId", "the failure is of another run")
 
     # -- phase 2 -------------------------------------------------------
@@ -625,7 +625,7 @@ class _Compiler(ReviewChecks):
         }
         evidence: dict[str, Evidence] = {}
         for i, record in enumerate(L["evidence"]):
-            ptr = json_pointer("evidence", i)
+            ptr = f"/evidence/{i}"
             eid = record["evidenceId"]
             if eid in evidence:
                 self.add("DUPLICATE_ID", LEDGER_FILE, ptr + "/evidenceId",
@@ -642,7 +642,7 @@ class _Compiler(ReviewChecks):
         all_ids = {e["evidenceId"] for e in L["evidence"]}
         claims: dict[str, dict[str, Any]] = {}
         for i, claim in enumerate(L["claims"]):
-            ptr = json_pointer("claims", i)
+            ptr = f"/claims/{i}"
             cid = claim["claimId"]
             if cid in claims:
                 self.add("DUPLICATE_ID", LEDGER_FILE, ptr + "/claimId",
