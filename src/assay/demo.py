@@ -85,32 +85,41 @@ def _chapter_ledger(story: _Story) -> None:
                f"{again['ledger_revision']}")
 
 
+_BUGGY_CALC = "def add(a, b):\n    return a - b\n"
+_FIXED_CALC = "def add(a, b):\n    return a + b\n"
+_TEST_CALC = ("import calc\n\nresult = calc.add(2, 3)\n"
+              "assert result == 5, f'add(2, 3) returned {result}, expected 5'\n"
+              "print('test_calc: 1 passed')\n")
+
+
 def _chapter_evidence(story: _Story) -> None:
     story.chapter("Machine evidence: assay runs the declared check itself")
-    (story.root / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
-    test = "import calc; assert calc.add(2, 2) == 4; print('1 passed')"
+    (story.root / "calc.py").write_text(_BUGGY_CALC, encoding="utf-8")
+    (story.root / "test_calc.py").write_text(_TEST_CALC, encoding="utf-8")
     with open(story.root / "assay.toml", "a", encoding="utf-8") as handle:
         handle.write("\n[evidence.commands.unit]\n"
-                     f"argv = {json.dumps([sys.executable, '-c', test])}\n"
+                     f"argv = {json.dumps([sys.executable, '-B', 'test_calc.py'])}\n"
                      "timeout = 60\nrequired = true\n"
                      'description = "the unit test of calc.add"\n')
-    story.show("declared", "[evidence.commands.unit] in assay.toml (argv, timeout, required)")
+    story.show("declared", "[evidence.commands.unit] in assay.toml: python test_calc.py "
+               "(argv, timeout, required)")
     run = story.call("evidence.run", {"name": "unit"})["data"]
     story.show("assay evidence run -- unit",
-               f"{run['status']} in {run['duration_ms']} ms, origin {run['origin']}")
+               f"{run['status']} in {run['duration_ms']} ms (exit {run['exit_code']}), "
+               f"origin {run['origin']}")
     story.show("cite it as", run["evidence_ref"])
     shown = story.call("evidence.show", {"id": "unit"})["data"]
     observation = shown["record"]["data"]["observation"]
     story.show("record", f"{shown['record']['id']} revision {shown['record']['revision']}, "
                f"machine_observed={str(shown['machine_observed']).lower()}")
-    story.show("stdout tail", observation["stdout"]["tail"].strip())
-    story.show("stdout sha256", observation["stdout"]["sha256"])
+    story.show("stderr tail", observation["stderr"]["tail"].strip().splitlines()[-1])
+    story.show("stderr sha256", observation["stderr"]["sha256"])
     story.call("put", {"id": "evidence:unit-by-hand",
                        "data": {"observation": {"status": "passed"}}})
     claimed = story.call("evidence.show", {"id": "unit-by-hand"})["data"]
-    story.show("the same claim written with put",
+    story.show("an agent writes 'passed' with put instead",
                f"origin {claimed['record']['origin']}, "
-               f"machine_observed={str(claimed['machine_observed']).lower()}")
+               f"machine_observed={str(claimed['machine_observed']).lower()}: a claim stays a claim")
 
 
 _DEMO_GOAL = """# Goal: ship the manifest parser
@@ -278,7 +287,7 @@ def _chapter_intent(story: _Story) -> None:
 
     def check(label: str) -> dict[str, Any]:
         envelope = story.call("work.check", {"id": "knowledge:calc"})
-        report = envelope["data"]
+        report: dict[str, Any] = envelope["data"]
         statuses = ", ".join(f"{r['id']} {r['status']}" for r in report["delta"]["requirements"])
         story.show(label, f"ready_to_review={str(report['ready_to_review']).lower()}; {statuses}")
         for issue in report["issues"]:
@@ -339,17 +348,9 @@ def _chapter_intent(story: _Story) -> None:
 
 def _chapter_loop(story: _Story) -> None:
     story.chapter("A governed loop: a claim is contradicted, the fix is verified")
-    (story.root / "mathx.py").write_text("def mul(a, b):\n    return a + b\n", encoding="utf-8")
-    (story.root / "test_mathx.py").write_text(
-        "import mathx\nassert mathx.mul(3, 4) == 12, 'mul(3, 4) != 12'\nprint('mul ok')\n",
-        encoding="utf-8")
-    with open(story.root / "assay.toml", "a", encoding="utf-8") as handle:
-        handle.write("\n[evidence.commands.mul-test]\n"
-                     f"argv = {json.dumps([sys.executable, '-B', 'test_mathx.py'])}\n"
-                     'timeout = 60\ndescription = "the mathx.mul test"\n')
-    view = story.call("loop.start", {"task": "Make mathx.mul multiply", "loop": "demo-mul",
-                                     "criterion": ["mul(3, 4) == 12"],
-                                     "constraint": ["change only mathx.py"],
+    view = story.call("loop.start", {"task": "Make calc.add add", "loop": "fix-add",
+                                     "criterion": ["add(2, 3) == 5"],
+                                     "constraint": ["change only calc.py"],
                                      "max_rounds": 3})["data"]
     crit = view["guidance"]["criteria"][0]["id"]
     story.show("assay loop start", f"loop {view['loopId']}, {view['roundId']}, criterion {crit}, "
@@ -357,31 +358,33 @@ def _chapter_loop(story: _Story) -> None:
     story.show("submission handle", json.dumps(view["submissionHandle"], sort_keys=True))
 
     def submit(handle: dict[str, Any], evaluation: dict[str, Any]) -> dict[str, Any]:
-        return story.call("loop.next", {"handle": json.dumps(handle),
-                                        "evaluation": evaluation})["data"]
+        data: dict[str, Any] = story.call("loop.next", {"handle": json.dumps(handle),
+                                                        "evaluation": evaluation})["data"]
+        return data
 
     base = {"constraint_violations": [], "output_summary": ""}
     r1 = submit(view["submissionHandle"], {
         **base, "outcome": "partial", "should_continue": True,
-        "output_summary": "read mathx.py; the next slice makes mul multiply",
-        "round_contract": {"work_item": "mathx.mul multiplies", "items": [
-            {"description": "the mul test passes", "criterion_refs": [crit],
-             "verify_with": ["mul-test"]}]}})
+        "output_summary": "read calc.py; the next slice makes add add",
+        "round_contract": {"work_item": "calc.add adds", "items": [
+            {"description": "the unit test passes", "criterion_refs": [crit],
+             "verify_with": ["unit"]}]}})
     contract = r1["guidance"]["active_contract"]
     story.show("round 1 committed", f"contract {contract['id']} with item "
                f"{contract['items'][0]['id']} becomes active for round 2")
     claim = submit(r1["submissionHandle"], {
         **base, "outcome": "success", "should_continue": False,
-        "output_summary": "mul is done (it is not: nothing changed)"})
+        "output_summary": "add is done (it is not: nothing changed)"})
     receipt = claim["receipt"]
     posture = receipt["verification"]["evidence_posture"]
     story.show("round 2 claims success", f"accepted={str(claim['accepted']).lower()}, "
                f"posture {posture['status']}, rejected by "
                f"{receipt['rejection']['checks'][0]['check']}; now attempt {claim['attempt']}")
-    (story.root / "mathx.py").write_text("def mul(a, b):\n    return a * b\n", encoding="utf-8")
+    (story.root / "calc.py").write_text(_FIXED_CALC, encoding="utf-8")
+    story.say("   the agent fixes calc.py ('a - b' -> 'a + b') and submits again")
     done = submit(claim["submissionHandle"], {
         **base, "outcome": "success", "should_continue": False,
-        "output_summary": "mul now multiplies; assay ran the mul test"})
+        "output_summary": "add now adds; assay ran the unit test"})
     posture = done["receipt"]["verification"]["evidence_posture"]
     terminal = done["terminal"]
     story.show("round 2 after the fix", f"posture {posture['status']}, "
@@ -390,10 +393,34 @@ def _chapter_loop(story: _Story) -> None:
                f"committed rounds; trajectory {terminal['machineBackedSuccessTrajectory']}")
 
 
+def _chapter_report(story: _Story) -> None:
+    story.chapter("The review report: one self-contained HTML page for the person who reviews")
+    dossier = story.root / "research" / "wal-packet" / "raw/dossiers/gather-1/dossier.json"
+    data = bytearray(dossier.read_bytes())
+    data[data.index(b"Readers")] = ord("r")
+    dossier.write_bytes(bytes(data))
+    packet = story.call("packet.validate", {"dir": str(dossier.parents[3])})["data"]
+    story.show("the dossier's byte restored", f"valid={str(packet['valid']).lower()} again: "
+               "the refusal was bound to the content, not to the packet")
+    out = story.root / "assay-report.html"
+    report = story.call("report", {"intent": "knowledge:calc", "loop": "fix-add",
+                                   "packet": "research/wal-packet", "out": str(out)})["data"]
+    story.show("assay report --intent knowledge:calc --loop fix-add --packet research/wal-packet",
+               f"sections {', '.join(report['sections'])}; ready_to_review="
+               f"{str(report['ready_to_review']).lower()} at ledger revision "
+               f"{report['ledger_revision']}; {report['bytes']} bytes, no network needed")
+    story.show("publication gate", f"{report['publication']['line']} "
+               f"({report['publication']['sources']} record versions)")
+    story.say(f"   report written: {report['path']}")
+
+
+# The story, in order: a project and its ledger; machine evidence; a governed
+# loop whose contract runs a real test; an intent that becomes ready as that
+# evidence is cited; the work context; a research packet refused after
+# tampering; and the report a reviewer opens.
 CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
-                                             _chapter_evidence, _chapter_intent, _chapter_context,
-                                             _chapter_packet,
-                                             _chapter_loop]
+                                             _chapter_evidence, _chapter_loop, _chapter_intent,
+                                             _chapter_context, _chapter_packet, _chapter_report]
 
 
 def run_demo(*, keep: str | None = None) -> int:
@@ -402,15 +429,18 @@ def run_demo(*, keep: str | None = None) -> int:
     if keep:
         root = Path(keep).resolve()
         root.mkdir(parents=True, exist_ok=True)
-        return _run(root, started)
+        return _run(root, started, kept=True)
     with tempfile.TemporaryDirectory(prefix="assay-demo-") as tmp:
-        return _run(Path(tmp), started)
+        return _run(Path(tmp), started, kept=False)
 
 
-def _run(root: Path, started: float) -> int:
+def _run(root: Path, started: float, *, kept: bool) -> int:
     story = _Story(root)
-    story.say(f"assay demo: a temporary project at {root}")
+    story.say(f"assay demo: {'a project kept' if kept else 'a temporary project'} at {root}")
     for chapter in CHAPTERS:
         chapter(story)
     story.say(f"\nDone in {time.monotonic() - started:.1f} s.")
+    if not kept:
+        story.say("The temporary project is removed now; 'assay demo --keep DIR' keeps it "
+                  "(and its report) to explore.")
     return 0

@@ -54,8 +54,12 @@ def test_report_browser_demo_page_screenshot_and_dom(page: Any, demo_report: Pat
     assert (machine, claimed) == (2, 1)
     rounds = page.locator("#rounds tr.round").evaluate_all(
         "els => els.map(e => [e.dataset.round, e.dataset.claimed, e.dataset.observed])")
-    assert rounds == [["1", "partial", "insufficient"], ["2", "success", "verified"]]
+    assert rounds == [["1", "partial", "contradicted"], ["2", "success", "verified"]]
+    rejected = page.locator("#rounds tr.rejection").evaluate_all(
+        "els => els.map(e => [e.dataset.round, e.dataset.attempt, e.dataset.claimed])")
+    assert rejected == [["2", "1", "success"]]
     assert page.locator("#loop-timeline g.round-mark").count() == 2
+    assert page.locator("#loop-timeline g.rejection-mark").count() == 1
     assert page.locator("#stop-reason").text_content() == "\u25a0 stopped: completed"
     packet = page.locator("#packet")
     assert packet.get_attribute("data-valid") == "true"

@@ -24,6 +24,8 @@ from assay.ops import Argument, Invocation, Result, operation
 
 # Bytes of a non-evidence record's data shown in the page (its digest covers all of it).
 _DATA_LIMIT = 4000
+# Rejected attempts read per round at most (a loop stops long before: max_rejections).
+_MAX_ATTEMPTS = 1000
 
 
 @operation(
@@ -175,7 +177,7 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
 
 
 def _loop(reader: Any, loop_id: str, versions: dict[str, int]) -> dict[str, Any]:
-    from assay.loop.identity import head_id, round_id
+    from assay.loop.identity import head_id, rejection_id, round_id
     from assay.loop.session import HEAD_SCHEMA, session_not_found
 
     head = reader.get(head_id(loop_id))
@@ -183,13 +185,22 @@ def _loop(reader: Any, loop_id: str, versions: dict[str, int]) -> dict[str, Any]
         raise session_not_found(loop_id)
     versions[head.id] = head.revision
     rounds = []
-    for n in range(1, int(head.data.get("lastCommittedRound") or 0) + 1):
-        record = reader.get(round_id(loop_id, n))
-        if record is None or not isinstance(record.data, dict):
-            continue
-        versions[record.id] = record.revision
-        rounds.append(record.data)
-    return {"head": head.data, "rounds": rounds}
+    rejections = []
+    last = int(head.data.get("lastCommittedRound") or 0)
+    for n in range(1, max(last, int(head.data.get("round") or 0)) + 1):
+        if n <= last:
+            record = reader.get(round_id(loop_id, n))
+            if record is not None and isinstance(record.data, dict):
+                versions[record.id] = record.revision
+                rounds.append(record.data)
+        # Rejected attempts of a round are numbered from 1 without gaps.
+        for attempt in range(1, _MAX_ATTEMPTS + 1):
+            rejected = reader.get(rejection_id(loop_id, n, attempt))
+            if rejected is None or not isinstance(rejected.data, dict):
+                break
+            versions[rejected.id] = rejected.revision
+            rejections.append(rejected.data)
+    return {"head": head.data, "rounds": rounds, "rejections": rejections}
 
 
 def _batches(reader: Any, envelopes: list[Any]) -> list[Any]:

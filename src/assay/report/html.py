@@ -410,9 +410,17 @@ def _evidence_html(record_id: str, ev: Mapping[str, Any], anchor: str) -> str:
 
 # ------------------------------------------------------------------ loop
 
+def _attempts(loop: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Committed rounds and rejected attempts in (round, attempt) order."""
+    entries = [*loop.get("rounds", []), *loop.get("rejections", [])]
+    return sorted(entries, key=lambda e: (int(e.get("round") or 0), int(e.get("attempt") or 0),
+                                          e.get("type") == "round"))
+
+
 def _loop_section(loop: Mapping[str, Any]) -> str:
     head = loop["head"]
     rounds = loop.get("rounds", [])
+    attempts = _attempts(loop)
     acceptance = head.get("operatorAcceptance") or {}
     status = str(head.get("status", ""))
     stop = head.get("stopReason")
@@ -427,21 +435,47 @@ def _loop_section(loop: Mapping[str, Any]) -> str:
             f"<li>{_e(c)}</li>" for c in acceptance["hard_constraints"]) + "</ul>")
     stop_text = (f"stopped: {stop}" if status == "stopped" else
                  f"active (round {head.get('round', '')} held)")
-    out.append(f'<p id="loop-state">{len(rounds)} committed round(s); '
-               f'<strong>{_e(stop_text)}</strong></p>')
-    out.append('<div class="timeline">' + _timeline_svg(rounds, status, stop) + "</div>")
+    rejected = len(attempts) - len(rounds)
+    out.append(f'<p id="loop-state">{len(rounds)} committed round(s), {rejected} rejected '
+               f'attempt(s); <strong>{_e(stop_text)}</strong></p>')
+    out.append('<div class="timeline">' + _timeline_svg(attempts, status, stop) + "</div>")
     out.append('<table id="rounds"><tr><th>round</th><th>claimed by the agent</th>'
                "<th>observed by assay</th><th>contract items</th><th>commands</th>"
                "<th>summary</th></tr>")
-    for rnd in rounds:
-        out.append(_round_row(rnd))
+    for entry in attempts:
+        out.append(_round_row(entry) if entry.get("type") == "round" else _rejection_row(entry))
     out.append("</table></section>")
     return "".join(out)
 
 
 def _claimed(rnd: Mapping[str, Any]) -> str:
+    if rnd.get("type") == "rejection":
+        return str((rnd.get("evaluation") or {}).get("outcome") or "unknown")
     receipt = rnd.get("receipt") or {}
     return str(receipt.get("agent_outcome") or "unknown")
+
+
+def _label(entry: Mapping[str, Any]) -> str:
+    if entry.get("type") == "rejection":
+        return f"round {entry.get('round', '')}.{entry.get('attempt', '')} rejected"
+    return f"round {entry.get('round', '')}"
+
+
+def _rejection_row(rej: Mapping[str, Any]) -> str:
+    claimed, observed = _claimed(rej), _observed(rej)
+    c_css = _OUTCOME_STYLE.get(claimed, "none")
+    o_css = _POSTURE_STYLE.get(observed, "none")
+    checks = [str(c.get("check", "")) if isinstance(c, Mapping) else str(c)
+              for c in rej.get("checks", [])]
+    summary = str((rej.get("evaluation") or {}).get("output_summary", ""))
+    return (f'<tr class="rejection" data-round="{_e(rej.get("round", ""))}" '
+            f'data-attempt="{_e(rej.get("attempt", ""))}" data-claimed="{_e(claimed)}" '
+            f'data-observed="{_e(observed)}"><td>{_e(rej.get("round", ""))} '
+            f'(attempt {_e(rej.get("attempt", ""))})<div>{_badge("bad", _ICON["bad"], "rejected")}'
+            f"</div></td><td>{_badge(c_css, _ICON[c_css], claimed)}</td>"
+            f"<td>{_badge(o_css, _ICON[o_css], observed)}</td>"
+            f'<td colspan="2">not committed: {_e(", ".join(checks) or "enforcement")}</td>'
+            f"<td>{_e(summary)}</td></tr>")
 
 
 def _observed(rnd: Mapping[str, Any]) -> str:
@@ -491,7 +525,7 @@ _FILL = {"ok": "#1a7f37", "wait": "#bf8700", "bad": "#cf222e", "none": "#8c959f"
 
 
 def _timeline_svg(rounds: Sequence[Mapping[str, Any]], status: str, stop: Any) -> str:
-    step, left = 112, 170
+    step, left = 128, 170
     width = left + step * max(len(rounds), 1) + 260
     height = 170
     parts = [(f'<svg id="loop-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
@@ -499,26 +533,30 @@ def _timeline_svg(rounds: Sequence[Mapping[str, Any]], status: str, stop: Any) -
              f'aria-label="Loop rounds: outcome claimed by the agent versus posture observed by assay">'),
              '<text x="8" y="52" font-size="12" fill="#1f2328">claimed by the agent</text>',
              '<text x="8" y="112" font-size="12" fill="#1f2328">observed by assay</text>',
-             f'<line x1="{left - 10}" y1="80" x2="{width - 20}" y2="80" stroke="#d0d7de"/>']
+             (f'<line x1="{left - 10}" y1="80" x2="{left + step * len(rounds) - 4}" y2="80" '
+             'stroke="#d0d7de"/>')]
     for n, rnd in enumerate(rounds):
         x = left + step * n
         claimed, observed = _claimed(rnd), _observed(rnd)
         c_css = _OUTCOME_STYLE.get(claimed, "none")
         o_css = _POSTURE_STYLE.get(observed, "none")
         mismatch = claimed == "success" and observed != "verified"
+        kind = "rejection-mark" if rnd.get("type") == "rejection" else "round-mark"
         parts.append(
-            f'<g class="round-mark" data-round="{_e(rnd.get("round", n + 1))}" '
+            f'<g class="{kind}" data-round="{_e(rnd.get("round", n + 1))}" '
             f'data-claimed="{_e(claimed)}" data-observed="{_e(observed)}">'
-            f'<title>round {_e(rnd.get("round", n + 1))}: claimed {_e(claimed)}, observed '
+            f'<title>{_e(_label(rnd))}: claimed {_e(claimed)}, observed '
             f'{_e(observed)}</title>'
-            f'<rect x="{x}" y="34" width="{step - 12}" height="28" rx="6" fill="{_FILL[c_css]}"/>'
+            + (f'<rect x="{x - 4}" y="28" width="{step - 4}" height="100" rx="8" fill="none" '
+               'stroke="#cf222e" stroke-dasharray="5 4"/>' if kind == "rejection-mark" else "")
+            + f'<rect x="{x}" y="34" width="{step - 12}" height="28" rx="6" fill="{_FILL[c_css]}"/>'
             f'<text x="{x + (step - 12) // 2}" y="53" font-size="12" text-anchor="middle" '
             f'fill="#fff">{_e(_ICON[c_css])} {_e(claimed)}</text>'
             f'<rect x="{x}" y="94" width="{step - 12}" height="28" rx="6" fill="{_FILL[o_css]}"/>'
             f'<text x="{x + (step - 12) // 2}" y="113" font-size="12" text-anchor="middle" '
             f'fill="#fff">{_e(_ICON[o_css])} {_e(observed)}</text>'
             f'<text x="{x + (step - 12) // 2}" y="146" font-size="12" text-anchor="middle" '
-            f'fill="#1f2328">round {_e(rnd.get("round", n + 1))}</text>'
+            f'fill="#1f2328">{_e(_label(rnd))}</text>'
             + (f'<text x="{x + (step - 12) // 2}" y="84" font-size="14" text-anchor="middle" '
                f'fill="#cf222e" font-weight="700">\u2260</text>' if mismatch else "")
             + "</g>")
