@@ -386,3 +386,17 @@ def test_ops_resume_survives_damaged_journal(project: Project) -> None:
     out = op(project, "work.resume", id="knowledge:export")[0]["data"]
     assert "checkpoint journal unreadable" in out["text"]
     assert out["must_read_before_action"] is True
+
+
+def test_ops_report_write_basis_guards_a_correction(project: Project) -> None:
+    """The report's write basis lets a correction commit only if nothing it read has moved."""
+    ready_project(project)
+    basis = op(project, "work.check", id="knowledge:export")[0]["data"]["write_basis"]
+    guard = {k: basis[k] for k in ("epoch", "ledger_revision", "records")}
+    put(project, "evidence:export", {"exit": 0, "rerun": True})
+    with pytest.raises(AssayError) as info:
+        put(project, "knowledge:export", {"intent": INTENT}, write_basis=guard)
+    assert info.value.code == "revision_conflict"
+    fresh = op(project, "work.check", id="knowledge:export")[0]["data"]["write_basis"]
+    guard = {k: fresh[k] for k in ("epoch", "ledger_revision", "records")}
+    assert put(project, "knowledge:export", {"intent": INTENT}, write_basis=guard)["revision"] == 2
