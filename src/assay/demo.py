@@ -393,6 +393,29 @@ def _chapter_loop(story: _Story) -> None:
                f"committed rounds; trajectory {terminal['machineBackedSuccessTrajectory']}")
 
 
+def _chapter_provenance(story: _Story) -> None:
+    story.chapter("Saved context: a note is only as good as the record it was derived from")
+    fact = story.call("put", {"id": "knowledge:login-limit", "expect_revision": 0,
+                              "data": {"limit": 5, "window_s": 60}})["data"]
+    note = story.call("note.add", {"text": "Logins are limited to 5 per 60 s window.",
+                                   "source": [f"knowledge:login-limit@{fact['revision']}"]})["data"]
+    story.show("note add --source knowledge:login-limit@1",
+               f"{note['receipt']['id']} pinned to data sha256 {note['sources'][0]['data_sha256'][:12]}…")
+    story.call("memory.add", {"text": "my hunch: the limit is too strict", "principal": "alice"})
+    hidden = story.call("memory.search", {"query": "hunch", "principal": "bob"})["data"]
+    story.show("alice's private memory, searched by bob", f"count {hidden['count']}, "
+               f"{len(hidden['unavailable'])} unavailable lines: nothing of it is visible")
+    listed = story.call("note.list")["data"]
+    story.show("note list", f"{listed['count']} admitted; envelope {listed['envelope']['status']} "
+               f"over {len(listed['envelope']['leaves'])} record versions")
+    story.call("retire", {"id": "knowledge:login-limit", "expect_revision": fact["revision"]})
+    after = story.call("note.list")["data"]
+    story.show("after retiring knowledge:login-limit", after["unavailable"][0]["line"])
+    verdict = story.call("publish.check", {"envelope": listed["envelope"]})["data"]
+    story.show("publish check of the earlier read", f"{verdict['line']} "
+               f"(attempts {verdict['attempts']})")
+
+
 def _chapter_report(story: _Story) -> None:
     story.chapter("The review report: one self-contained HTML page for the person who reviews")
     dossier = story.root / "research" / "wal-packet" / "raw/dossiers/gather-1/dossier.json"
@@ -417,10 +440,12 @@ def _chapter_report(story: _Story) -> None:
 # The story, in order: a project and its ledger; machine evidence; a governed
 # loop whose contract runs a real test; an intent that becomes ready as that
 # evidence is cited; the work context; a research packet refused after
-# tampering; and the report a reviewer opens.
+# tampering; a note withheld once its source is retired; and the report a
+# reviewer opens.
 CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
                                              _chapter_evidence, _chapter_loop, _chapter_intent,
-                                             _chapter_context, _chapter_packet, _chapter_report]
+                                             _chapter_context, _chapter_packet,
+                                             _chapter_provenance, _chapter_report]
 
 
 def run_demo(*, keep: str | None = None) -> int:
