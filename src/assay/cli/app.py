@@ -119,7 +119,13 @@ def _leaf(op: Operation) -> click.Command:
         inv = Invocation(surface="cli", interactive=is_tty(sys.stderr),
                          stdin=sys.stdin.buffer.read)
         try:
-            envelope, code = call(op.name, args, inv)
+            if inv.interactive:
+                from assay.cli.render import working
+
+                with working(op, inv.interactive):
+                    envelope, code = call(op.name, args, inv)
+            else:
+                envelope, code = call(op.name, args, inv)
         finally:
             inv.close()
         _render(op, envelope, args, output_format)

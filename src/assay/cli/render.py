@@ -478,3 +478,120 @@ READABLE["memory.list"] = _saved_entries
 READABLE["memory.search"] = _saved_entries
 READABLE["publish.check"] = _publish_verdict
 READABLE["pending.answer"] = _pending_answer
+
+
+# --- long work, the report and a few more readable views -------------------------------
+
+# Operations that can take long without a progress display of their own
+# (evidence runs and loop gates show their commands live already).
+LONG_WORK = {
+    "packet.validate": "validating the packet",
+    "packet.render": "validating and rendering the packet",
+    "report": "reading the ledger snapshot and writing the report",
+    "work.attention": "checking the project's intents",
+}
+
+
+def working(op: Operation, interactive: bool) -> Any:
+    """A context manager showing a spinner on stderr while ``op`` runs, on a terminal only."""
+    import contextlib
+
+    if not interactive or op.name not in LONG_WORK:
+        return contextlib.nullcontext()
+    return _console(stderr=True).status(LONG_WORK[op.name] + "\u2026", spinner="dots")
+
+
+def _report_written(envelope: dict[str, Any]) -> None:
+    """``report``: the verdict in words, where the page is, and what it shows."""
+    from rich.markup import escape
+
+    data = envelope["data"]
+    console = _console()
+    ready = data["ready_to_review"]
+    if ready is None:
+        verdict = "[bold]readiness not assessed[/bold] (no intent named)"
+    elif ready:
+        verdict = "[bold green]\u2714 ready to review[/bold green]"
+    else:
+        verdict = "[bold red]\u2718 not ready to review[/bold red]"
+    console.print(f"{verdict} at ledger revision {data['ledger_revision']}")
+    console.print(f"wrote {escape(data['path'])} ({data['bytes']:,} bytes; sections "
+                  f"{escape(', '.join(data['sections']))})")
+    publication = data["publication"]
+    console.print(f"publication gate: {escape(publication['line'])} "
+                  f"({publication['sources']} record versions)")
+
+
+def _init_view(envelope: dict[str, Any]) -> None:
+    """``init``: the scope and the files created."""
+    from rich.markup import escape
+
+    data = envelope["data"]
+    console = _console()
+    console.print(f"[bold]{escape(str(data.get('scope', '')))}[/bold] "
+                  + ("created" if data.get("created") else "already initialised")
+                  + f" at {escape(str(data.get('root', '')))}")
+    ledger = data.get("ledger") or {}
+    if ledger:
+        console.print(f"  ledger: {escape(str(ledger.get('backend')))} "
+                      f"{escape(str(ledger.get('location')))}, revision "
+                      f"{ledger.get('ledger_revision')}")
+    for step in envelope.get("next", []):
+        console.print(f"next: {escape(step)}")
+
+
+def _put_receipt(envelope: dict[str, Any]) -> None:
+    """``put`` / ``retire`` / ``supersede``: the receipt in one line."""
+    from rich.markup import escape
+
+    data = envelope["data"]
+    replayed = " [yellow](replayed)[/yellow]" if data.get("replayed") else ""
+    _console().print(f"{escape(str(data['id']))} revision {data['revision']} at ledger revision "
+                     f"{data['ledger_revision']}{replayed}  sha256 {data.get('data_sha256', '')}")
+
+
+def _ledger_info(envelope: dict[str, Any]) -> None:
+    """``ledger info`` as a two-column table."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(show_header=False)
+    for key, value in envelope["data"].items():
+        table.add_row(escape(key), escape(value if isinstance(value, str) else json.dumps(value)))
+    _console().print(table)
+
+
+def _evidence_show(envelope: dict[str, Any]) -> None:
+    """``evidence show``: who observed it, the command's outcome and the output tails."""
+    from rich.markup import escape
+
+    data = envelope["data"]
+    record = data["record"]
+    console = _console()
+    seen = ("[blue]machine-observed[/blue]" if data.get("machine_observed")
+            else "[yellow]claimed[/yellow]")
+    console.print(f"[bold]{escape(record['id'])}[/bold] revision {record['revision']} {seen} "
+                  f"(origin {escape(str(record.get('origin')))})")
+    body = record.get("data")
+    observation = body.get("observation") if isinstance(body, dict) else None
+    if isinstance(observation, dict):
+        colour = _EVIDENCE_STYLE.get(str(observation.get("status")), "yellow")
+        console.print(f"[{colour}]{escape(str(observation.get('status')))}[/{colour}] exit "
+                      f"{observation.get('exit_code')} in {observation.get('duration_ms')} ms: "
+                      + escape(" ".join(str(a) for a in observation.get("argv") or [])))
+        for name in ("stdout", "stderr"):
+            stream = observation.get(name) or {}
+            if stream.get("tail"):
+                console.print(f"[dim]{name} tail (sha256 {stream.get('sha256')}):[/dim]")
+                console.print(stream["tail"].rstrip(), markup=False, highlight=False)
+    else:
+        console.print_json(json.dumps(body, ensure_ascii=False))
+
+
+READABLE["report"] = _report_written
+READABLE["init"] = _init_view
+READABLE["put"] = _put_receipt
+READABLE["retire"] = _put_receipt
+READABLE["supersede"] = _put_receipt
+READABLE["ledger.info"] = _ledger_info
+READABLE["evidence.show"] = _evidence_show
