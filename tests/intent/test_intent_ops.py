@@ -392,11 +392,20 @@ def test_ops_report_write_basis_guards_a_correction(project: Project) -> None:
     """The report's write basis lets a correction commit only if nothing it read has moved."""
     ready_project(project)
     basis = op(project, "work.check", id="knowledge:export")[0]["data"]["write_basis"]
-    guard = {k: basis[k] for k in ("epoch", "ledger_revision", "records")}
     put(project, "evidence:export", {"exit": 0, "rerun": True})
     with pytest.raises(AssayError) as info:
-        put(project, "knowledge:export", {"intent": INTENT}, write_basis=guard)
+        put(project, "knowledge:export", {"intent": INTENT}, write_basis=basis)
     assert info.value.code == "revision_conflict"
     fresh = op(project, "work.check", id="knowledge:export")[0]["data"]["write_basis"]
-    guard = {k: fresh[k] for k in ("epoch", "ledger_revision", "records")}
-    assert put(project, "knowledge:export", {"intent": INTENT}, write_basis=guard)["revision"] == 2
+    assert put(project, "knowledge:export", {"intent": INTENT}, write_basis=fresh)["revision"] == 2
+
+
+def test_ops_report_write_basis_is_bound_to_its_project(project: Project) -> None:
+    """A report's write basis carries its project binding; another binding is refused."""
+    ready_project(project)
+    basis = op(project, "work.check", id="knowledge:export")[0]["data"]["write_basis"]
+    foreign = {**basis, "project": {"scope": "project:elsewhere", "admitted_scopes": []}}
+    with pytest.raises(AssayError) as info:
+        put(project, "knowledge:export", {"intent": INTENT}, write_basis=foreign)
+    assert (info.value.code, info.value.pointer) == ("project_binding_conflict",
+                                                     "/write_basis/project")

@@ -164,19 +164,31 @@ class WriteBasis:
     epoch: str
     ledger_revision: int
     records: Mapping[str, int] = field(default_factory=dict)
+    project: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "epoch": self.epoch,
             "ledger_revision": self.ledger_revision,
             "records": dict(sorted(self.records.items())),
         }
+        if self.project is not None:
+            out["project"] = dict(self.project)
+        return out
 
     @classmethod
     def from_dict(cls, value: Any, *, where: str = "/write_basis") -> WriteBasis:
-        if not isinstance(value, dict) or set(value) - {"epoch", "ledger_revision", "records"}:
-            raise AssayError("a write basis is {epoch, ledger_revision, records}",
+        if not isinstance(value, dict) or set(value) - {"epoch", "ledger_revision", "records",
+                                                         "project"}:
+            raise AssayError("a write basis is {epoch, ledger_revision, records, project?}",
                              code="invalid_write_basis", pointer=where)
+        project = value.get("project")
+        if project is not None and not (
+            isinstance(project, dict) and isinstance(project.get("scope"), str)
+            and isinstance(project.get("admitted_scopes", []), list)
+        ):
+            raise AssayError("a write basis project binding is {scope, admitted_scopes}",
+                             code="invalid_write_basis", pointer=where + "/project")
         epoch = value.get("epoch")
         revision = value.get("ledger_revision", 0)
         records = value.get("records", {})
@@ -188,7 +200,7 @@ class WriteBasis:
         ):
             raise AssayError("write basis records map ids to revisions >= 0",
                              code="invalid_write_basis", pointer=where + "/records")
-        return cls(epoch=epoch, ledger_revision=revision, records=dict(records))
+        return cls(epoch=epoch, ledger_revision=revision, records=dict(records), project=project)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.errors import AssayError, ReadRevisionConflict, UsageError, pointer
+from assay.errors import AssayError, ConflictError, ReadRevisionConflict, UsageError, pointer
 from assay.ops import Argument, Invocation, Result, operation
 
 _RECORD_ID = {"type": "string", "minLength": 1}
@@ -141,6 +141,13 @@ def put(inv: Invocation, args: dict[str, Any]) -> Result:
         raise AssayError(f"this project writes only to {project.scope} or global, not {scope!r}",
                          code="out_of_scope", pointer="/scope")
     basis = WriteBasis.from_dict(args["write_basis"]) if "write_basis" in args else None
+    if basis is not None and basis.project is not None:
+        bound = (basis.project.get("scope"), sorted(basis.project.get("admitted_scopes", [])))
+        if bound != (project.scope, sorted(project.admitted_scopes)):
+            raise ConflictError(
+                f"the write basis was read for {bound[0]}, not for this project ({project.scope})",
+                code="project_binding_conflict", pointer="/write_basis/project",
+                action="Read again from this project before writing.")
     store = inv.store()
     sources = parse_sources(args.get("source", []))
     if sources:
