@@ -388,7 +388,8 @@ def _execution_report(value: Any, present: bool, ctx: SubmissionContext,
             strict.append((index, entry))
             continue
         if (not isinstance(entry, dict) or set(entry) != {"id", "outcome"}
-                or cid not in criteria or entry["outcome"] not in ("met", "remaining")):
+                or not isinstance(cid, str) or cid not in criteria
+                or entry["outcome"] not in ("met", "remaining")):
             diag.add("claim_dropped", at, "a criterion claim is {id: an active cr- id, outcome: "
                      "met|remaining}")
             continue
