@@ -71,3 +71,46 @@ def json_values(max_leaves: int = 30) -> st.SearchStrategy[Any]:
     return st.recursive(leaves, lambda kids: st.one_of(
         st.lists(kids, max_size=5), st.dictionaries(st.text(max_size=8), kids, max_size=5)),
         max_leaves=max_leaves)
+
+
+def pointer_parts(doc: Any) -> list[tuple[Any, ...]]:
+    """Every path into a JSON document (objects and arrays), root first."""
+    out: list[tuple[Any, ...]] = [()]
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), doc)]
+    while stack:
+        path, value = stack.pop()
+        items = value.items() if isinstance(value, dict) else (
+            enumerate(value) if isinstance(value, list) else ())
+        for key, item in items:
+            out.append((*path, key))
+            stack.append(((*path, key), item))
+    return out
+
+
+@st.composite
+def mutated_document(draw: st.DrawFn, seeds: list[Any]) -> Any:
+    """A seed document with a few structural mutations: drop, replace, retype, add unknown keys."""
+    import copy
+
+    doc = copy.deepcopy(draw(st.sampled_from(seeds)))
+    for _ in range(draw(st.integers(1, 4))):
+        paths = pointer_parts(doc)
+        path = draw(st.sampled_from(paths))
+        if not path:
+            if draw(st.integers(0, 9)) == 0:
+                doc = draw(json_values(5))
+            continue
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        last = path[-1]
+        kind = draw(st.sampled_from(("drop", "replace", "unknown", "duplicate")))
+        if kind == "drop":
+            del parent[last]
+        elif kind == "replace":
+            parent[last] = draw(json_values(6))
+        elif kind == "unknown" and isinstance(parent, dict):
+            parent[draw(st.text(max_size=10))] = draw(json_values(3))
+        elif kind == "duplicate" and isinstance(parent, list):
+            parent.append(copy.deepcopy(parent[last]))
+    return doc
