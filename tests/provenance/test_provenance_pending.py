@@ -119,3 +119,23 @@ def test_pending_cli_assent_withheld_exits_one(project: Any) -> None:
     assert result.code == 1
     assert result.json["data"]["bound"] is False
     assert result.json["data"]["reason"] == "source_retired"
+
+
+def test_pending_list_shows_open_decisions_and_omits_revoked_ones(store: Any) -> None:
+    """Open decisions are listed; one over a retired source is an unavailable line; answered ones wait for --state."""
+    from provenance_helpers import put as put_record
+
+    put_record(store, "knowledge:a", {"v": 1})
+    put_record(store, "knowledge:b", {"v": 1})
+    over_a = ask(store, "knowledge:a@1")
+    over_b = pending.ask(store, access("alice"), text="and b?", scope=SCOPE,
+                         sources=[SourceRef("knowledge:b", 1)])["receipt"]["id"]
+    answered = pending.ask(store, access("alice"), text="done?", scope=SCOPE)["receipt"]["id"]
+    pending.answer(store, access("alice"), pending_id=answered, assent=True)
+    retire(store, "knowledge:a")
+    with store.reader() as reader:
+        open_now = pending.list_pending(reader, access("alice"))
+        everything = pending.list_pending(reader, access("alice"), state="any")
+    assert [i["id"] for i in open_now["items"]] == [over_b]
+    assert [(u["id"], u["reason"]) for u in open_now["unavailable"]] == [(over_a, "source_retired")]
+    assert {i["id"] for i in everything["items"]} == {over_b, answered}

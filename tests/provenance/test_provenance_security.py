@@ -46,6 +46,7 @@ def _reads(proj: Any) -> dict[str, Any]:
         "find memory": ("find", "--kind", "memory"),
         "find note": ("find", "--kind", "note"),
         "find pending": ("find", "--kind", "pending"),
+        "pending list": ("pending", "list", "--state", "any"),
         "work status": ("work", "status"),
         "work attention": ("work", "attention"),
         "work check (continuity)": ("work", "check", "--", "knowledge:parser"),

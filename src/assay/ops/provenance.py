@@ -291,3 +291,28 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
                  assent=bool(args.get("assent")))
     ledger_revision = out["answer"]["ledger_revision"] if out["bound"] else None
     return Result(out, ledger_revision=ledger_revision, exit_code=0 if out["bound"] else 1)
+
+
+@operation(
+    "pending.list",
+    summary="List pending questions and proposals whose context still holds.",
+    description=(
+        "Read-only. Open decisions by default (--state answered or any). Filters by scope and "
+        "audience first; a decision whose sources were retired, changed or are no longer "
+        "readable is an unavailable line. Returns the union envelope of what it admitted."
+    ),
+    writes=False,
+    arguments=(
+        Argument("state", {"enum": ["open", "answered", "any"]}, "Which decisions (default open)."),
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
+                 "At most this many decisions (default 100)."),
+    ),
+    output_schema=_READ,
+)
+def pending_list(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.provenance.pending import list_pending
+
+    with inv.store().reader() as reader:
+        data = list_pending(reader, inv.access(), state=args.get("state", "open"),
+                            limit=args.get("limit", 100))
+    return Result(data, ledger_revision=data["ledger_revision"])

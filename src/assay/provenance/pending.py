@@ -27,12 +27,13 @@ from typing import Any
 from assay.errors import AssayError
 from assay.ids import content_id
 from assay.ledger.access import Access
-from assay.ledger.store import Link, SourceRef, Store, Write, WriteBasis
+from assay.ledger.store import Link, Reader, Record, SourceRef, Store, Write, WriteBasis
+from assay.provenance.admission import admit
 from assay.provenance.envelope import parse_envelope
 from assay.provenance.publish import GATE_REASONS, Hook, check, require
 from assay.provenance.saved import MAX_TEXT_BYTES, bind_sources, source_envelope
 
-__all__ = ["PENDING_KINDS", "answer", "ask"]
+__all__ = ["PENDING_KINDS", "answer", "ask", "is_typed", "list_pending"]
 
 PENDING_KINDS = ("question", "proposal")
 _KEYS = {"version", "kind", "text", "author", "state", "envelope"}
@@ -126,3 +127,34 @@ def answer(store: Store, access: Access, *, pending_id: str, text: str | None = 
             "line": f"{pending_id} answered", "answer": receipts[0].to_dict(),
             "gate": verdict.to_dict()}
 
+
+def is_typed(record: Record) -> bool:
+    """Whether a ``pending:`` record was written with its input envelope."""
+    data = record.data
+    return (isinstance(data, dict) and set(data) == _KEYS and data.get("version") == 1
+            and data.get("kind") in PENDING_KINDS and isinstance(data.get("envelope"), dict)
+            and data.get("state") in ("open", "answered"))
+
+
+def list_pending(reader: Reader, access: Access, *, state: str = "open",
+                 limit: int = 100) -> dict[str, Any]:
+    """Pending decisions readable by ``access`` in ``state`` (or ``any``), each revalidated.
+
+    Scope and audience filter first; a decision whose closure no longer
+    holds is an unavailable line; an untyped ``pending:`` record is
+    ``provenance_legacy`` whatever ``state`` asks for.
+    """
+    found = reader.find(scopes=list(access.scopes), kind="pending", status="current",
+                        limit=10_000)
+    records = [r for r in found if access.can_read(r)
+               and (state == "any" or not is_typed(r) or r.data["state"] == state)]
+    admission = admit(reader, access, records, is_typed=is_typed, limit=limit)
+    items = [{"id": r.id, "revision": r.revision, "kind": r.data["kind"], "text": r.data["text"],
+              "author": r.data["author"], "state": r.data["state"], "audience": r.audience,
+              "sources": [s.to_dict() for s in r.sources], "envelope_sha256": env.hash()}
+             for r, env in admission.items]
+    return {"ledger_revision": reader.ledger_revision, "items": items, "count": len(items),
+            "more": admission.more,
+            "unavailable": [u.to_dict() for u in admission.unavailable],
+            "envelope": admission.envelope.to_dict(),
+            "envelope_sha256": admission.envelope.hash()}
