@@ -145,15 +145,19 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_mcp_e2e_tools_say_what_they_write(story: dict[str, Any]) -> None:
-    """Every tool's description ends by saying whether it writes to the ledger."""
+    """Every tool's description ends with what it writes: the ledger, files, or nothing."""
     tools = story["tools"]
     assert {"work_check", "evidence_run", "loop_start", "loop_next", "report"} <= set(tools)
     for tool in tools.values():
-        assert tool.description.endswith(("Writes to the ledger.", "Read-only: writes nothing.")), (
-            tool.name)
+        last = tool.description.rsplit("\n\n", 1)[-1]
+        assert last.startswith(("Writes", "Read-only: writes nothing.")), tool.name
+        assert (last == "Read-only: writes nothing.") == tool.annotations.read_only_hint, tool.name
     assert tools["work_check"].description.endswith("Read-only: writes nothing.")
     assert tools["loop_next"].description.endswith("Writes to the ledger.")
-    assert "Writes the HTML file only" in tools["report"].description
+    assert tools["packet_validate"].description.endswith(
+        "Writes files in the directory it names; nothing to the ledger.")
+    assert tools["report"].description.endswith(
+        "Writes one HTML file (--out, default .assay/report.html); nothing to the ledger.")
 
 
 def test_mcp_e2e_intent_goes_from_not_ready_to_ready(story: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ def tool_definitions() -> list[types.Tool]:
     """The MCP tools, one per operation, generated from the registry."""
     tools = []
     for op in operations():
-        writes = "Writes to the ledger." if op.writes else "Read-only: writes nothing."
+        writes = op.effect_line
         tools.append(
             types.Tool(
                 name=op.tool_name,

@@ -136,6 +136,23 @@ class Operation:
     )
     description: str = ""
     project: bool = True
+    effect: str = ""
+
+    @property
+    def effect_line(self) -> str:
+        """What a call writes, in one sentence (the end of every MCP tool description).
+
+        ``effect`` when the operation declares one; otherwise derived: nothing
+        for a read, files only for a write outside a project (packets), the
+        ledger for any other write.
+        """
+        if self.effect:
+            return self.effect
+        if not self.writes:
+            return "Read-only: writes nothing."
+        if not self.project:
+            return "Writes files in the directory it names; nothing to the ledger."
+        return "Writes to the ledger."
 
     @property
     def all_arguments(self) -> tuple[Argument, ...]:
@@ -173,6 +190,7 @@ class Operation:
             "summary": self.summary,
             "description": self.description or self.summary,
             "writes": self.writes,
+            "effect": self.effect_line,
             "cli": "assay " + " ".join(self.cli_path),
             "mcp_tool": self.tool_name,
             "arguments": [a.describe() for a in self.all_arguments],
@@ -199,6 +217,7 @@ def operation(
     output_schema: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
     description: str = "",
     project: bool = True,
+    effect: str = "",
 ) -> Callable[[Handler], Handler]:
     """Decorator that registers a handler as the operation ``name``."""
     if not _NAME.fullmatch(name):
@@ -216,6 +235,7 @@ def operation(
             output_schema=output_schema or {"type": "object"},
             description=description,
             project=project,
+            effect=effect,
         )
         return handler
 

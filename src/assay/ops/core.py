@@ -77,6 +77,7 @@ def describe_operations(inv: Invocation, args: dict[str, Any]) -> Result:
     ),
     writes=True,
     project=False,
+    effect="Writes assay.toml (never overwriting one) and .assay/, and creates the ledger.",
     arguments=(
         Argument("cwd", {"type": "string"}, "The project root (default: current directory)."),
         Argument("scope", {"type": "string", "pattern": "^project:"},
