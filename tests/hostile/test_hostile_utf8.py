@@ -1,6 +1,6 @@
 """Invalid UTF-8 wherever text enters: argv, standard input, data files, JSON escapes, assay.toml.
 
-Goal files are covered in tests/context/test_context_goal_markers.py (``goal_invalid_utf8``).
+Goal files are covered in tests/context/test_context_goal_read.py (``goal_invalid_utf8``).
 """
 
 from __future__ import annotations
