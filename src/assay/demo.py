@@ -24,13 +24,19 @@ class _Story:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.step = 0
+        self.started = time.monotonic()
+        # On a terminal each chapter shows the time so far; on a pipe the
+        # story stays the same text run after run.
+        self.tty = sys.stdout.isatty()
 
     def say(self, text: str) -> None:
         sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
     def chapter(self, title: str) -> None:
         self.step += 1
-        self.say(f"\n{self.step}. {title}")
+        clock = f"  [{time.monotonic() - self.started:.1f} s]" if self.tty else ""
+        self.say(f"\n{self.step}. {title}{clock}")
 
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         inv = Invocation(cwd=str(self.root), surface="demo")
