@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,37 @@ def test_hostile_utf8_assay_toml_is_refused_with_a_code(project: Project) -> Non
     result = project.run("ledger", "info")
     assert result.code in (1, 2, 4) and "Traceback" not in result.stderr
     assert result.error["code"] != "internal_error"
+
+
+def test_hostile_utf8_command_output_is_recorded_with_its_true_digest(tmp_path: Path) -> None:
+    """A command printing bytes that are not UTF-8 is recorded with utf8 false and the digest of the raw bytes."""
+    import hashlib
+
+    from assay_testing import make_project
+
+    script = "import sys; sys.stdout.buffer.write(bytes([0xff, 0xfe]) * 100)"
+    project = make_project(tmp_path / "proj", extra_toml=(
+        f'\n[evidence.commands.raw]\nargv = ["{sys.executable}", "-c", {json.dumps(script)}]\n'))
+    result = project.run("evidence", "run", "--", "raw")
+    assert result.code in (0, 1) and "Traceback" not in result.stderr
+    record = project.ok("evidence", "show", "--", "evidence:raw")["data"]["record"]
+    stdout = record["data"]["observation"]["stdout"]
+    assert stdout["utf8"] is False and stdout["bytes"] == 200
+    assert stdout["sha256"] == hashlib.sha256(bytes([0xFF, 0xFE]) * 100).hexdigest()
+
+
+def test_hostile_utf8_git_path_that_is_not_utf8_is_observed(tmp_path: Path) -> None:
+    """A tracked file whose name is not UTF-8 is observed (escaped), never a crash."""
+    from assay_testing import make_project
+
+    project = make_project(tmp_path / "proj", git=True)
+    bad = os.fsdecode(b"bad\xff.txt")
+    (project.root / bad).write_text("x\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=project.root, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=project.root, check=True)
+    (project.root / bad).write_text("y\n", encoding="utf-8")
+    data = project.ok("evidence", "observe")["data"]
+    assert data["status"] == "observed" and data["dirty_count"] == 1
+    path = data["dirty"][0]["path"]
+    path.encode("utf-8")
+    assert path.startswith("bad")
