@@ -88,16 +88,23 @@ def test_private_memory_never_appears_in_another_principals_reads(tmp_path: Any)
     question = proj.ok("pending", "ask", "--as", "alice", "--source", f"{memory_id}@1", "--",
                        f"go with {TOKEN}?")["data"]
     assert question["audience"] == "private:alice"
+    # A private memory written straight to the ledger and linked to the intent,
+    # where continuity and the report look for related context.
+    linked = proj.ok("put", "--as", "alice", "--audience", "private:alice", "--link",
+                     "relates-to:knowledge:parser", "--data-file", "-", "--", "memory:linked",
+                     input=json.dumps({"version": 1, "text": f"linked {TOKEN}",
+                                       "author": "alice"}))["data"]
     after = _reads(proj)
 
     text = json.dumps(after)
     for secret in (TOKEN, memory_id, memory_sha, note["receipt"]["id"],
-                   note["receipt"]["data_sha256"], question["receipt"]["id"]):
+                   note["receipt"]["data_sha256"], question["receipt"]["id"], "memory:linked",
+                   linked["data_sha256"]):
         assert secret not in text
     assert after == before
     # Alice herself does see all of it.
     mine = proj.ok("memory", "search", "--as", "alice", "--", TOKEN)["data"]
-    assert [i["id"] for i in mine["items"]] == [memory_id]
+    assert {i["id"] for i in mine["items"]} == {memory_id, "memory:linked"}
 
 
 def test_private_memory_read_by_id_is_indistinguishable_from_absent(tmp_path: Any) -> None:
