@@ -73,9 +73,8 @@ def parse(text: str | bytes) -> Any:
                 code="invalid_utf8",
                 details={"offset": exc.start},
             ) from None
-    _check_depth(text)
     try:
-        return json.loads(
+        value = json.loads(
             text,
             object_pairs_hook=_unique_pairs,
             parse_constant=_reject_constant,
@@ -97,38 +96,33 @@ def parse(text: str | bytes) -> Any:
         ) from None
     except RecursionError:
         raise _limit_error("depth") from None
+    if isinstance(value, (dict, list)):
+        _check_depth(text, value)
+    return value
 
 
 def _key_details(exc: _Reject) -> dict[str, Any]:
     return {"key": exc.path[0]} if exc.code == "duplicate_key" else {}
 
 
-def _check_depth(text: str) -> None:
-    # A cheap bracket count before parsing keeps hostile nesting from ever
-    # reaching the recursive parser. Brackets inside strings only over-count,
-    # and a string with 129 unbalanced brackets still gets a precise answer
-    # from the encoder's own depth check after a successful parse.
+def _check_depth(text: str, value: Any) -> None:
+    # The C parser guards its own recursion (hostile nesting ends in a
+    # RecursionError, reported as resource_limit), so the bound is checked on
+    # the parsed value, and only when the text holds enough brackets to break
+    # it: counting them runs at C speed, a walk visits containers only.
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return
-    depth = 0
-    in_string = False
-    escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _limit_error("depth")
+        children = node.values() if isinstance(node, dict) else node
+        for child in children:
+            if isinstance(child, (dict, list)) and child:
+                stack.append((child, depth + 1))
+            elif isinstance(child, (dict, list)) and depth + 1 > MAX_DEPTH:
                 raise _limit_error("depth")
-        elif ch in "]}":
-            depth -= 1
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
