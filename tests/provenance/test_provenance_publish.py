@@ -196,3 +196,21 @@ def test_publish_check_cli_rejects_malformed_envelope(project: Any) -> None:
     result = project.run("publish", "check", "--", str(bad))
     assert result.code == 1
     assert (result.error["code"], result.error["pointer"]) == ("invalid_envelope", "/reason")
+
+
+def test_publish_require_all_gates_inputs_beyond_one_envelope(store: Any) -> None:
+    """Forty inputs pack into two known envelopes; each passes the gate; one basis holds all heads."""
+    from assay.provenance.admission import envelopes_of_versions
+
+    for i in range(40):
+        put(store, f"knowledge:in{i:02}", {"i": i})
+    with store.reader() as reader:
+        envelopes = envelopes_of_versions(reader, {f"knowledge:in{i:02}": 1 for i in range(40)})
+    assert [len(e.leaves) for e in envelopes] == [32, 8]
+    assert all(e.is_known for e in envelopes)
+    basis = publish.require_all(store, access(), envelopes, what="the view")
+    assert basis is not None and len(basis.records) == 40
+    retire(store, "knowledge:in39")
+    with pytest.raises(publish.PublicationWithheld) as caught:
+        publish.require_all(store, access(), envelopes, what="the view")
+    assert caught.value.details["reason"] == "source_retired"

@@ -37,9 +37,9 @@ from assay.intent.check import work_check
 from assay.intent.snapshot import ProjectBinding, is_readable
 from assay.ledger.access import Access
 from assay.ledger.store import Link, Receipt, Record, SourceRef, Store, Write, WriteBasis
-from assay.provenance.admission import envelope_of_versions
-from assay.provenance.envelope import Envelope
-from assay.provenance.publish import require
+from assay.provenance.admission import envelope_of_versions, envelopes_of_versions
+from assay.provenance.envelope import Envelope, effective_audience
+from assay.provenance.publish import require_all
 
 __all__ = [
     "RESUME_LIMIT",
@@ -146,7 +146,12 @@ def _write_from(saved: dict[str, Any]) -> Write:
 
 
 def inputs_envelope(reader: Any, report: dict[str, Any], hid: str | None = None) -> Envelope:
-    """The dependency envelope of the record versions a report (or its handoff) derives from.
+    """The dependency envelope of the record versions a report derives from (one envelope)."""
+    return envelope_of_versions(reader, _inputs(reader, report, hid))
+
+
+def _inputs(reader: Any, report: dict[str, Any], hid: str | None) -> dict[str, int]:
+    """The record versions a report (or its handoff) derives from.
 
     The report's write basis (intent, cited evidence) plus the selected
     continuity records. The handoff's own earlier versions are not inputs,
@@ -163,7 +168,7 @@ def inputs_envelope(reader: Any, report: dict[str, Any], hid: str | None = None)
         version = reader.get(record_id, revision) if revision > 0 else None
         if record_id != hid and version is not None and version.status == "current":
             inputs[record_id] = revision
-    return envelope_of_versions(reader, inputs)
+    return inputs
 
 
 def _attempt(store: Store, journal: dict[str, Any], path: Path) -> Receipt:
@@ -233,7 +238,9 @@ def checkpoint(store: Store, binding: ProjectBinding, intent_id: str, *,
         if existing is not None and not is_readable(existing, binding.principal):
             existing = None
         epoch, ledger_revision = reader.epoch, reader.ledger_revision
-        envelope = inputs_envelope(reader, report, hid)
+        # A long handoff may have more inputs than one envelope holds: each
+        # packed envelope passes the gate on its own.
+        envelopes = envelopes_of_versions(reader, _inputs(reader, report, hid))
         intent = reader.get(intent_id, report["intent_revision"])
     signature = semantic_signature(report)
     if (existing is not None and existing.status == "current" and isinstance(existing.data, dict)
@@ -257,9 +264,10 @@ def checkpoint(store: Store, binding: ProjectBinding, intent_id: str, *,
     # The handoff is derived content: its inputs pass the publication gate,
     # it stays as private as they are, and the write commits only if no
     # input moved since the gate (the gate's heads join the write basis).
-    verdict = require(store, Access.for_project(binding.scope, binding.admitted_scopes,
-                                                binding.principal),
-                      envelope, what="the handoff")
+    gate_basis = require_all(store, Access.for_project(binding.scope, binding.admitted_scopes,
+                                                       binding.principal),
+                             envelopes, what="the handoff")
+    audience = effective_audience(leaf.audience for env in envelopes for leaf in env.leaves)
     request_id = content_id("ckpt", {"id": hid, "signature": signature, "after": expect})
     source = {"id": intent_id, "revision": report["intent_revision"]}
     if intent is not None:
@@ -267,10 +275,10 @@ def checkpoint(store: Store, binding: ProjectBinding, intent_id: str, *,
     saved_write = {
         "id": hid, "data": data, "scope": binding.scope,
         "links": [{"rel": "derived-from", "target": intent_id}],
-        "sources": [source], "audience": envelope.audience,
+        "sources": [source], "audience": audience,
         "expect_revision": expect, "request_id": request_id,
     }
-    records = {**(verdict.basis.records if verdict.basis else {}),
+    records = {**(gate_basis.records if gate_basis else {}),
                intent_id: report["intent_revision"], hid: expect}
     state["latest_attempt"] = {
         "request_id": request_id, "status": "pending", "replays": 0, "write": saved_write,

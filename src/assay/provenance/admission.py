@@ -37,7 +37,7 @@ what it admits. Imports the base modules, the ledger contract and access.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,7 @@ from assay.provenance.envelope import (
     audience_allows,
     known_empty,
     merge,
+    pack,
 )
 
 __all__ = [
@@ -60,11 +61,11 @@ __all__ = [
     "admit",
     "closure",
     "envelope_of_versions",
+    "envelopes_of_versions",
     "failures",
     "item_reason",
     "leaf_failure",
     "unavailable_line",
-    "union_of",
 ]
 
 REASON_LINES = {
@@ -304,6 +305,12 @@ def envelope_of_versions(reader: Reader, versions: Mapping[str, int] | Iterable[
                     union.reason)
 
 
-def union_of(reader: Reader, envelopes: Sequence[Envelope]) -> Envelope:
-    """The union of envelopes at the reader's revision (known-empty for none)."""
-    return merge(*envelopes, epoch=reader.epoch, revision=reader.ledger_revision)
+def envelopes_of_versions(reader: Reader, versions: Mapping[str, int]) -> list[Envelope]:
+    """Like :func:`envelope_of_versions`, packed into as many known envelopes as the limits need.
+
+    For derived content with more inputs than one envelope holds; pass the
+    list to :func:`assay.provenance.publish.require_all`. Empty for nothing.
+    """
+    singles = [envelope_of_versions(reader, {record_id: revision})
+               for record_id, revision in sorted(versions.items()) if revision > 0]
+    return pack(singles, epoch=reader.epoch, revision=reader.ledger_revision)

@@ -50,6 +50,7 @@ __all__ = [
     "effective_audience",
     "known_empty",
     "merge",
+    "pack",
     "parse_envelope",
 ]
 
@@ -253,6 +254,34 @@ def merge(*envelopes: Envelope, epoch: str | None = None, revision: int | None =
         reason = None
     return Envelope(status=status, epoch=base_epoch, revision=top, origins=tuple(sorted(origins)),
                     leaves=tuple(sorted(leaves.values())), reason=reason)
+
+
+def pack(envelopes: Iterable[Envelope], *, epoch: str, revision: int) -> list[Envelope]:
+    """Merge envelopes, in order, into as few known envelopes as the limits allow.
+
+    For content whose inputs pass one envelope's 32 leaves or 16 KiB (a
+    report, a long handoff): each packed envelope goes through the gate on
+    its own. An envelope that is not known stays alone, so the gate
+    withholds it with its own reason.
+    """
+    out: list[Envelope] = []
+    current: Envelope | None = None
+    for env in envelopes:
+        if not env.is_known:
+            out.append(env)
+            continue
+        if current is None:
+            current = env
+            continue
+        merged = merge(current, env, epoch=epoch, revision=revision)
+        if merged.is_known:
+            current = merged
+        else:
+            out.append(current)
+            current = env
+    if current is not None:
+        out.append(current)
+    return out
 
 
 def contains(current: Envelope, snapshot: Envelope) -> bool:

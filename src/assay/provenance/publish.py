@@ -28,7 +28,7 @@ Imports the base modules, the ledger contract and the sibling modules.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,7 @@ __all__ = [
     "Verdict",
     "check",
     "require",
+    "require_all",
 ]
 
 ATTEMPTS = 2
@@ -160,3 +161,21 @@ def require(store: Store, access: Access, envelope: Envelope, *, what: str = "th
     if not verdict.published:
         raise PublicationWithheld(verdict, what=what)
     return verdict
+
+
+def require_all(store: Store, access: Access, envelopes: Sequence[Envelope], *,
+                what: str = "the content", during: Hook | None = None) -> WriteBasis | None:
+    """:func:`require` each envelope (see :func:`~assay.provenance.envelope.pack`).
+
+    Returns one write basis holding every checked head (None for no
+    envelopes): a source that moves after its own check fails the caller's
+    write with ``revision_conflict``.
+    """
+    records: dict[str, int] = {}
+    basis: WriteBasis | None = None
+    for envelope in envelopes:
+        verdict = require(store, access, envelope, what=what, during=during)
+        if verdict.basis is not None:
+            records.update(verdict.basis.records)
+            basis = WriteBasis(verdict.basis.epoch, verdict.basis.ledger_revision, records)
+    return basis
