@@ -110,3 +110,56 @@ def large_project(root: Path, count: int = 1000) -> Project:
               "requirements": requirements, "boundaries": [], "non_goals": []}
     put_intent(project, "knowledge:large", intent, results)
     return project
+
+
+def _run_data(n: int, tail_bytes: int) -> dict[str, Any]:
+    """Evidence data shaped like a command run whose stdout tail is ``tail_bytes`` long."""
+    from assay.canonical import digest
+
+    lines = "".join(f"tests/test_{n}.py::case_{i} PASSED\n" for i in range(tail_bytes // 30 + 1))
+    tail = lines[-tail_bytes:]
+    return {"schema": "assay.evidence.v1", "observation": {
+        "status": "passed", "exit_code": 0, "signal": None, "reason": None, "duration_ms": 1000 + n,
+        "argv": ["python", "-m", "pytest", "-q", f"tests/test_{n}.py"], "cwd": ".",
+        "started_at": "2026-01-01T00:00:00.000Z",
+        "stdout": {"bytes": len(lines), "sha256": digest(lines), "tail": tail,
+                   "truncated": len(lines) > tail_bytes, "utf8": True},
+        "stderr": {"bytes": 0, "sha256": digest(""), "tail": "", "truncated": False,
+                   "utf8": True}}}
+
+
+def wide_project(root: Path, count: int = 1000, tail_bytes: int = 16 * 1024) -> Project:
+    """``count`` requirements, each citing its own machine run with a full-size output tail.
+
+    The evidence records are written straight to the ledger with origin
+    ``machine`` (as the runner writes them), so the worst case for the page's
+    size (one distinct run per requirement, each with the runner's largest
+    tail) takes seconds to build instead of ``count`` command runs.
+    """
+    from assay.intent.contract import intent_sha256
+    from assay.ledger import open_store
+    from assay.ledger.store import Write
+
+    project = make_project(root, name="wide")
+    scope = "project:wide"
+    store = open_store(root / ".assay" / "ledger.db")
+    try:
+        refs = []
+        for start in range(0, count, 100):
+            receipts = store.put_many([
+                Write(id=f"evidence:run-{n}", data=_run_data(n, tail_bytes), scope=scope,
+                      origin="machine") for n in range(start, min(start + 100, count))])
+            refs += [{"id": r.id, "revision": r.revision, "data_sha256": r.data_sha256}
+                     for r in receipts]
+        requirements = [{"id": f"R{n}", "text": f"requirement {n} holds on its fixture",
+                         "acceptance": f"tests/test_{n}.py passes"} for n in range(count)]
+        intent = {"version": 1, "brief": f"{count} requirements, {count} runs",
+                  "user_reference": "scale", "requirements": requirements, "boundaries": [],
+                  "non_goals": []}
+        results = [{"requirement_id": f"R{n}", "status": "passed", "evidence": [refs[n]],
+                    "notes": "assay ran it"} for n in range(count)]
+        store.put(Write(id="knowledge:wide", scope=scope, data={"intent": intent, "acceptance": {
+            "intent_sha256": intent_sha256(intent), "results": results, "blockers": []}}))
+    finally:
+        store.close()
+    return project

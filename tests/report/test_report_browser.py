@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_helpers import HOSTILE, hostile_project, large_project, mixed_project, op
+from report_helpers import HOSTILE, hostile_project, large_project, mixed_project, op, wide_project
 
 from assay_testing import ASSAY
 
@@ -134,3 +134,21 @@ def test_report_browser_thousand_requirements_small_and_fast(page: Any, tmp_path
     assert count == 1000
     assert elapsed < 3.0, f"rendering took {elapsed:.2f} s"
     assert page.locator("#verdict").get_attribute("data-ready") == "true"
+
+
+def test_report_browser_thousand_distinct_runs_stay_under_bounds(page: Any, tmp_path: Path) -> None:
+    """1,000 requirements each citing its own run with a 16 KiB output tail: < 5 MB, < 3 s."""
+    project = wide_project(tmp_path / "p")
+    out = tmp_path / "r.html"
+    data = op(project, "report", {"intent": "knowledge:wide", "out": str(out)})
+    assert data["bytes"] < 5 * 1024 * 1024
+    assert data["publication"]["sources"] == 1001
+    started = time.monotonic()
+    _open(page, out)
+    count = page.locator("div.evidence").count()
+    elapsed = time.monotonic() - started
+    assert count == 1000 and page.locator("li.req").count() == 1000
+    assert elapsed < 3.0, f"rendering took {elapsed:.2f} s"
+    first = page.locator(".evidence[data-id='evidence:run-0'] details[data-stream=stdout] pre")
+    assert first.text_content().startswith("[... ")  # the shown tail is the end of the output
+    assert first.text_content().endswith("PASSED\n")

@@ -48,6 +48,11 @@ _RUN_STYLE = {"passed": "ok", "failed": "bad", "timeout": "bad", "error": "bad",
               "aborted": "bad", "unavailable": "wait"}
 _ICON = {"ok": "\u2714", "wait": "\u25d0", "bad": "\u2718", "none": "\u25cb"}
 _DETAIL_TEXT_LIMIT = 4000
+# Output shown per stream: its last characters (the end of a run says most).
+_TAIL_SHOWN = 2000
+# Output characters shown on the whole page; past it a tail is named, not
+# copied, so an intent citing thousands of runs still gives a page of a few MB.
+_PAGE_TAIL_BUDGET = 1_500_000
 _DASH = "\u2014"
 
 _SCRIPT = (
@@ -94,7 +99,8 @@ li.req{margin:6px 0}.req>.head{display:flex;gap:8px;align-items:baseline;flex-wr
 .req .acc{color:var(--muted)}.issue{margin:2px 0}.issue .code{font-weight:600}
 .advisory .code{color:var(--wait)}.blocking .code{color:var(--bad)}
 details{margin:2px 0}summary{cursor:pointer}
-.evref{margin:2px 0}.timeline{overflow-x:auto;border:1px solid var(--line);border-radius:6px}
+.evref{margin:2px 0}.evidence{content-visibility:auto;contain-intrinsic-size:auto 240px}
+#requirements>li.req{content-visibility:auto;contain-intrinsic-size:auto 120px}.timeline{overflow-x:auto;border:1px solid var(--line);border-radius:6px}
 .controls{float:right}.controls button{font:inherit;font-size:12px;margin-left:4px}
 footer{margin-top:36px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);
 padding-top:8px}
@@ -351,24 +357,37 @@ def _evidence_section(evidence: Mapping[str, Mapping[str, Any]], anchors: _Evide
     out = ['<section id="evidence"><h2>Evidence cited</h2>',
            (f"<p>{len(evidence)} record(s) cited: {machine} observed by assay itself, "
            f"{len(evidence) - machine} only claimed.</p>")]
+    budget = [_PAGE_TAIL_BUDGET]
     for record_id, ev in evidence.items():
-        out.append(_evidence_html(record_id, ev, anchors.ids.get(record_id, "")))
+        out.append(_evidence_html(record_id, ev, anchors.ids.get(record_id, ""), budget))
     out.append("</section>")
     return "".join(out)
 
 
-def _stream_html(name: str, stream: Mapping[str, Any] | None) -> str:
+def _stream_html(name: str, stream: Mapping[str, Any] | None, record_id: str,
+                 budget: list[int]) -> str:
     if not stream:
         return ""
     facts = (f"{_e(stream.get('bytes', 0))} bytes, sha256 <code>{_e(stream.get('sha256', ''))}</code>"
              + (", truncated to the tail" if stream.get("truncated") else ""))
     tail = str(stream.get("tail") or "")
-    body = f"<pre>{_e(_clip(tail))}</pre>" if tail else "<p>(empty)</p>"
+    if len(tail) > _TAIL_SHOWN:
+        tail = f"[... {len(tail) - _TAIL_SHOWN} earlier characters in the record]\n" + tail[
+            -_TAIL_SHOWN:]
+    if not tail:
+        body = "<p>(empty)</p>"
+    elif len(tail) > budget[0]:
+        body = (f"<p>(not copied into this page, which already holds {_PAGE_TAIL_BUDGET:,} "
+                f"characters of output: <code>assay evidence show -- {_e(record_id)}</code>)</p>")
+    else:
+        budget[0] -= len(tail)
+        body = f"<pre>{_e(tail)}</pre>"
     return (f'<details class="tail" data-stream="{_e(name)}"><summary>{_e(name)} tail '
             f"({facts})</summary>{body}</details>")
 
 
-def _evidence_html(record_id: str, ev: Mapping[str, Any], anchor: str) -> str:
+def _evidence_html(record_id: str, ev: Mapping[str, Any], anchor: str,
+                   budget: list[int]) -> str:
     machine = bool(ev.get("machine_observed"))
     seen = (_badge("machine", "\u2699", "machine-observed") if machine
             else _badge("claim", "\u270e", "claimed"))
@@ -400,8 +419,8 @@ def _evidence_html(record_id: str, ev: Mapping[str, Any], anchor: str) -> str:
         f'<dt>{_e(k)}</dt><dd data-key="{_e(k)}">{_e(v)}</dd>' for k, v in rows) + "</dl>"
     streams = ""
     if obs:
-        streams = (_stream_html("stdout", obs.get("stdout"))
-                   + _stream_html("stderr", obs.get("stderr")))
+        streams = (_stream_html("stdout", obs.get("stdout"), record_id, budget)
+                   + _stream_html("stderr", obs.get("stderr"), record_id, budget))
     elif ev.get("data_text"):
         streams = (f'<details class="data"><summary>record data</summary><pre>'
                    f'{_e(_clip(str(ev["data_text"])))}</pre></details>')
