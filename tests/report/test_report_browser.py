@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_helpers import HOSTILE, hostile_project, large_project, mixed_project, op, wide_project
+from report_helpers import (
+    HOSTILE,
+    dominant_colour,
+    hostile_project,
+    large_project,
+    mixed_project,
+    op,
+    wide_project,
+)
 
 from assay_testing import ASSAY
 
@@ -42,6 +50,7 @@ def test_report_browser_demo_page_screenshot_and_dom(page: Any, demo_report: Pat
     page.screenshot(path=str(shot), full_page=True)
     assert _png_is_not_blank(shot)
     banner = page.locator("#verdict")
+    assert dominant_colour(banner.screenshot()) == (0xDA, 0xFB, 0xE1)  # the green banner
     assert banner.get_attribute("data-ready") == "true"
     assert "READY TO REVIEW" in banner.inner_text()
     assert "NOT" not in banner.inner_text()
@@ -80,6 +89,7 @@ def test_report_browser_not_ready_page(page: Any, tmp_path: Path) -> None:
     page.screenshot(path=str(tmp_path / "not-ready.png"), full_page=True)
     assert _png_is_not_blank(tmp_path / "not-ready.png")
     banner = page.locator("#verdict")
+    assert dominant_colour(banner.screenshot()) == (0xFF, 0xEB, 0xE9)  # the red banner
     assert banner.get_attribute("data-ready") == "false"
     assert "NOT READY TO REVIEW" in banner.inner_text()
     statuses = dict(page.locator("li.req").evaluate_all(
