@@ -375,8 +375,9 @@ def _stream_html(name: str, stream: Mapping[str, Any] | None, record_id: str,
         tail = f"[... {len(tail) - _TAIL_SHOWN} earlier characters in the record]\n" + tail[
             -_TAIL_SHOWN:]
     if not tail:
-        body = "<p>(empty)</p>"
-    elif len(tail) > budget[0]:
+        return (f'<div class="acc" data-stream="{_e(name)}">{_e(name)}: empty '
+                f"({facts})</div>")
+    if len(tail) > budget[0]:
         body = (f"<p>(not copied into this page, which already holds {_PAGE_TAIL_BUDGET:,} "
                 f"characters of output: <code>assay evidence show -- {_e(record_id)}</code>)</p>")
     else:
