@@ -93,7 +93,7 @@ def parse_handle(value: Any) -> dict[str, str]:
                          pointer="/handle", action=action)
     if isinstance(value, str):
         try:
-            value = parse(value.encode("utf-8"))
+            value = parse(value.encode("utf-8", "surrogatepass"))
         except AssayError as exc:
             raise UsageError(f"the handle is not JSON: {exc.message}",
                              code="submission_handle_required", pointer="/handle",
