@@ -62,6 +62,8 @@ def invoke(name: str, arguments: dict[str, Any] | None, *, cwd: str | None = Non
             raise UsageError(f"unknown tool {name!r}", code="unknown_operation")
         if not isinstance(arguments, (dict, type(None))):
             raise UsageError("tool arguments must be an object", code="invalid_argument")
+        _refuse_lone_surrogates(arguments or {})
+        _refuse_nul_in_plain_arguments(arguments or {})
         inv = Invocation(cwd=cwd, db=db, principal=principal, surface="mcp")
         try:
             envelope, _code = call(op.name, arguments or {}, inv)
@@ -74,6 +76,46 @@ def invoke(name: str, arguments: dict[str, Any] | None, *, cwd: str | None = Non
         traceback.print_exc()
         bug = AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error")
         return error_envelope(bug), True
+
+
+def _refuse_lone_surrogates(value: Any, path: tuple[str | int, ...] = ()) -> None:
+    """Refuse a lone surrogate anywhere in the arguments, with its pointer.
+
+    JSON text can spell one (``"\\ud800"``) but no path, id or UTF-8 text can
+    hold it; refusing it here keeps it away from every file-system call.
+    """
+    from assay.errors import pointer
+
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise AssayError("a string holds a lone surrogate, which UTF-8 cannot encode",
+                             code="lone_surrogate", pointer=pointer(*path)) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_lone_surrogates(key, path)
+            _refuse_lone_surrogates(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _refuse_lone_surrogates(item, (*path, index))
+
+
+def _refuse_nul_in_plain_arguments(arguments: dict[str, Any]) -> None:
+    """Refuse NUL in string arguments (and lists of them), as a command line cannot hold one.
+
+    They name ids, paths and texts, which the CLI receives as argv words; JSON
+    data arguments (objects) may hold any string and are not checked here.
+    """
+    from assay.errors import pointer
+
+    for name, value in arguments.items():
+        items = value if isinstance(value, list) else [value]
+        for index, item in enumerate(items):
+            if isinstance(item, str) and "\x00" in item:
+                where = pointer(name, index) if isinstance(value, list) else pointer(name)
+                raise UsageError(f"argument {name} holds a NUL character", code="invalid_argument",
+                                 pointer=where)
 
 
 def build_server(*, cwd: str | None = None, db: str | None = None,
