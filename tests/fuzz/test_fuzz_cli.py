@@ -55,6 +55,10 @@ def _value(draw: st.DrawFn, arg: Any) -> str:
                               st.sampled_from(VALUES)))
     if schema.get("type") == "integer":
         return draw(st.sampled_from(INTS))
+    if arg.name == "dir":
+        # Over-long names are left out: a known gap with strict xfails in
+        # tests/hostile/test_hostile_names.py.
+        return draw(st.sampled_from(["pk", "sub/pk", "../outside-pk", "dir", "", "-", "/etc"]))
     if arg.name in ("cwd", "db"):
         return draw(st.sampled_from([".", "sub/dir", "../outside", "dir", "ledger2.db",
                                      "postgresql://nobody@127.0.0.1:1/x", "sqlite:///dev/null/x"]))
@@ -165,8 +169,10 @@ def test_fuzz_cli_exit_codes_and_errors_are_stable(sandbox: Path, argv: list[str
         assert CODE.match(envelope["error"]["code"]), envelope
         assert envelope["error"]["code"] != "internal_error"
         event(f"code {envelope['error']['code']}")
-    elif code == 1:
-        assert json.loads(out)["ok"] is True
+    elif code == 1:  # a negative answer, rendered on stdout (JSON, or a table with --format table)
+        assert out.strip()
+        if "table" not in argv:
+            assert json.loads(out)["ok"] is True
     after = _tree(sandbox.parent)
     allowed = [sandbox.resolve(), *_allowed(argv, sandbox)]
     for path, stat in after.items():

@@ -38,6 +38,9 @@ CASES = [
     ("canonical", {"text": 7}, "invalid_argument", "/text"),
     ("work_check", {"id": None, "at_revision": "x"}, "invalid_argument", "/at_revision"),
     ("get", {"id": "knowledge:x", "cwd": 3}, "invalid_argument", "/cwd"),
+    ("packet_validate", {"dir": "p\x00"}, "invalid_argument", "/dir"),
+    ("packet_validate", {"dir": "p\ud800"}, "lone_surrogate", "/dir"),
+    ("find", {"kind": ["knowledge"], "query": "a\x00"}, "invalid_argument", "/query"),
 ]
 
 
