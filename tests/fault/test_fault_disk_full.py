@@ -1,13 +1,13 @@
-"""A full disk under the SQLite ledger, made real with a small tmpfs mount (needs root; skips otherwise).
+"""A full disk, made real with small tmpfs mounts (needs root; skips otherwise).
 
-The PostgreSQL server's own disk is not filled here: its out-of-space error
-(SQLSTATE 53100) maps to ledger_disk_full through the same translation as any
-driver error (src/assay/ledger/postgres.py ``_unavailable``).
+SQLite: the ledger file lives on a 1 MiB tmpfs. PostgreSQL: a database whose
+tablespace is a 24 MiB tmpfs on the (local) test server.
 """
 
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -89,3 +89,82 @@ def test_fault_disk_full_through_the_cli_is_a_clean_error(tiny_disk: Path, tmp_p
     (tiny_disk / "filler").unlink()
     envelope = project.ok("put", "--data-file", "-", "--", "knowledge:cli", input="{}")
     assert envelope["data"]["ledger_revision"] == len(receipts) + 1
+
+
+@pytest.fixture
+def pg_tiny_database(tmp_path: Path) -> Iterator[str]:
+    """A PostgreSQL database whose tablespace is a 24 MiB tmpfs (local server, root; skips otherwise)."""
+    import uuid
+
+    from assay_testing import PG_URL
+
+    if not PG_URL:
+        pytest.skip("set ASSAY_TEST_POSTGRES_URL")
+    import psycopg
+
+    # The server process must reach the mount: pytest's own temp tree is private to root.
+    mount = Path(tempfile.mkdtemp(prefix="assay-pgdisk-"))
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "assay-pg",
+                           str(mount)], capture_output=True, check=False)
+    if proc.returncode != 0:
+        mount.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode(errors='replace').strip()}")
+    name = "assay_full_" + uuid.uuid4().hex[:10]
+    admin = psycopg.connect(PG_URL, autocommit=True)
+    try:
+        subprocess.run(["chown", "postgres:postgres", str(mount)], check=True)
+        admin.execute(f"CREATE TABLESPACE {name} LOCATION '{mount}'")
+        admin.execute(f"CREATE DATABASE {name} TABLESPACE {name}")
+    except (psycopg.Error, subprocess.CalledProcessError, OSError) as exc:
+        admin.close()
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        mount.rmdir()
+        pytest.skip(f"the PostgreSQL server cannot use a local tablespace here: {exc}")
+    url = PG_URL.rsplit("/", 1)[0] + "/" + name
+    try:
+        yield url
+    finally:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"DROP TABLESPACE IF EXISTS {name}")
+        admin.close()
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        mount.rmdir()
+
+
+@pytest.mark.postgres
+def test_fault_disk_full_postgresql_refuses_and_recovers(pg_tiny_database: str) -> None:
+    """A full PostgreSQL tablespace is ledger_disk_full; receipts stay; after space is freed writes resume."""
+    import os
+
+    import psycopg
+
+    url = pg_tiny_database
+    with psycopg.connect(url, autocommit=True) as conn:  # space to give back later
+        conn.execute("CREATE TABLE filler AS SELECT repeat(md5(g::text), 200) AS pad "
+                     "FROM generate_series(1, 800) g")
+    store = open_store(url)
+    receipts: list[dict[str, Any]] = []
+    try:
+        for i in range(5000):
+            try:
+                receipts.append(store.put(Write(
+                    id=f"knowledge:k{i}", data={"pad": os.urandom(15000).hex()},
+                    scope="project:demo", request_id=f"r{i}")).to_dict())
+            except AssayError as exc:
+                error = exc
+                break
+        else:
+            raise AssertionError("the tablespace never filled up")
+    finally:
+        store.close()
+    assert error.code == "ledger_disk_full" and error.exit_code == 4 and error.retryable
+    assert len(receipts) > 5
+    assert assert_ledger_whole(url, receipts) == len(receipts)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE filler")
+    store = open_store(url)
+    try:
+        receipt = store.put(Write(id="knowledge:after", data={"ok": True}, scope="project:demo"))
+    finally:
+        store.close()
+    assert receipt.ledger_revision == len(receipts) + 1
