@@ -76,3 +76,30 @@ def test_work_check_returns_the_envelope_of_current_inputs(tmp_path: Any) -> Non
     assert envelope["status"] == "known"
     assert {(leaf["id"], leaf["revision"]) for leaf in envelope["leaves"]} == {
         ("knowledge:parser", 2), ("knowledge:run", 1)}
+
+
+GOAL_WITH_REGION = """# Parser
+
+## Agent Todo
+<!-- assay:todo-region role=agent id=agent-todo begin -->
+<!-- assay:todo-region id=agent-todo end -->
+"""
+
+
+def test_goal_write_refuses_to_export_a_private_todo(tmp_path: Any) -> None:
+    """The goal file is project-wide: alice's private todo is refused, bob's write leaves it out."""
+    proj = _project(tmp_path)
+    (proj.root / "goal.md").write_text(GOAL_WITH_REGION, encoding="utf-8")
+    added = proj.ok("todo", "add", "--goal-id", "parser", "--text", "secret refactor")["data"]
+    todo_id = added["todo"]["id"] if "todo" in added else added["id"]
+    data = proj.ok("get", "--", todo_id)["data"]["record"]["data"]
+    proj.ok("put", "--audience", "private:alice", "--expect-revision", "1", "--data-file", "-",
+            "--", todo_id, input=json.dumps(data))
+    revision = proj.ok("goal", "read", "--goal-id", "parser")["data"]["revision"]
+    refused = proj.run("goal", "write", "--as", "alice", "--goal-id", "parser",
+                       "--expect-revision", revision)
+    assert (refused.code, refused.error["code"], refused.error["pointer"]) == \
+        (1, "audience_too_wide", "/goal_id")
+    assert "secret refactor" not in (proj.root / "goal.md").read_text(encoding="utf-8")
+    proj.ok("goal", "write", "--as", "bob", "--goal-id", "parser", "--expect-revision", revision)
+    assert "secret refactor" not in (proj.root / "goal.md").read_text(encoding="utf-8")

@@ -113,6 +113,8 @@ def goal_read(inv: Invocation, args: dict[str, Any]) -> Result:
 def goal_write(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.context.goal import read_goal, write_goal
     from assay.context.todo import load_todos, render_region
+    from assay.provenance.admission import envelopes_of_versions
+    from assay.provenance.publish import require_all
 
     goal = _goal(inv, args["goal_id"])
     root = inv.project().root
@@ -127,9 +129,24 @@ def goal_write(inv: Invocation, args: dict[str, Any]) -> Result:
     with inv.store().reader() as reader:
         todos = load_todos(reader, _access(inv), goal.id)
         ledger_revision = reader.ledger_revision
+        inputs = envelopes_of_versions(reader, {r.id: r.revision for r in todos})
+    # The regions are derived from todo records and the file is read by the
+    # whole project: the todos pass the publication gate, and none may be
+    # private to one principal.
+    require_all(inv.store(), _access(inv), inputs, what="the goal file's todo regions")
+    private = sorted({r.id for r in todos if r.audience != "project"})
+    if private:
+        raise AssayError(f"{private[0]} is {_audience_of(todos, private[0])}, but the goal file "
+                         "is read by the whole project", code="audience_too_wide",
+                         pointer="/goal_id", details={"private_todos": private},
+                         action="Make the todo project-wide, or keep it out of this goal.")
     out = write_goal(root, goal.id, goal.path, expect_revision=args["expect_revision"],
                      render=lambda region: render_region(region.role, todos))
     return Result(out, ledger_revision=ledger_revision)
+
+
+def _audience_of(records: Any, record_id: str) -> str:
+    return next(str(r.audience) for r in records if r.id == record_id)
 
 
 def _source(inv: Invocation, goal: Any, expect: str | None) -> dict[str, Any]:
