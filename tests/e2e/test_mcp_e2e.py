@@ -146,7 +146,10 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_mcp_e2e_tools_say_what_they_write(story: dict[str, Any]) -> None:
     """Every tool's description ends with what it writes: the ledger, files, or nothing."""
+    from assay.ops import operations
+
     tools = story["tools"]
+    assert list(tools) == [op.tool_name for op in operations()]
     assert {"work_check", "evidence_run", "loop_start", "loop_next", "report"} <= set(tools)
     for tool in tools.values():
         last = tool.description.rsplit("\n\n", 1)[-1]

@@ -136,3 +136,15 @@ def test_report_render_without_intent_says_not_assessed() -> None:
                    "intent": None, "loop": None, "packet": None})
     assert 'data-ready="unknown"' in text
     assert "readiness not assessed" in text
+
+
+def test_report_unwritable_out_is_a_coded_error(tmp_path: Path) -> None:
+    """An --out under a plain file is report_unwritable at /out, and no temporary file is left."""
+    project = mixed_project(tmp_path / "p")
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(AssayError) as caught:
+        op(project, "report", {"intent": "knowledge:limit", "out": str(blocker / "r.html")})
+    assert caught.value.code == "report_unwritable"
+    assert caught.value.pointer == "/out"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt", "p"]
