@@ -11,8 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from assay_testing import Project, make_project
 from fault_tools import assert_clean_error, assert_ledger_whole
+
+from assay_testing import Project, make_project
 
 COMMANDS = (
     ("get", "--", "knowledge:k120"),

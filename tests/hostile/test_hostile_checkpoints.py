@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from assay_testing import make_project
 
 INTENT = json.loads((Path(__file__).parents[1] / "fixtures" / "intent" /

@@ -11,7 +11,7 @@ DOC = ROOT / "docs" / "reliability.md"
 
 def _citations() -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
-    for cell in re.findall(r"\|([^|\n]*tests/[^|\n]*)\|\s*$", DOC.read_text(encoding="utf-8"), re.M):
+    for cell in re.findall(r"\|([^|\n]*tests/[^|\n]*)\|\s*$", DOC.read_text(encoding="utf-8"), re.MULTILINE):
         current = None
         for part in re.split(r"[;,]\s*", cell.strip()):
             match = re.fullmatch(r"(tests/[\w/]+\.py)?(?:::(\w+))?", part.strip())
@@ -30,4 +30,4 @@ def test_reliability_doc_cites_only_existing_tests() -> None:
     for path, name in citations:
         source = (ROOT / path).read_text(encoding="utf-8")
         if name is not None:
-            assert re.search(rf"^(async )?def {name}\(", source, re.M), f"{path}::{name}"
+            assert re.search(rf"^(async )?def {name}\(", source, re.MULTILINE), f"{path}::{name}"
