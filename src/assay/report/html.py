@@ -297,6 +297,13 @@ def _intent_section(report: Mapping[str, Any], evidence: Mapping[str, Any],
     if report.get("next"):
         out.append('<h3>Next</h3><ol id="next">' + "".join(
             f"<li>{_e(step)}</li>" for step in report["next"]) + "</ol>")
+    continuation = report.get("continuation") or {}
+    if isinstance(continuation, Mapping) and continuation.get("next_action"):
+        active = ", ".join(str(r) for r in continuation.get("active_requirement_ids") or [])
+        out.append('<h3>Continuation (recorded by the agent)</h3><p id="continuation">'
+                   f'{_e(continuation["next_action"])}'
+                   + (f' <span class="acc">(active: {_e(active)})</span>' if active else "")
+                   + "</p>")
     out.append("</section>")
     return "".join(out)
 
