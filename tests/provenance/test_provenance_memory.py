@@ -141,9 +141,10 @@ def test_memory_config_enabled_must_be_boolean(tmp_path: Any) -> None:
 
 
 def test_memory_cli_add_and_search_as_principals(project: Any) -> None:
-    """memory add --as alice is found by alice's search and not by bob's."""
-    project.ok("memory", "add", "--as", "alice", "--", "the flaky test is test_login")
-    alice = project.ok("memory", "search", "--as", "alice", "--", "flaky")["data"]
+    """memory add --as alice is found by alice's search and not by bob's; words need no quotes."""
+    project.ok("memory", "add", "--as", "alice", "--", "the", "flaky", "test", "is", "test_login")
+    alice = project.ok("memory", "search", "--as", "alice", "--", "flaky", "test_login")["data"]
+    assert alice["items"][0]["text"] == "the flaky test is test_login"
     bob = project.ok("memory", "search", "--as", "bob", "--", "flaky")["data"]
     assert alice["count"] == 1 and alice["items"][0]["author"] == "alice"
     assert bob["count"] == 0 and bob["envelope"]["leaves"] == []

@@ -14,8 +14,15 @@ _AUDIENCE = Argument("audience", {"type": "string"},
 _SCOPE_W = Argument("scope", {"type": "string"},
                     "project (default: this project's scope) or global.")
 _SCOPE_R = Argument("scope", {"type": "string"}, "Only this one of the project's scopes.")
-_TEXT = Argument("text", {"type": "string", "minLength": 1}, "The text.", binding="literal",
+# Words after `--` are joined with single spaces, so quoting is optional on
+# the CLI; over MCP a plain string is the usual form.
+_WORDS = {"type": ["string", "array"], "items": {"type": "string"}, "minLength": 1}
+_TEXT = Argument("text", _WORDS, "The text (the words after --).", binding="literals",
                  required=True)
+
+
+def _words(value: Any) -> str:
+    return " ".join(value) if isinstance(value, list) else str(value)
 _ENVELOPE = {"type": "object", "properties": {
     "version": {"const": 1}, "status": {"enum": ["known", "unknown", "revoked"]},
     "epoch": {"type": "string"}, "revision": {"type": "integer"},
@@ -57,7 +64,7 @@ def _add(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
 
     scope = _write_scope(inv, args)
     sources = parse_sources(args.get("source", []))
-    out = add(inv.store(), inv.access(), kind=kind, text=args["text"], scope=scope,
+    out = add(inv.store(), inv.access(), kind=kind, text=_words(args["text"]), scope=scope,
               sources=sources, audience=args.get("audience"))
     receipt = out["receipt"]
     return Result(out, ledger_revision=receipt["ledger_revision"])
@@ -147,8 +154,8 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
     ),
     writes=False,
     arguments=(
-        Argument("query", {"type": "string", "minLength": 1}, "Words to look for.",
-                 binding="literal", required=True),
+        Argument("query", _WORDS, "Words to look for (the words after --).",
+                 binding="literals", required=True),
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 200},
                  "At most this many entries (default 20)."),
@@ -161,7 +168,7 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
     if _memory_off(inv):
         return Result(dict(_DISABLED))
     with inv.store().reader() as reader:
-        data = search(reader, inv.access(), query=args["query"], scope=args.get("scope"),
+        data = search(reader, inv.access(), query=_words(args["query"]), scope=args.get("scope"),
                       limit=args.get("limit", 20))
     return Result({"enabled": True, **data}, ledger_revision=data["ledger_revision"])
 
@@ -257,7 +264,7 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.ops.ledger import parse_sources
     from assay.provenance.pending import ask
 
-    out = ask(inv.store(), inv.access(), text=args["text"], scope=_write_scope(inv, args),
+    out = ask(inv.store(), inv.access(), text=_words(args["text"]), scope=_write_scope(inv, args),
               kind="proposal" if args.get("proposal") else "question",
               sources=parse_sources(args.get("source", [])))
     return Result(out, ledger_revision=out["receipt"]["ledger_revision"])
@@ -275,8 +282,7 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
     arguments=(
         Argument("id", {"type": "string", "minLength": 1}, "The pending: record id.",
                  required=True),
-        Argument("text", {"type": "string", "minLength": 1}, "The answer text.",
-                 binding="literal"),
+        Argument("text", _WORDS, "The answer text (the words after --).", binding="literals"),
         Argument("assent", {"type": "boolean"}, "Agree, without text.", binding="flag"),
     ),
     output_schema={"type": "object", "properties": {
@@ -287,7 +293,8 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
 def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.provenance.pending import answer
 
-    out = answer(inv.store(), inv.access(), pending_id=args["id"], text=args.get("text"),
+    text = _words(args["text"]) if args.get("text") else None
+    out = answer(inv.store(), inv.access(), pending_id=args["id"], text=text,
                  assent=bool(args.get("assent")))
     ledger_revision = out["answer"]["ledger_revision"] if out["bound"] else None
     return Result(out, ledger_revision=ledger_revision, exit_code=0 if out["bound"] else 1)
