@@ -78,7 +78,11 @@ WAVE_MODES = (
     "redundant-verification",
     "contradiction-resolution",
 )
-TASK_CLASSES = ("retrieval", "extraction", "analysis", "judgment", "synthesis")
+# Assay's task classes, then the recon tool's durable order; the execution
+# envelope is fingerprinted as written, so a recon envelope keeps its own names.
+TASK_CLASSES = ("retrieval", "extraction", "analysis", "judgment", "synthesis",
+                "mechanical-recon", "intelligent-recon", "default-implementation",
+                "hard-reasoning", "consequential")
 REVIEW_KINDS = (
     "semantic",
     "adversarial",

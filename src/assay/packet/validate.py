@@ -63,6 +63,7 @@ from assay.packet.model import (
     Validation,
     kind_name,
 )
+from assay.packet.recon import Pending, ReconReader, is_recon_layout
 from assay.packet.redaction import REDACTION_MARKER, find_secret, matches_redacted
 from assay.packet.review_checks import Doc, ReviewChecks, json_pointer
 from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
@@ -85,6 +86,7 @@ _ARTIFACT_SHAPES = {
     "claim-ledger": LEDGER_SHAPE,
 }
 _OUTCOME_GAPS = ("PASS_FAILED", "PASS_OMITTED")
+
 _GATHER_MODES = {"map": ("map",), "gather": ("gather", "redundant-gather")}
 _TERMINAL = ("complete", "partial")
 _NO_STATE = "(none)"
@@ -113,6 +115,9 @@ class _Compiler(ReviewChecks):
         self.captures: dict[str, bytes] = {}
         self.listed: set[str] = set()
         self.capture_digests: dict[str, str] = {}
+        # Set when manifest.json is in the recon tool's layout: every file of
+        # the packet is then read in that layout and mapped onto assay's.
+        self.recon: ReconReader | None = None
 
     # -- helpers -------------------------------------------------------
     def add(self, code: str, path: str, pointer: str, message: str) -> None:
@@ -142,15 +147,22 @@ class _Compiler(ReviewChecks):
         if type(doc) is not dict:
             self.add("INVALID_TYPE", path, "", "a packet artifact must be a JSON object")
             return None
+        if path == MANIFEST_FILE and is_recon_layout(doc):
+            self.recon = ReconReader()
         kind = kind_name(doc.get("kind"))
+        if self.recon is not None and not str(doc.get("kind")).startswith("recon."):
+            kind = None
         if kind is None or (expected is not None and kind != expected):
             want = f"assay.{expected} or recon.{expected}" if expected else "a known packet kind"
             self.add("UNKNOWN_KIND", path, "/kind", f"{str(doc.get('kind'))[:60]!r} is not {want}")
             return None
         version = doc.get("schemaVersion")
-        if type(version) is not int or version != KINDS[kind]:
+        supported = KINDS[kind] if self.recon is None else self.recon.version(kind)
+        if type(version) is not int or version != supported:
+            layout = "" if self.recon is None else " in the recon layout"
             self.add("UNKNOWN_KIND", path, "/schemaVersion",
-                     f"{kind} schemaVersion {version!r} is not supported (expected {KINDS[kind]})")
+                     f"{kind} schemaVersion {version!r} is not supported{layout} "
+                     f"(expected {supported})")
             return None
         doc["__kind__"] = kind
         return doc
@@ -168,23 +180,36 @@ class _Compiler(ReviewChecks):
                 self.add(problem.code, directory, "", problem.message)
         manifest = ledger = None
         raw = self.read(MANIFEST_FILE, MANIFEST_FILE, "")
+        raw_ledger = self.read(LEDGER_FILE, LEDGER_FILE, "")
         if raw is not None:
             manifest = self.load(MANIFEST_FILE, raw, "packet-manifest")
             if manifest is not None:
                 self.strip(manifest)
-                if not MANIFEST_SHAPE.check(self.sink(MANIFEST_FILE), manifest):
+                if self.recon is not None:
+                    manifest = self.recon.manifest(
+                        manifest, None if raw_ledger is None else self.digests[LEDGER_FILE])
+                if manifest is not None and not MANIFEST_SHAPE.check(self.sink(MANIFEST_FILE),
+                                                                     manifest):
                     manifest = None
-        raw = self.read(LEDGER_FILE, LEDGER_FILE, "")
-        if raw is not None:
-            ledger = self.load(LEDGER_FILE, raw, "claim-ledger")
+        if manifest is not None:
+            # Captures first: a recon ledger's line locators are mapped onto them.
+            self.sources(manifest)
+        if raw_ledger is not None:
+            ledger = self.load(LEDGER_FILE, raw_ledger, "claim-ledger")
             if ledger is not None:
                 self.strip(ledger)
-                if not LEDGER_SHAPE.check(self.sink(LEDGER_FILE), ledger):
+                if self.recon is None and not LEDGER_SHAPE.check(self.sink(LEDGER_FILE), ledger):
                     ledger = None
         if manifest is None:
             return None
-        self.artifacts(manifest)
-        self.sources(manifest)
+        pending = self.artifacts(manifest)
+        if self.recon is not None:
+            # The recon layout is mapped packet by packet: a ledger's history,
+            # a brief's binding and a finding's status live in other files.
+            ledger, pending = self.recon.map_packet(ledger, pending, self.captures)
+            if ledger is not None and not LEDGER_SHAPE.check(self.sink(LEDGER_FILE), ledger):
+                ledger = None
+        self.register(pending)
         if manifest["status"] == "failed":
             self.failure(manifest)
         for directory in LISTED_DIRS:
@@ -196,7 +221,9 @@ class _Compiler(ReviewChecks):
             return None
         return manifest, ledger
 
-    def artifacts(self, manifest: dict[str, Any]) -> None:
+    def artifacts(self, manifest: dict[str, Any]) -> list[Pending]:
+        """Read, hash and parse every listed artifact; shapes are checked by :meth:`register`."""
+        pending: list[Pending] = []
         for index, ref in enumerate(manifest["artifacts"]):
             path, ptr = ref["path"], json_pointer("artifacts", index, "path")
             problem = check_relative_path(path)
@@ -225,17 +252,25 @@ class _Compiler(ReviewChecks):
             doc = self.load(path, data, None)
             if doc is None:
                 continue
-            kind = doc.pop("__kind__")
+            pending.append((index, path, ref["digest"], doc.pop("__kind__"), doc))
+        return pending
+
+    def register(self, pending: list[Pending]) -> None:
+        """Shape-check parsed artifacts (None: could not be read) and index the good ones."""
+        for index, path, digest, kind, doc in pending:
+            if doc is None:
+                self.by_path.setdefault(path, Doc(index, path, digest, kind, {}))
+                continue
             shape = _ARTIFACT_SHAPES.get(kind)
             if shape is None:
                 self.add("UNKNOWN_KIND", path, "/kind", f"a {kind} cannot be a listed artifact")
                 continue
             if shape.check(self.sink(path), doc):
-                entry = Doc(index, path, ref["digest"], kind, doc)
+                entry = Doc(index, path, digest, kind, doc)
                 self.docs.append(entry)
                 self.by_path[path] = entry
             else:
-                self.by_path.setdefault(path, Doc(index, path, ref["digest"], kind, {}))
+                self.by_path.setdefault(path, Doc(index, path, digest, kind, {}))
 
     def sources(self, manifest: dict[str, Any]) -> None:
         for index, source in enumerate(manifest["sources"]):
@@ -261,6 +296,11 @@ class _Compiler(ReviewChecks):
             self.captures[source["sourceId"]] = data
 
     def failure(self, manifest: dict[str, Any]) -> None:
+        if self.recon is not None:
+            self.add("UNSUPPORTED_RECON_KIND", FAILURE_FILE, "",
+                     "the recon layout defines no failure record, so a failed recon run is "
+                     "not read")
+            return
         got = self.root.read(FAILURE_FILE)
         if isinstance(got, PathProblem):
             code = "FAILURE_RECORD_MISSING" if got.code == "MISSING_FILE" else got.code
@@ -411,6 +451,10 @@ class _Compiler(ReviewChecks):
                     self.add("PUBLICATION_STATUS_MISMATCH", MANIFEST_FILE, "/status",
                              f"status {m['status']!r} is not honest: {why}, so it must be {honest!r}")
                 publication = m["status"]
+        if self.recon is not None:
+            self.recon.finish({d.path: d.digest for d in self.docs}, evidence, achieved)
+            if self.recon.native:
+                return None
         if self.issues:
             return None
 
@@ -743,8 +787,11 @@ def validate(directory: str | os.PathLike[str]) -> Validation:
     root.open_check()
     compiler = _Compiler(root)
     loaded = compiler.structure()
+    if loaded is not None and compiler.recon is not None and compiler.recon.native:
+        loaded = None  # the recon layout itself is broken: no cross-checks
     run = compiler.meaning(*loaded) if loaded is not None else None
-    issues = tuple(sorted(set(compiler.issues), key=lambda i: (i.path, i.pointer, i.code, i.message)))
+    found = compiler.issues if compiler.recon is None else compiler.recon.remap(compiler.issues)
+    issues = tuple(sorted(set(found), key=lambda i: (i.path, i.pointer, i.code, i.message)))
     if issues:
         return Validation(issues=issues, run=None)
     return Validation(issues=(), run=run)

@@ -1,0 +1,202 @@
+"""Packets in the recon tool's layout validate with the same rules as assay's own."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from packet_fixtures import CASES
+from recon_builder import recon_packet
+from recon_fixtures import RECON_CASES, RECON_INVALID, RECON_VALID, TWINS
+from test_packet_robustness import JSON, _locations
+
+from assay.canonical import canonical_text, parse
+from assay.packet.layout import file_digest
+from assay.packet.recon import line_range
+from assay.packet.render import publish, render_markdown
+from assay.packet.validate import check_and_withdraw, validate
+
+
+def build(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    RECON_CASES[name].build(root)
+    return root
+
+
+@pytest.mark.parametrize("name", RECON_VALID)
+def test_packet_recon_valid_packet_validates(name: str, tmp_path: Path) -> None:
+    """A valid recon-layout packet compiles with no issue and the expected publication."""
+    outcome = validate(build(tmp_path, name))
+    assert outcome.issues == ()
+    assert outcome.run is not None
+    assert outcome.run.publication == RECON_CASES[name].publication
+
+
+@pytest.mark.parametrize("name", RECON_INVALID)
+def test_packet_recon_invalid_packet_reports_its_code(name: str, tmp_path: Path) -> None:
+    """An invalid recon-layout packet yields no run and names its code, file and recon pointer."""
+    outcome = validate(build(tmp_path, name))
+    assert outcome.run is None
+    found = [(i.code, i.path, i.pointer) for i in outcome.issues]
+    assert RECON_CASES[name].expect in found, found
+
+
+@pytest.mark.parametrize("name", sorted(TWINS))
+def test_packet_recon_twin_agrees_with_assay_layout(name: str, tmp_path: Path) -> None:
+    """A recon packet and its assay-layout twin get the same profile, publication and states."""
+    recon = validate(build(tmp_path, name)).run
+    twin_root = tmp_path / "twin"
+    CASES[TWINS[name]].build(twin_root)
+    twin = validate(twin_root).run
+    assert recon is not None and twin is not None
+    assert (recon.requested, recon.achieved, recon.publication) == \
+        (twin.requested, twin.achieved, twin.publication)
+    assert recon.summary()["claim_states"] == twin.summary()["claim_states"]
+    assert [(p.mode, p.complete) for p in recon.passes] == [(p.mode, p.complete)
+                                                             for p in twin.passes]
+
+
+def test_packet_recon_validated_run_renders(tmp_path: Path) -> None:
+    """A valid recon packet is rendered from its validated run like any other."""
+    root = build(tmp_path, "recon-valid-standard")
+    run = validate(root).run
+    assert run is not None
+    text = render_markdown(run)
+    assert "Claim number 0 is supported by its sources." in text
+    assert publish(root, run)["path"] == "packet.md"
+
+
+def test_packet_recon_invalid_packet_withdraws_render(tmp_path: Path) -> None:
+    """A recon packet that fails validation loses any packet.md it had."""
+    root = build(tmp_path, "recon-achieved-profile-mismatch")
+    (root / "packet.md").write_text("stale view\n")
+    outcome, withdrawn = check_and_withdraw(root)
+    assert outcome.run is None and withdrawn
+    assert not (root / "packet.md").exists()
+
+
+def test_packet_recon_artifact_pointer_counts_the_listed_ledger(tmp_path: Path) -> None:
+    """An artifact issue points at the recon index, with claims.json listed before it."""
+    root = tmp_path / "p"
+    b = recon_packet(root, status=None)
+    b.manifest["artifacts"].append({"path": "../outside.json", "digest": "sha256:" + "0" * 64})
+    b.finish()
+    manifest = json.loads((root / "manifest.json").read_bytes())
+    manifest["artifacts"].insert(0, manifest["artifacts"].pop())  # claims.json first
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    listed = [a["path"] for a in manifest["artifacts"]]
+    assert listed == ["claims.json", "raw/dossiers/map-1/dossier.json",
+                      "raw/dossiers/gather-1/dossier.json", "../outside.json"]
+    found = [(i.code, i.pointer) for i in validate(root).issues]
+    assert ("PATH_ESCAPE", "/artifacts/3/path") in found
+
+
+def test_packet_recon_assay_layout_with_recon_kinds_still_validates(tmp_path: Path) -> None:
+    """Assay's own layout written with recon. kind names is not mistaken for the recon layout."""
+    root = tmp_path / "p"
+    CASES["valid-recon-thorough"].build(root)
+    assert validate(root).valid
+
+
+def test_packet_recon_line_range_covers_whole_lines() -> None:
+    """A line locator maps to the bytes of exactly those lines, without the newline."""
+    data = b"one\ntwo\nthree\n"
+    assert data[slice(*line_range(data, 2, 3))] == b"two\nthree"
+    assert data[slice(*line_range(data, 1, 1))] == b"one"
+
+
+def test_packet_recon_line_range_drops_carriage_return() -> None:
+    """A line ending in CRLF ends before its carriage return, as the recon tool reads lines."""
+    data = b"one\r\ntwo\r\n"
+    assert data[slice(*line_range(data, 1, 1))] == b"one"
+
+
+def test_packet_recon_line_range_outside_capture_is_past_its_end() -> None:
+    """A line range beyond the capture maps past its end, so the boundary derives invalid."""
+    data = b"one\ntwo"
+    _, end = line_range(data, 2, 5)
+    assert end > len(data)
+    assert line_range(data, None, None) == (0, len(data))
+
+
+@pytest.fixture(scope="module")
+def recon_standard() -> Iterator[tuple[Path, str, list[str]]]:
+    """A valid standard recon packet, its identity, and every file the boundary reads."""
+    root = Path(tempfile.mkdtemp(prefix="recon-property-")) / "p"
+    recon_packet(root, "standard")
+    outcome = validate(root)
+    assert outcome.run is not None
+    files = ["manifest.json", "claims.json", *(a.path for a in outcome.run.artifacts),
+             "raw/sources/src-0.txt"]
+    yield root, outcome.run.identity, files
+    shutil.rmtree(root.parent)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_packet_recon_single_byte_change_is_never_silent(
+        recon_standard: tuple[Path, str, list[str]], data: st.DataObject) -> None:
+    """Changing any one byte of any file of a recon packet invalidates it or changes its identity."""
+    root, identity, files = recon_standard
+    path = root / data.draw(st.sampled_from(files), label="file")
+    original = path.read_bytes()
+    offset = data.draw(st.integers(0, len(original) - 1), label="offset")
+    new = data.draw(st.integers(0, 255).filter(lambda b: b != original[offset]), label="byte")
+    changed = bytearray(original)
+    changed[offset] = new
+    path.write_bytes(bytes(changed))
+    try:
+        outcome = validate(root)
+    finally:
+        path.write_bytes(original)
+    assert outcome.run is None or outcome.run.identity != identity
+
+
+
+@pytest.fixture(scope="module")
+def recon_thorough() -> Iterator[tuple[Path, list[str]]]:
+    """A valid thorough recon packet and the JSON files the boundary reads."""
+    root = Path(tempfile.mkdtemp(prefix="recon-robust-")) / "p"
+    recon_packet(root, "thorough", claims=2)
+    outcome = validate(root)
+    assert outcome.run is not None
+    yield root, ["manifest.json", "claims.json", *(a.path for a in outcome.run.artifacts)]
+    shutil.rmtree(root.parent)
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_packet_recon_replaced_value_never_crashes(
+        recon_thorough: tuple[Path, list[str]], data: st.DataObject) -> None:
+    """Replacing any one value of any recon JSON file (digests kept consistent) never raises."""
+    root, files = recon_thorough
+    name = data.draw(st.sampled_from(files), label="file")
+    originals = {n: (root / n).read_bytes() for n in ("manifest.json", name)}
+    doc = parse(originals[name])
+    where = data.draw(st.sampled_from(_locations(doc)[1:]), label="where")
+    target = doc
+    for part in where[:-1]:
+        target = target[part]
+    target[where[-1]] = data.draw(JSON, label="value")
+    changed = (canonical_text(doc) + "\n").encode()
+    try:
+        (root / name).write_bytes(changed)
+        if name != "manifest.json":
+            manifest = parse(originals["manifest.json"])
+            for ref in manifest["artifacts"]:
+                if ref["path"] == name:
+                    ref["digest"] = file_digest(changed)
+            (root / "manifest.json").write_bytes((canonical_text(manifest) + "\n").encode())
+        outcome = validate(root)
+    finally:
+        for n, raw in originals.items():
+            (root / n).write_bytes(raw)
+    assert outcome.run is not None or outcome.issues
