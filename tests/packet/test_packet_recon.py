@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -200,3 +200,25 @@ def test_packet_recon_replaced_value_never_crashes(
         for n, raw in originals.items():
             (root / n).write_bytes(raw)
     assert outcome.run is not None or outcome.issues
+
+
+@pytest.mark.parametrize("step", ["approve", "source", "admit", "brief", "close"])
+def test_packet_recon_write_steps_refuse_recon_layout(step: str, tmp_path: Path) -> None:
+    """Assay's writing steps refuse a recon-layout packet and leave it byte for byte."""
+    from assay.errors import AssayError
+    from assay.packet import lifecycle, quarantine
+
+    root = build(tmp_path, "recon-valid-quick")
+    before = {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    (tmp_path / "x.txt").write_text("text\n")
+    calls: dict[str, Callable[[], object]] = {
+        "approve": lambda: lifecycle.approve(root, {}),
+        "source": lambda: lifecycle.add_source(root, source_id="s", file=str(tmp_path / "x.txt")),
+        "admit": lambda: quarantine.admit(root, "raw/drafts/x.json", "raw/dossiers/x.json"),
+        "brief": lambda: lifecycle.create_brief(root, mode="semantic"),
+        "close": lambda: lifecycle.close(root, status="complete"),
+    }
+    with pytest.raises(AssayError) as caught:
+        calls[step]()
+    assert caught.value.code == "packet_recon_layout"
+    assert {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()} == before

@@ -22,6 +22,7 @@ from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PacketRoot, file_dig
 from assay.packet.ledger_file import new_ledger
 from assay.packet.manifest import APPROVAL_TYPE, EXECUTION_SHAPE, approval_fingerprint, new_manifest
 from assay.packet.model import PROFILES, Issue
+from assay.packet.recon import is_recon_layout
 from assay.packet.reviews import BRIEF_MODES, project, slug
 from assay.packet.shape import Sink
 
@@ -46,6 +47,12 @@ def read_canonical(root: PacketRoot, path: str) -> dict[str, Any]:
     value = parse(data)
     if not isinstance(value, dict):
         raise AssayError(f"{path} is not a JSON object", code="packet_unreadable")
+    if path == MANIFEST_FILE and is_recon_layout(value):
+        # Writing assay-layout pieces into it would mix two layouts in one packet.
+        raise AssayError("this packet is in the recon tool's layout; assay validates and "
+                         "renders it but does not write into it", code="packet_recon_layout",
+                         action="Use 'assay packet validate' or 'assay packet render'; write "
+                         "it with the recon tool's own steps.")
     return value
 
 
