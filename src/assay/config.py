@@ -14,7 +14,7 @@ Sections::
     [goals.GOAL_ID]
                 path (a markdown file inside the project), acceptance (record id)
     [loop]      max_rounds, stall_rounds, max_rejections, max_active_constraints,
-                lease_seconds, renew_seconds, gate
+                lease_seconds, renew_seconds, gate, recovery, backtrack_after
     [memory]    enabled (false: memory commands perform no reads)
 """
 
@@ -110,6 +110,8 @@ class LoopSettings:
     lease_seconds: int = 30
     renew_seconds: int = 10
     gate: bool = True
+    recovery: bool = True
+    backtrack_after: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,13 +259,13 @@ def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:
 
 _LOOP_BOUNDS = {"max_rounds": (1, 1000), "stall_rounds": (0, 1000), "max_rejections": (1, 100),
                 "max_active_constraints": (1, 15), "lease_seconds": (5, 3600),
-                "renew_seconds": (1, 3600)}
+                "renew_seconds": (1, 3600), "backtrack_after": (0, 100)}
 
 
 def _loop_settings(path: Path, raw: dict[str, Any]) -> LoopSettings:
     """Parse ``[loop]``: whole-number budgets within bounds, ``gate`` a boolean."""
     table = _table(path, raw, "loop")
-    _closed(path, table, {*_LOOP_BOUNDS, "gate"}, "loop")
+    _closed(path, table, {*_LOOP_BOUNDS, "gate", "recovery"}, "loop")
     values: dict[str, Any] = {}
     for key, (low, high) in _LOOP_BOUNDS.items():
         if key in table:
@@ -276,6 +278,10 @@ def _loop_settings(path: Path, raw: dict[str, Any]) -> LoopSettings:
         if not isinstance(table["gate"], bool):
             raise _config_error(path, "/loop/gate", "gate must be true or false")
         values["gate"] = table["gate"]
+    if "recovery" in table:
+        if not isinstance(table["recovery"], bool):
+            raise _config_error(path, "/loop/recovery", "recovery must be true or false")
+        values["recovery"] = table["recovery"]
     settings = LoopSettings(**values)
     if settings.renew_seconds >= settings.lease_seconds:
         raise _config_error(path, "/loop/renew_seconds",

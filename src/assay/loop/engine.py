@@ -62,11 +62,13 @@ from assay.loop.session import (
     prepare_held,
     prepared_view,
     terminal_event,
+    terminal_write,
 )
+from assay.loop.recovery import auto_checkpoint, backtrack_target, restore_pending_error
 from assay.loop.state import apply_round, submission_context
 from assay.loop.submission import normalise
 
-__all__ = ["ENFORCEMENT_CHECKS", "GATE_RULES", "Governor", "parse_handle"]
+__all__ = ["ENFORCEMENT_CHECKS", "GATE_RULES", "Governor", "mismatch_error", "parse_handle"]
 
 ENFORCEMENT_CHECKS = ("completion_contract_open", "contract_required", "gate_unknown")
 
@@ -109,6 +111,11 @@ def parse_handle(value: Any) -> dict[str, str]:
             "transactionId": handle.transactionId}
 
 
+def mismatch_error(head: Mapping[str, Any]) -> AssayError:
+    """``submission_handle_mismatch`` with the current handle in its details."""
+    return _mismatch(head, {})
+
+
 def _mismatch(head: Mapping[str, Any], handle: Mapping[str, str]) -> AssayError:
     current = handle_of(head)
     details: dict[str, Any] = {"loopId": head["loopId"], "submissionHandle": current,
@@ -144,17 +151,26 @@ class Governor:
         self.reporter: Reporter = reporter or NullReporter()
         self.open_store = open_store
         self.runner = runner
+        self._instruction: str | None = None
 
     # ------------------------------------------------------------ submit
 
-    def submit(self, handle_value: Any, evaluation_value: Any) -> dict[str, Any]:
-        """Accept one self-evaluation for the held attempt. See the module docstring."""
+    def submit(self, handle_value: Any, evaluation_value: Any, *,
+               instruction: str | None = None) -> dict[str, Any]:
+        """Accept one self-evaluation for the held attempt. See the module docstring.
+
+        ``instruction`` is the host's current user instruction for the NEXT
+        prompt (an audit fact of that prompt, never governance).
+        """
         handle = parse_handle(handle_value)
         loop_id, _ = identity.parse_round_id(handle["roundId"]) or ("", 0)
         record = load_head(self.store, loop_id)
         head = record.data
         if handle_of(head) != handle:
             return self._stale(head, handle)
+        if (head.get("recovery") or {}).get("status") == "pending":
+            raise restore_pending_error(head)
+        self._instruction = instruction
         facts = head["facts"]
         round_number = head["round"]
         limits = limits_of(head)
@@ -186,7 +202,8 @@ class Governor:
             checks = self._enforcement(head, evaluation, result, decision)
             parts = {"evaluation": evaluation, "diagnostics": diagnostics, "submitted": submitted,
                      "raw": evaluation_value, "observations": observations.to_dict(),
-                     "after": git_to_dict(observations.after)}
+                     "after": git_to_dict(observations.after),
+                     "after_observation": observations.after}
             if checks:
                 out = self._reject(record, lease, policy, checks, result, parts)
             else:
@@ -294,8 +311,12 @@ class Governor:
             "checks": checks, "consecutive": consecutive, "evaluation": parts["evaluation"],
             "diagnostics": parts["diagnostics"], "evidencePosture": result.posture,
             "findings": result.findings, "observations": parts["observations"],
-            "prompt": head["held"]["prompt"], "rejectedAt": now_text(), "stopReason": stop,
+            "prompt": head["held"]["prompt"], "promptInputs": head["held"]["promptInputs"],
+            "factsBefore": head["facts"], "branchId": head["branchId"],
+            "checkpoints": head["held"].get("checkpoints", []),
+            "rejectedAt": now_text(), "stopReason": stop,
         }
+        old_held = head["held"]
         escalate = names == sorted(head.get("rejectionChecks", []))
         head.update({"attempt": attempt + 1, "consecutiveRejections": consecutive,
                      "rejectionChecks": names, "rejectionNotice": notice})
@@ -309,11 +330,17 @@ class Governor:
                 limits=limits_of(head), commands=self.project.evidence_commands,
                 context_mode="fresh_invocation" if escalate else "same_round_retry",
                 context_reason="rejection_escalation" if escalate else "enforcement_retry",
-                before=head["held"]["before"], rejection_notice=notice, plan=head.get("plan"))
+                before=old_held["before"], rejection_notice=notice, plan=head.get("plan"),
+                checkpoints=old_held.get("checkpoints", []),
+                instruction=(self._instruction if self._instruction is not None
+                             else old_held["prompt"].get("currentUserInstruction")),
+                checkpoint_warning=old_held.get("checkpointWarning"))
         rid = identity.rejection_id(loop_id, round_number, attempt)
+        terminal = [terminal_write(self.project.scope, head)] if stop is not None else []
         self.store.put_many([
+            *terminal,
             Write(id=rid, data=rejection, scope=self.project.scope, origin="derived",
-                  expect_revision=0),
+                  expect_revision=self._revision(rid)),
             Write(id=record.id, data=head, scope=self.project.scope, origin="derived",
                   expect_revision=record.revision),
             lease.release_write(),
@@ -370,7 +397,11 @@ class Governor:
         if stop is not None:
             head.update({"status": "stopped", "stopReason": stop, "held": None})
             head["terminal"] = terminal_event(head, stop)
-        else:
+        checkpoint_writes: list[Write] = []
+        if stop is None:
+            refs, checkpoint_writes, warning = auto_checkpoint(
+                self.store, self.project, loop_id=loop_id, round_number=round_number + 1,
+                branch_id=head["branchId"], observation=parts["after_observation"])
             head.update({"round": round_number + 1, "attempt": 1})
             head["held"] = prepare_held(
                 loop_id=loop_id, session_id=head["sessionId"], branch_id=head["branchId"],
@@ -378,7 +409,8 @@ class Governor:
                 commands=self.project.evidence_commands, context_mode="fresh_invocation",
                 context_reason="next_round",
                 before={"id": identity.round_part_id(loop_id, round_number, "observation"),
-                        "field": "after"}, plan=head.get("plan"))
+                        "field": "after"}, plan=head.get("plan"), checkpoints=refs,
+                instruction=self._instruction, checkpoint_warning=warning)
         changes = dict(applied.changes)
         observed = stop is None
         changes.update({
@@ -416,6 +448,11 @@ class Governor:
                 "context_reason": next_artifact["contextReason"]}),
             "diagnostics": diagnostics,
         }
+        brief = record.data["facts"].get("recovery")
+        if brief:
+            receipt["recovery_checkpoint"] = {
+                "checkpoint_id": brief["checkpointId"], "redo_round": brief["redoRound"],
+                "origin": brief["origin"], "reason": brief["reason"], "restore_verified": True}
         eid = identity.round_part_id(loop_id, round_number, "evaluation")
         oid = identity.round_part_id(loop_id, round_number, "observation")
         evaluation_data = {"type": "evaluation", "loopId": loop_id, "roundId": rid,
@@ -435,14 +472,24 @@ class Governor:
             "evidencePosture": result.posture, "machineBackedSuccess": result.machine_backed_success,
             "contractDecision": changes["contract"], "stopReason": stop, "receipt": receipt,
             "evaluationRecord": eid, "observationRecord": oid, "committedAt": now_text(),
+            "checkpoints": old_held.get("checkpoints", []),
         }
         scope = self.project.scope
+        # On a child branch these ids already hold the abandoned round: the
+        # new version supersedes it in place (history keeps the old one).
+        expected = self._revisions([eid, oid, rid])
+        terminal = [terminal_write(scope, head)] if stop is not None else []
         self.store.put_many([
-            Write(id=eid, data=evaluation_data, scope=scope, origin="claim", expect_revision=0),
-            Write(id=oid, data=observation_data, scope=scope, origin="machine", expect_revision=0),
-            Write(id=rid, data=round_data, scope=scope, origin="derived", expect_revision=0,
-                  sources=(SourceRef(eid, 1, digest(evaluation_data)),
-                           SourceRef(oid, 1, digest(observation_data)))),
+            *checkpoint_writes,
+            *terminal,
+            Write(id=eid, data=evaluation_data, scope=scope, origin="claim",
+                  expect_revision=expected[eid]),
+            Write(id=oid, data=observation_data, scope=scope, origin="machine",
+                  expect_revision=expected[oid]),
+            Write(id=rid, data=round_data, scope=scope, origin="derived",
+                  expect_revision=expected[rid],
+                  sources=(SourceRef(eid, expected[eid] + 1, digest(evaluation_data)),
+                           SourceRef(oid, expected[oid] + 1, digest(observation_data)))),
             Write(id=record.id, data=head, scope=scope, origin="derived",
                   expect_revision=record.revision),
             lease.release_write(),
@@ -450,7 +497,63 @@ class Governor:
         self.reporter.round_committed(rid, result.posture["status"])
         if stop is not None:
             self.reporter.loop_stopped(loop_id, stop)
-        return prepared_view(head) | {"accepted": True, "stale": False, "receipt": receipt}
+        view = prepared_view(head) | {"accepted": True, "stale": False, "receipt": receipt}
+        if stop is None and limits.backtrack_after > 0:
+            return self._backtrack(head, view, result, limits.backtrack_after)
+        return view
+
+    def _revision(self, record_id: str) -> int:
+        return self._revisions([record_id])[record_id]
+
+    def _revisions(self, ids: list[str]) -> dict[str, int]:
+        with self.store.reader() as reader:
+            found = reader.get_many(ids)
+        return {i: found[i].revision if i in found else 0 for i in ids}
+
+    def _backtrack(self, head: Mapping[str, Any], view: dict[str, Any], result: GateResult,
+                   after: int) -> dict[str, Any]:
+        """Machine-triggered rollback after ``after`` contradicted rounds in a row.
+
+        Runs after the round committed (the commit stands on its own). The
+        target is the ``before`` checkpoint of the first contradicted round;
+        without one, or when the restore fails, the loop simply continues and
+        the response says why.
+        """
+        from assay.loop.recovery import recover
+
+        history = head["facts"].get("posture_history", [])
+        if len(history) < after or any(s != "contradicted" for s in history[-after:]):
+            return view
+        target = backtrack_target(self.store, head, after)
+        if target is None:
+            return view | {"warnings": [*view["warnings"], {
+                "code": "checkpoint_unavailable",
+                "message": f"{after} contradicted rounds in a row, but no checkpoint to back "
+                           "track to"}]}
+        findings = [f for f in result.findings if f["check"] in ("claim_contradicted",
+                                                                 "command_failed")]
+        try:
+            out = recover(self.store, self.project, handle_of(head) or {},
+                          checkpoint_id=target["checkpointId"],
+                          reason=f"{after} consecutive rounds had a contradicted evidence "
+                                 "posture", origin="machine",
+                          trigger_rule="repeated_contradiction", trigger_findings=findings,
+                          open_store=self.open_store, instruction=self._instruction)
+        except AssayError as exc:
+            return view | {"warnings": [*view["warnings"], {
+                "code": exc.code, "message": "machine backtrack failed: " + exc.message}]}
+        receipt = dict(view["receipt"])
+        rec = out["recovery"]
+        receipt["changes"] = {**receipt["changes"], "rollback": {
+            "redo_round": rec["redo_round"], "target_checkpoint_id": rec["checkpoint_id"],
+            "preserved_discoveries": rec["preserved_discoveries"],
+            "wrong_assumptions": rec["wrong_assumptions"],
+            "observed_skipped_files": rec["observed_skipped_files"],
+            "reported_skipped_files": rec["reported_skipped_files"],
+            "abandoned_rounds": rec["abandoned_rounds"],
+            "trigger_finding_ids": rec["trigger_finding_ids"], "origin": "machine",
+            "reason": rec["reason"]}}
+        return out | {"accepted": True, "stale": False, "receipt": receipt}
 
     @staticmethod
     def _handling(field: str, diagnostics: list[dict[str, str]]) -> str:
@@ -489,6 +592,8 @@ class Governor:
         head = record.data
         if handle_of(head) != handle:
             raise _mismatch(head, handle)
+        if (head.get("recovery") or {}).get("status") == "pending":
+            raise restore_pending_error(head)
         action_hash = digest(text)
         gid = identity.gate_id(handle["roundId"], action_hash)
         rec_id = f"loop:{loop_id}:gate:{gid}"

@@ -35,6 +35,15 @@ def contract_requirement(facts: Mapping[str, Any], commands: Sequence[EvidenceCo
             "reason": reason, "active_contract_id": active_id}
 
 
+def _recovery(brief: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The pending recovery of a redo round (its restore was verified before the prompt)."""
+    if not brief:
+        return None
+    return {"pending": True, "redo_round": brief["redoRound"],
+            "checkpoint_id": brief["checkpointId"], "restore_verified": True,
+            "origin": brief["origin"], "reason": brief["reason"]}
+
+
 def guidance(facts: Mapping[str, Any], commands: Sequence[EvidenceCommand], round_number: int,
              max_rounds: int, artifact: Mapping[str, Any] | None) -> dict[str, Any]:
     """The SubmissionGuidance of a held round."""
@@ -63,9 +72,10 @@ def guidance(facts: Mapping[str, Any], commands: Sequence[EvidenceCommand], roun
         "criteria": [{"id": c["id"], "text": c["text"], "status": c["status"]}
                      for c in facts["criteria"]],
         "open_questions": [{"id": q["id"], "text": q["text"]} for q in facts["open_questions"]],
-        "recovery": None,
-        "prompt": {"level": artifact["level"] if artifact else None, "dropped_sections": [],
-                   "protected_overflow": False},
+        "recovery": _recovery(facts.get("recovery")),
+        "prompt": {"level": artifact["level"] if artifact else None,
+                   "dropped_sections": list((artifact or {}).get("droppedSections", [])),
+                   "protected_overflow": bool((artifact or {}).get("protectedOverflow", False))},
         "checks": [{"field": "verification", "check": f["check"], "severity": f["severity"],
                     "detail": f["detail"], **({"ref": f["ref"]} if f.get("ref") else {})}
                    for f in facts.get("findings", [])],

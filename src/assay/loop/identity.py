@@ -15,7 +15,8 @@ Content ids (``prefix-`` + 8 hex of the canonical digest, through
 
 Record ids: the loop head ``loop:<loopId>``, a round transaction
 ``loop:<loopId>:round:<n>`` (the reference's round id, verbatim), its claim
-and observation parts, rejections, gate decisions and the lease.
+and observation parts, rejections, gate decisions, checkpoints, recovery
+directives, the terminal event and the lease.
 
 Imports only the base modules.
 """
@@ -41,10 +42,12 @@ __all__ = [
     "normal_question",
     "parse_round_id",
     "question_id",
+    "recovery_id",
     "rejection_id",
     "round_id",
     "round_part_id",
     "subgoal_id",
+    "terminal_id",
     "transaction_id",
 ]
 
@@ -123,6 +126,16 @@ def round_part_id(loop_id: str, round_number: int, part: str) -> str:
 
 def rejection_id(loop_id: str, round_number: int, attempt: int) -> str:
     return f"loop:{loop_id}:round:{round_number}:rejection:{attempt}"
+
+
+def recovery_id(loop_id: str, directive_id: str) -> str:
+    """A recovery directive (an event, not a round); its ``rv-`` id names the child branch."""
+    return f"loop-recovery:{loop_id}:{directive_id}"
+
+
+def terminal_id(loop_id: str) -> str:
+    """The terminal event, written once when the loop stops."""
+    return f"loop:{loop_id}:terminal"
 
 
 def lease_id(loop_id: str) -> str:

@@ -351,6 +351,16 @@ class _GuidanceCriterion(BaseModel):
     status: Literal["unknown", "claimed", "remaining", "insufficient", "contradicted", "verified"]
 
 
+class _GuidanceRecovery(BaseModel):
+    model_config = _STRICT
+    pending: bool
+    redo_round: int
+    checkpoint_id: str
+    restore_verified: bool
+    origin: Literal["agent", "machine"]
+    reason: str
+
+
 class _GuidancePrompt(BaseModel):
     model_config = _STRICT
     level: Literal["l0", "l1", "l2"] | None
@@ -369,7 +379,7 @@ class SubmissionGuidance(BaseModel):
     subgoals: list[_GuidanceSubGoal]
     criteria: list[_GuidanceCriterion]
     open_questions: list[_IdText]
-    recovery: None
+    recovery: _GuidanceRecovery | None
     prompt: _GuidancePrompt
     checks: list[_Check]
 
@@ -423,6 +433,29 @@ class _Boundary(BaseModel):
     round: int
 
 
+class _Rollback(BaseModel):
+    model_config = _STRICT
+    redo_round: int
+    target_checkpoint_id: str
+    preserved_discoveries: list[str]
+    wrong_assumptions: list[str]
+    observed_skipped_files: list[str]
+    reported_skipped_files: list[str]
+    abandoned_rounds: list[int]
+    trigger_finding_ids: list[str | None]
+    origin: Literal["agent", "machine"] | None = None
+    reason: str | None = None
+
+
+class _RecoveryCheckpoint(BaseModel):
+    model_config = _STRICT
+    checkpoint_id: str
+    redo_round: int
+    origin: Literal["agent", "machine"]
+    reason: str
+    restore_verified: bool
+
+
 class _Changes(BaseModel):
     model_config = _STRICT
     contract: _ContractChange
@@ -438,7 +471,7 @@ class _Changes(BaseModel):
     questions_opened: list[_IdText]
     questions_resolved: list[str]
     subtask_boundary: _Boundary | None
-    rollback: None
+    rollback: _Rollback | None
 
 
 class _ReceiptPrompt(BaseModel):
@@ -478,6 +511,7 @@ class SubmissionReceipt(BaseModel):
     agent_outcome: Literal["success", "partial", "failed", "blocked"] | None
     objective_refinement: str | None
     loop_stop_reason: _Stop | None
+    recovery_checkpoint: _RecoveryCheckpoint | None = None
     reports: list[_Report] = []
     changes: _Changes | None = None
     rejection: _Rejection | None = None

@@ -54,6 +54,7 @@ class Limits:
     max_active_constraints: int = 15
     lease_seconds: float = 30.0
     renew_seconds: float = 10.0
+    backtrack_after: int = 0
 
 
 def agent_stop_reason(outcome: str, should_continue: bool) -> str | None:

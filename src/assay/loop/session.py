@@ -61,6 +61,7 @@ __all__ = [
     "status",
     "stop",
     "terminal_event",
+    "terminal_write",
 ]
 
 HEAD_SCHEMA = "assay.loop.v1"
@@ -128,18 +129,24 @@ def handle_of(head: Mapping[str, Any]) -> dict[str, str] | None:
 def prepare_held(*, loop_id: str, session_id: str, branch_id: str, round_number: int,
                  attempt: int, facts: Mapping[str, Any], limits: Limits, commands: Sequence[Any],
                  context_mode: str, context_reason: str, before: Mapping[str, Any] | None,
-                 rejection_notice: str = "", plan: str | None = None) -> dict[str, Any]:
+                 rejection_notice: str = "", plan: str | None = None,
+                 checkpoints: Sequence[Mapping[str, Any]] = (), instruction: str | None = None,
+                 checkpoint_warning: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Compile the prompt of one attempt and bundle what a submission is judged against.
 
     ``before`` references the stored git boundary the round started from:
     ``{id, field}`` names a record and the field holding the observation.
+    ``checkpoints`` are the CheckpointRefs the attempt holds (the round's
+    automatic ``before`` checkpoint and any ``mid`` ones); they are committed
+    with the round.
     """
     requirement = contract_requirement(facts, commands, round_number, limits.max_rounds)
     request = PromptRequest(
         loop_id=loop_id, round_id=identity.round_id(loop_id, round_number), round=round_number,
         attempt=attempt, max_rounds=limits.max_rounds, facts=facts, context_mode=context_mode,
         context_reason=context_reason, contract_commands=tuple(sorted(capable_commands(commands))),
-        contract_requirement=requirement, rejection_notice=rejection_notice, plan=plan)
+        contract_requirement=requirement, rejection_notice=rejection_notice, plan=plan,
+        instruction=(instruction or "").strip() or None)
     artifact = compile_prompt(request)
     return {
         "transactionId": identity.transaction_id(loop_id, round_number, attempt, session_id,
@@ -148,6 +155,8 @@ def prepare_held(*, loop_id: str, session_id: str, branch_id: str, round_number:
         "promptInputs": request.inputs(),
         "guidance": guidance(facts, commands, round_number, limits.max_rounds, artifact),
         "before": dict(before) if before is not None else None,
+        "checkpoints": [dict(c) for c in checkpoints],
+        "checkpointWarning": dict(checkpoint_warning) if checkpoint_warning else None,
     }
 
 
@@ -156,7 +165,8 @@ def limits_of(head: Mapping[str, Any]) -> Limits:
     return Limits(max_rounds=lim["maxRounds"], stall_rounds=lim["stallRounds"],
                   max_rejections=lim["maxRejections"],
                   max_active_constraints=lim["maxActiveConstraints"],
-                  lease_seconds=lim["leaseMs"] / 1000, renew_seconds=lim["renewMs"] / 1000)
+                  lease_seconds=lim["leaseMs"] / 1000, renew_seconds=lim["renewMs"] / 1000,
+                  backtrack_after=int(lim.get("backtrackAfter", 0)))
 
 
 def terminal_event(head: Mapping[str, Any], stop_reason: str) -> dict[str, Any]:
@@ -177,6 +187,13 @@ def terminal_event(head: Mapping[str, Any], stop_reason: str) -> dict[str, Any]:
     }
 
 
+def terminal_write(scope: str, head: Mapping[str, Any]) -> Write:
+    """The terminal event as its own record, written once, in the batch that stops the loop."""
+    return Write(id=identity.terminal_id(head["loopId"]), data={"type": "terminal",
+                 **head["terminal"], "branchId": head.get("branchId"), "stoppedAt": now_text()},
+                 scope=scope, origin="derived", expect_revision=0)
+
+
 def prepared_view(head: Mapping[str, Any], *, warnings: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """What start, resume, a stale next and a continuing next return about the held round."""
     held = head.get("held")
@@ -193,8 +210,15 @@ def prepared_view(head: Mapping[str, Any], *, warnings: Sequence[Mapping[str, An
                            if held else None),
         "guidance": held["guidance"] if held else None,
         "terminal": head.get("terminal"),
+        "checkpoints": list(held.get("checkpoints", [])) if held else [],
+        "pendingRecovery": (head.get("recovery")
+                            if (head.get("recovery") or {}).get("status") == "pending" else None),
         "warnings": [dict(w) for w in warnings],
     }
+    if held and held.get("checkpointWarning"):
+        out["warnings"].append({"code": held["checkpointWarning"]["code"],
+                                "message": "no checkpoint for this round: "
+                                           + held["checkpointWarning"]["message"]})
     return out
 
 
@@ -325,7 +349,7 @@ def _texts(values: Sequence[str], name: str, limit: int, most: int) -> list[str]
 
 def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
           constraints: Sequence[str], limits: Limits, loop_id: str | None = None,
-          plan: str | None = None) -> dict[str, Any]:
+          plan: str | None = None, instruction: str | None = None) -> dict[str, Any]:
     """Create the loop and its round-1 prompt; return the prepared view.
 
     Operator acceptance (task, criteria, hard constraints) is immutable: a
@@ -372,14 +396,22 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
         raise existing(current)
     session_id = "s-" + secrets.token_hex(8)
     facts = initial_facts(task, criteria, constraints)
+    from assay.loop.recovery import auto_checkpoint
+
     boundary_id = identity.round_part_id(loop_id, 1, "before")
+    observation = observe_git(project.root)
     boundary = {"type": "boundary", "loopId": loop_id, "round": 1,
-                "boundary": git_to_dict(observe_git(project.root))}
+                "boundary": git_to_dict(observation)}
     before = {"id": boundary_id, "field": "boundary"}
+    refs, checkpoint_writes, warning = auto_checkpoint(
+        store, project, loop_id=loop_id, round_number=1, branch_id="main",
+        observation=observation)
     held = prepare_held(loop_id=loop_id, session_id=session_id, branch_id="main", round_number=1,
                         attempt=1, facts=facts, limits=limits,
                         commands=project.evidence_commands, context_mode="fresh_invocation",
-                        context_reason="first_round", before=before, plan=plan)
+                        context_reason="first_round", before=before, plan=plan,
+                        checkpoints=refs, instruction=instruction,
+                        checkpoint_warning=warning)
     head: dict[str, Any] = {
         "schema": HEAD_SCHEMA,
         "type": "loop",
@@ -391,10 +423,14 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
                    "maxRejections": limits.max_rejections,
                    "maxActiveConstraints": limits.max_active_constraints,
                    "leaseMs": int(limits.lease_seconds * 1000),
-                   "renewMs": int(limits.renew_seconds * 1000)},
+                   "renewMs": int(limits.renew_seconds * 1000),
+                   "backtrackAfter": limits.backtrack_after},
         "status": "active",
         "stopReason": None,
         "branchId": "main",
+        "lineage": [{"branchId": "main", "fromRound": 1, "parent": None, "directive": None}],
+        "recovery": None,
+        "recoveryCount": 0,
         "sessionId": session_id,
         "round": 1,
         "attempt": 1,
@@ -407,6 +443,7 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
     }
     try:
         store.put_many([
+            *checkpoint_writes,
             Write(id=boundary_id, data=boundary, scope=project.scope, origin="machine",
                   expect_revision=0),
             Write(id=hid, data=head, scope=project.scope, origin="derived", expect_revision=0)])
@@ -462,7 +499,8 @@ def stop(store: Store, project: Project, loop_id: str, *, reason: str | None,
                  "cancelReason": (reason or "").strip()[:500] or None})
     head["terminal"] = terminal_event(head, "cancelled")
     try:
-        store.put_many([Write(id=record.id, data=head, scope=project.scope, origin="derived",
+        store.put_many([terminal_write(project.scope, head),
+                        Write(id=record.id, data=head, scope=project.scope, origin="derived",
                               expect_revision=record.revision), lease.release_write()])
     except RevisionConflict:
         lease.release()
@@ -470,7 +508,8 @@ def stop(store: Store, project: Project, loop_id: str, *, reason: str | None,
     return prepared_view(head) | {"alreadyStopped": False}
 
 
-def resume(store: Store, project: Project, loop_id: str, *, invocation_lost: bool) -> dict[str, Any]:
+def resume(store: Store, project: Project, loop_id: str, *, invocation_lost: bool,
+           instruction: str | None = None) -> dict[str, Any]:
     """Re-anchor the loop in a new session and return the held prompt with its new handle.
 
     With ``invocation_lost`` the same round and attempt are recompiled as a
@@ -494,7 +533,11 @@ def resume(store: Store, project: Project, loop_id: str, *, invocation_lost: boo
                             facts=head["facts"], limits=limits,
                             commands=project.evidence_commands, context_mode="fresh_invocation",
                             context_reason="invocation_recovery", before=old["before"],
-                            rejection_notice=head.get("rejectionNotice", ""), plan=head.get("plan"))
+                            rejection_notice=head.get("rejectionNotice", ""), plan=head.get("plan"),
+                            checkpoints=old.get("checkpoints", []),
+                            instruction=(instruction if instruction is not None else
+                                         old["prompt"].get("currentUserInstruction")),
+                            checkpoint_warning=old.get("checkpointWarning"))
     else:
         held = dict(old)
         held["transactionId"] = identity.transaction_id(loop_id, head["round"], head["attempt"],

@@ -13,10 +13,15 @@ audit) never re-derives them from agent text. Shape (JSON)::
     subgoals             [{id, description, status, created_at_round, updated_at_round}]
     open_questions       [{id, text, asked_at_round}]
     findings             the last gate's findings
-    reports              the last 3 committed reports {round, outcome, summary}
+    reports              the last 5 committed reports {round, outcome, summary, files}
     wrong_assumptions    the last 10 {round, text}
+    redirects            the last 5 contract redirects {round, from, to, reason}
+    recovery             the pending recovery brief (until the redo round commits) or null
+    recoveries           the last 5 recoveries that completed {id, round, origin, ...}
+    last_round           {round, declared_evolution, subtask_boundary, machine_activity}
     progress             workspace progress state of every committed round
     machine_backed       machineBackedSuccess of every committed round
+    posture_history      the evidence posture status of every committed round
     committed_rounds     how many rounds committed
     last_posture         the last committed evidence posture or null
 
@@ -49,7 +54,9 @@ __all__ = [
 
 MAX_ACTIVE_CONSTRAINTS = 15
 MAX_OPEN_QUESTIONS = 10
-_REPORTS = 3
+_REPORTS = 5
+_REDIRECTS = 5
+_RECOVERIES = 5
 _ASSUMPTIONS = 10
 _TERMINAL_SUBGOALS = ("done", "abandoned")
 
@@ -85,8 +92,13 @@ def initial_facts(task: str, criteria: Sequence[str], constraints: Sequence[str]
         "findings": [],
         "reports": [],
         "wrong_assumptions": [],
+        "redirects": [],
+        "recovery": None,
+        "recoveries": [],
+        "last_round": None,
         "progress": [],
         "machine_backed": [],
+        "posture_history": [],
         "committed_rounds": 0,
         "last_posture": None,
     }
@@ -257,13 +269,36 @@ def apply_round(facts: Mapping[str, Any], *, round_number: int, evaluation: Mapp
     if "objective_refinement" in evaluation:
         new["objective"] = evaluation["objective_refinement"]
     new["findings"] = [dict(f) for f in findings]
+    files = list(evaluation.get("execution_report", {}).get("files_changed", []))[:50]
     new["reports"] = (new["reports"] + [{"round": round_number, "outcome": evaluation["outcome"],
-                                         "summary": evaluation["output_summary"]}])[-_REPORTS:]
+                                         "summary": evaluation["output_summary"],
+                                         "files": files}])[-_REPORTS:]
+    if decision.superseded:
+        new["redirects"] = (list(new.get("redirects", [])) + [
+            {"round": round_number, "from": decision.before_id, "to": decision.after_id,
+             "reason": decision.redirect_reason}])[-_REDIRECTS:]
+    pending = new.get("recovery")
+    if pending:
+        # The redo committed: the brief leaves the normative set and joins
+        # working memory.
+        new["recoveries"] = (list(new.get("recoveries", [])) + [
+            {"id": pending["id"], "round": round_number, "origin": pending["origin"],
+             "checkpointId": pending["checkpointId"], "reason": pending["reason"],
+             "abandonedRounds": list(pending.get("abandonedRounds", []))}])[-_RECOVERIES:]
+        new["recovery"] = None
+    declared = bool(
+        evaluation.get("discovered_constraints") or evaluation.get("retracted_constraints")
+        or evaluation.get("emerged_subtasks") or evaluation.get("subgoal_updates")
+        or "objective_refinement" in evaluation or evaluation.get("round_contract"))
+    new["last_round"] = {"round": round_number, "declared_evolution": declared,
+                         "subtask_boundary": bool(evaluation.get("subtask_boundary")),
+                         "machine_activity": bool(posture.get("commands"))}
     new["wrong_assumptions"] = (new["wrong_assumptions"] + [
         {"round": round_number, "text": t} for t in evaluation.get("wrong_assumptions", [])
     ])[-_ASSUMPTIONS:]
     new["progress"] = new["progress"] + [progress]
     new["machine_backed"] = new["machine_backed"] + [bool(posture["machineBackedSuccess"])]
+    new["posture_history"] = list(new.get("posture_history", [])) + [posture["status"]]
     new["committed_rounds"] = new["committed_rounds"] + 1
     new["last_posture"] = dict(posture)
     return Applied(new, changes, diagnostics)

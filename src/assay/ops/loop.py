@@ -1,4 +1,5 @@
-"""Loop governor operations: start, next, status, stop, resume, gate-check, questions, schema.
+"""Loop governor operations: start, next, status, stop, resume, gate-check, questions, schema,
+checkpoint, recover, explain, replay, audit.
 
 Handlers import :mod:`assay.loop` lazily so the registry stays cheap to load.
 """
@@ -16,6 +17,9 @@ _LOOP = Argument("loop", {"type": "string", "minLength": 1},
 _HANDLE = Argument("handle", {"type": ["string", "object"]},
                    "The submission handle {sessionId, roundId, transactionId}, as JSON text "
                    "exactly as the previous step printed it.")
+_INSTRUCTION = Argument("instruction", {"type": "string", "maxLength": 20000},
+                        "The user's current instruction to carry in the next prompt (an audit "
+                        "fact of that prompt; never a criterion or constraint).")
 _HANDLE_OBJ = {
     "type": ["object", "null"],
     "properties": {"sessionId": {"type": "string"}, "roundId": {"type": "string"},
@@ -57,7 +61,8 @@ def _limits(inv: Invocation, max_rounds: int | None) -> Any:
                   stall_rounds=settings.stall_rounds, max_rejections=settings.max_rejections,
                   max_active_constraints=settings.max_active_constraints,
                   lease_seconds=float(settings.lease_seconds),
-                  renew_seconds=float(settings.renew_seconds))
+                  renew_seconds=float(settings.renew_seconds),
+                  backtrack_after=settings.backtrack_after)
 
 
 def _governor(inv: Invocation) -> Any:
@@ -112,6 +117,7 @@ def _next_steps(data: dict[str, Any]) -> tuple[str, ...]:
         Argument("plan", {"type": "string"}, "A plan file (text) rendered into every prompt."),
         Argument("loop", {"type": "string", "minLength": 1},
                  "The loop id to create (default: lp- plus a digest of the task)."),
+        _INSTRUCTION,
     ),
     output_schema=_PREPARED,
 )
@@ -133,7 +139,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
                          criteria=args.get("criterion", []),
                          constraints=args.get("constraint", []),
                          limits=_limits(inv, args.get("max_rounds")), loop_id=args.get("loop"),
-                         plan=plan)
+                         plan=plan, instruction=args.get("instruction"))
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
 
 
@@ -155,11 +161,13 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
         Argument("evaluation", {"type": "object"},
                  "The SelfEvaluation: a JSON file, or - for standard input.",
                  binding="json_file", required=True),
+        _INSTRUCTION,
     ),
     output_schema=_SUBMITTED,
 )
 def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
-    data = _governor(inv).submit(args.get("handle"), args["evaluation"])
+    data = _governor(inv).submit(args.get("handle"), args["evaluation"],
+                                 instruction=args.get("instruction"))
     rejected = data["receipt"] is not None and not data["accepted"]
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data),
                   exit_code=1 if rejected else 0)
@@ -213,7 +221,7 @@ def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
     writes=True,
     arguments=(_LOOP, Argument("invocation_lost", {"type": "boolean"},
                                "The original invocation is gone: recompile as a clean context.",
-                               binding="flag")),
+                               binding="flag"), _INSTRUCTION),
     output_schema=_PREPARED,
 )
 def loop_resume(inv: Invocation, args: dict[str, Any]) -> Result:
@@ -223,7 +231,8 @@ def loop_resume(inv: Invocation, args: dict[str, Any]) -> Result:
     project = inv.project()
     loop_id = session.resolve_loop(store, project.scope, args.get("loop"))
     data = session.resume(store, project, loop_id,
-                          invocation_lost=bool(args.get("invocation_lost")))
+                          invocation_lost=bool(args.get("invocation_lost")),
+                          instruction=args.get("instruction"))
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
 
 
@@ -278,3 +287,144 @@ def loop_schema(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop.models import schemas
 
     return Result(schemas())
+
+
+@operation(
+    "loop.checkpoint",
+    summary="Checkpoint the workspace now (a mid checkpoint of the held round).",
+    description=(
+        "Captures a content-addressed manifest of the git workspace (HEAD, dirty paths, the "
+        "fingerprint of every tracked and non-ignored untracked file) and stores the bytes of "
+        "every dirty regular file and symlink as blob: records in the ledger. The held round "
+        "holds the reference; 'assay loop recover' can restore it while the round is on the "
+        "current branch. Every round also gets an automatic 'before' checkpoint. "
+        "checkpoint_limit beyond the documented limits; checkpoint_unavailable outside git."
+    ),
+    writes=True,
+    arguments=(_HANDLE,),
+    output_schema={"type": "object", "properties": {"checkpoint": {"type": "object"},
+                                                    "recorded": {"type": "boolean"}}},
+)
+def loop_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop.engine import parse_handle
+    from assay.loop.recovery import checkpoint
+
+    data = checkpoint(inv.store(), inv.project(), parse_handle(args.get("handle")))
+    return Result(data, ledger_revision=_revision(inv))
+
+
+@operation(
+    "loop.recover",
+    summary="Abandon the current branch: restore a checkpoint, verify it, then get the redo prompt.",
+    description=(
+        "Records a recovery directive (an event, not a round) naming the abandoned rounds, the "
+        "machine-observed and reported skipped files, preserved discoveries and wrong "
+        "assumptions; restores the workspace to the checkpoint (HEAD, deletions, file contents) "
+        "and verifies it by observing the fingerprints again. Only a verified restore issues "
+        "the redo prompt (fresh_invocation / recovery_redo) on a child branch; earlier rounds "
+        "are kept. A failed restore puts the workspace back where it was and is "
+        "restore_failed; recovery_invalid, checkpoint_unavailable, restore_pending and "
+        "recovery_disabled write nothing. A stale handle returns the held prompt with a "
+        "warning."
+    ),
+    writes=True,
+    arguments=(
+        _HANDLE,
+        Argument("checkpoint", {"type": "string"}, "The ck- id of the checkpoint to restore.",
+                 required=True),
+        Argument("reason", {"type": "string"}, "Why the branch is abandoned (recorded verbatim).",
+                 required=True),
+        _INSTRUCTION,
+    ),
+    output_schema=_PREPARED,
+    effect="Writes to the ledger and restores files in the project's git work tree.",
+)
+def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.ledger import open_store
+    from assay.loop.engine import Governor, parse_handle
+    from assay.loop.recovery import recover
+
+    project = inv.project()
+    store = inv.store()
+    url = inv.ledger_url()
+    handle = parse_handle(args.get("handle"))
+    data = recover(store, project, handle, checkpoint_id=args.get("checkpoint"),
+                   reason=args.get("reason"), enabled=project.loop.recovery,
+                   open_store=lambda: open_store(url, base=project.root),
+                   instruction=args.get("instruction"))
+    if data.get("stale"):
+        from assay.loop.session import load_head
+
+        loop_id = handle["roundId"].split(":")[1]
+        data = Governor(store, project)._stale(load_head(store, loop_id).data, handle)
+    return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
+
+
+@operation(
+    "loop.explain",
+    summary="Explain a round's prompt: density level and why, context, budget, coverage, memory.",
+    description=("Read-only. Defaults to the held prompt; --round N explains a committed round "
+                 "of the current branch. Lists the restorable checkpoints."),
+    writes=False,
+    arguments=(_LOOP, Argument("round", {"type": "integer", "minimum": 1},
+                               "A committed round (default: the held one).")),
+    output_schema={"type": "object", "properties": {"level": {"enum": ["l0", "l1", "l2"]},
+                                                    "coverage": {"type": "object"}}},
+)
+def loop_explain(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+    from assay.loop.views import explain
+
+    store = inv.store()
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    data = explain(store, loop_id, round_number=args.get("round"))
+    return Result(data, ledger_revision=data["ledgerRevision"])
+
+
+@operation(
+    "loop.replay",
+    summary="Re-derive stored prompts from their committed facts and check the hashes.",
+    description=("Read-only. --round N (optionally --attempt A for a rejected attempt) or --all "
+                 "(every committed round, rejected attempt and the held prompt of the current "
+                 "branch). Exit status 1 when a replay does not match."),
+    writes=False,
+    arguments=(_LOOP,
+               Argument("round", {"type": "integer", "minimum": 1}, "The round to replay."),
+               Argument("attempt", {"type": "integer", "minimum": 1},
+                        "The attempt (default: the committed or held one)."),
+               Argument("all", {"type": "boolean"}, "Replay every prompt of the current branch.",
+                        binding="flag")),
+    output_schema={"type": "object", "properties": {"match": {"type": "boolean"},
+                                                    "replays": {"type": "array"}}},
+)
+def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+    from assay.loop.views import replay
+
+    store = inv.store()
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    data = replay(store, loop_id, round_number=args.get("round"), attempt=args.get("attempt"),
+                  every=bool(args.get("all")))
+    return Result(data, ledger_revision=data["ledgerRevision"],
+                  exit_code=0 if data["match"] else 1)
+
+
+@operation(
+    "loop.audit",
+    summary="The loop's whole history: branches, rounds, rejections, directives, gates, postures.",
+    description=("Read-only. Every version of every round (the current branch and abandoned "
+                 "ones), rejected attempts, recovery directives with their restore outcome, "
+                 "gate decisions and the terminal event."),
+    writes=False,
+    arguments=(_LOOP,),
+    output_schema={"type": "object", "properties": {"rounds": {"type": "array"},
+                                                    "directives": {"type": "array"}}},
+)
+def loop_audit(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+    from assay.loop.views import audit
+
+    store = inv.store()
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    data = audit(store, loop_id)
+    return Result(data, ledger_revision=data["ledgerRevision"])

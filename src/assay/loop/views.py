@@ -1,0 +1,273 @@
+"""Read views of a loop: explain, replay and audit. None of them writes.
+
+- :func:`explain`: why the held (or a committed) prompt looks as it does:
+  its density level and the freshness behind it, the context boundary, the
+  budget and what was dropped, the coverage proof, working memory counts,
+  the contract requirement, a pending recovery, the restorable checkpoints
+  and the stop state.
+- :func:`replay`: re-derives a prompt from the committed facts and inputs
+  stored with it (:meth:`assay.loop.prompt.PromptRequest.from_inputs`) and
+  checks that its ``promptHash`` and ``stateHash`` equal the stored ones.
+- :func:`audit`: the whole history: the branch lineage, every version of
+  every round record (current branch and abandoned), rejections, recovery
+  directives with their restore outcomes, gate decisions, postures and the
+  terminal event.
+
+Each is deterministic for a ledger revision. Imports the base modules, the
+ledger contract and its siblings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from assay.errors import AssayError
+from assay.ledger.store import Record, Store
+from assay.loop import identity
+from assay.loop.prompt import PROMPT_SCHEMA_VERSION, PromptRequest, compile_prompt
+from assay.loop.recovery import lineage, visible_checkpoints
+from assay.loop.session import load_head
+
+__all__ = ["audit", "explain", "replay"]
+
+_CONTEXT_MEANING = {
+    "fresh_invocation": "start a new model conversation with only this prompt; the workspace "
+                        "and the loop continue",
+    "same_round_retry": "repair in the same conversation; the rejection notice says what failed",
+}
+_MAX_ATTEMPTS = 100
+
+
+def _round_record(store: Store, loop_id: str, n: int) -> Record | None:
+    with store.reader() as reader:
+        return reader.get(identity.round_id(loop_id, n))
+
+
+def _owner(head: Mapping[str, Any], n: int) -> str:
+    """The branch of the current lineage that owns round ``n``."""
+    owners = [b for b in lineage(head) if b["fromRound"] <= n]
+    return str(owners[-1]["branchId"]) if owners else str(head.get("branchId"))
+
+
+def _source(store: Store, head: Mapping[str, Any], n: int | None, attempt: int | None
+            ) -> tuple[str, Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
+    """(kind, artifact, inputs, facts) of one prompt: held, committed or rejected."""
+    loop_id = head["loopId"]
+    held = head.get("held")
+    last = int(head.get("lastCommittedRound") or 0)
+    n = n if n is not None else int(head["round"])
+    if held and n == head["round"] and attempt in (None, head["attempt"]):
+        return "held", held["prompt"], held["promptInputs"], head["facts"]
+    if attempt is not None:
+        with store.reader() as reader:
+            rej = reader.get(identity.rejection_id(loop_id, n, attempt))
+        if (rej is not None and isinstance(rej.data, dict) and "promptInputs" in rej.data
+                and rej.data.get("branchId") == _owner(head, n)):
+            return "rejected", rej.data["prompt"], rej.data["promptInputs"], rej.data["factsBefore"]
+    record = _round_record(store, loop_id, n) if n <= last else None
+    if record is not None and (attempt is None or record.data.get("attempt") == attempt):
+        return "committed", record.data["prompt"], record.data["promptInputs"], \
+            record.data["factsBefore"]
+    raise AssayError(f"round {n}{f' attempt {attempt}' if attempt else ''} of loop {loop_id} has "
+                     "no stored prompt on the current branch", code="invalid_argument",
+                     pointer="/attempt" if attempt else "/round",
+                     action="See 'assay loop audit' for the rounds and attempts that exist.")
+
+
+def explain(store: Store, loop_id: str, *, round_number: int | None = None) -> dict[str, Any]:
+    """Why the prompt of a round looks as it does (default: the held round)."""
+    record = load_head(store, loop_id)
+    head = record.data
+    if round_number is None:
+        round_number = (int(head["round"]) if head.get("held")
+                        else int(head.get("lastCommittedRound") or 0) or None)
+    if round_number is None:
+        raise AssayError("the loop holds no prompt and has no committed round",
+                         code="invalid_argument", pointer="/round")
+    kind, artifact, inputs, facts = _source(store, head, round_number, None)
+    coverage = artifact["coverage"]
+    by_kind: dict[str, int] = {}
+    for entry in coverage["active"]:
+        by_kind[entry["kind"]] = by_kind.get(entry["kind"], 0) + 1
+    pending = head.get("recovery") if (head.get("recovery") or {}).get("status") == "pending" \
+        else None
+    return {
+        "loopId": loop_id, "status": head["status"], "stopReason": head.get("stopReason"),
+        "branchId": head.get("branchId"), "source": kind, "round": artifact["round"],
+        "attempt": artifact["attempt"], "roundId": artifact["roundId"],
+        "level": artifact["level"], "levelReason": artifact.get("levelReason"),
+        "freshness": artifact.get("freshness"),
+        "context": {"mode": artifact["contextMode"], "reason": artifact["contextReason"],
+                    "meaning": _CONTEXT_MEANING[artifact["contextMode"]]},
+        "budget": artifact["budget"], "renderedChars": artifact["renderedChars"],
+        "promptChars": len(artifact["renderedPrompt"]),
+        "droppedSections": artifact.get("droppedSections", []),
+        "protectedOverflow": artifact.get("protectedOverflow", False),
+        "coverage": {"complete": coverage["complete"], "active": len(coverage["active"]),
+                     "rendered": len(coverage["rendered"]), "byKind": by_kind},
+        "workingMemory": artifact.get("workingMemory"),
+        "currentUserInstruction": artifact.get("currentUserInstruction"),
+        "contractRequirement": inputs.get("contract_requirement"),
+        "recovery": facts.get("recovery"),
+        "pendingRecovery": pending,
+        "checkpoints": visible_checkpoints(store, head) if head["status"] == "active" else [],
+        "warnings": artifact.get("warnings", []),
+        "promptHash": artifact["promptHash"], "stateHash": artifact["stateHash"],
+        "terminal": head.get("terminal"),
+        "ledgerRevision": record.ledger_revision,
+    }
+
+
+def _first_difference(a: str, b: str) -> dict[str, Any] | None:
+    left, right = a.splitlines(), b.splitlines()
+    for index in range(max(len(left), len(right))):
+        x = left[index] if index < len(left) else None
+        y = right[index] if index < len(right) else None
+        if x != y:
+            return {"line": index + 1, "stored": x, "replayed": y}
+    return None
+
+
+def _replay_one(store: Store, head: Mapping[str, Any], n: int, attempt: int | None
+                ) -> dict[str, Any]:
+    kind, artifact, inputs, facts = _source(store, head, n, attempt)
+    out: dict[str, Any] = {"round": artifact["round"], "attempt": artifact["attempt"],
+                           "source": kind, "stored": {"promptHash": artifact["promptHash"],
+                                                      "stateHash": artifact["stateHash"]}}
+    if artifact.get("schemaVersion") != PROMPT_SCHEMA_VERSION:
+        return out | {"replayed": None, "match": False, "stateMatch": False,
+                      "reason": f"stored with prompt schema {artifact.get('schemaVersion')}; "
+                                f"this assay compiles schema {PROMPT_SCHEMA_VERSION}",
+                      "firstDifference": None}
+    again = compile_prompt(PromptRequest.from_inputs(inputs, facts))
+    match = again["promptHash"] == artifact["promptHash"]
+    return out | {"replayed": {"promptHash": again["promptHash"],
+                               "stateHash": again["stateHash"]},
+                  "match": match, "stateMatch": again["stateHash"] == artifact["stateHash"],
+                  "reason": None,
+                  "firstDifference": None if match else _first_difference(
+                      artifact["renderedPrompt"], again["renderedPrompt"])}
+
+
+def replay(store: Store, loop_id: str, *, round_number: int | None = None,
+           attempt: int | None = None, every: bool = False) -> dict[str, Any]:
+    """Recompile stored prompts from their committed facts and compare the hashes.
+
+    ``every``: every committed round of the current branch, every rejected
+    attempt of it and the held prompt.
+    """
+    record = load_head(store, loop_id)
+    head = record.data
+    if not every:
+        if round_number is None:
+            raise AssayError("name a --round (or --all)", code="invalid_argument",
+                             pointer="/round", action="assay loop replay --round N")
+        one = _replay_one(store, head, round_number, attempt)
+        return {"loopId": loop_id, "replays": [one], "match": one["match"],
+                "ledgerRevision": record.ledger_revision}
+    replays = []
+    last = int(head.get("lastCommittedRound") or 0)
+    top = int(head["round"]) if head.get("held") else last
+    for n in range(1, top + 1):
+        with store.reader() as reader:
+            for a in range(1, _MAX_ATTEMPTS):
+                rej = reader.get(identity.rejection_id(loop_id, n, a))
+                if rej is None:
+                    break
+                if "promptInputs" in rej.data and rej.data.get("branchId") == _owner(head, n):
+                    replays.append(_replay_one(store, head, n, a))
+        if n <= last or (head.get("held") and n == head["round"]):
+            replays.append(_replay_one(store, head, n, None))
+    return {"loopId": loop_id, "replays": replays,
+            "match": all(r["match"] for r in replays), "ledgerRevision": record.ledger_revision}
+
+
+def _round_entry(record: Record, current: set[tuple[str, int]]) -> dict[str, Any]:
+    data = record.data
+    posture = data.get("evidencePosture") or {}
+    receipt = data.get("receipt") or {}
+    return {
+        "round": data["round"], "revision": record.revision, "branchId": data.get("branchId"),
+        "currentBranch": (data.get("branchId"), data["round"]) in current,
+        "attempt": data.get("attempt"), "transactionId": data.get("transactionId"),
+        "outcome": receipt.get("agent_outcome"),
+        "evidencePosture": posture.get("status"),
+        "machineBackedSuccess": data.get("machineBackedSuccess"),
+        "itemStatuses": data.get("itemStatuses", {}),
+        "findings": [f["check"] for f in data.get("findings", [])],
+        "contract": data.get("contractDecision"),
+        "stopReason": data.get("stopReason"),
+        "prompt": {"level": data["prompt"]["level"], "promptHash": data["prompt"]["promptHash"],
+                   "contextReason": data["prompt"]["contextReason"]},
+        "checkpoints": [c["checkpointId"] for c in data.get("checkpoints", [])],
+        "recoveryCheckpoint": receipt.get("recovery_checkpoint"),
+        "committedAt": data.get("committedAt"),
+    }
+
+
+def audit(store: Store, loop_id: str) -> dict[str, Any]:
+    """The loop's whole history (every branch), in order. See the module docstring."""
+    record = load_head(store, loop_id)
+    head = record.data
+    line = lineage(head)
+    last = int(head.get("lastCommittedRound") or 0)
+    # (branch, round) pairs of the current branch: round n belongs to the last
+    # lineage entry that starts at or before it.
+    current = {(_owner(head, n), n) for n in range(1, last + 1)}
+    rounds: list[dict[str, Any]] = []
+    rejections: list[dict[str, Any]] = []
+    with store.reader() as reader:
+        n = 1
+        while True:
+            versions = reader.history(identity.round_id(loop_id, n))
+            if not versions and n > max(last, int(head["round"])):
+                break
+            for version in versions:
+                if isinstance(version.data, dict) and version.data.get("type") == "round":
+                    rounds.append(_round_entry(version, current))
+            for a in range(1, _MAX_ATTEMPTS):
+                rej_versions = reader.history(identity.rejection_id(loop_id, n, a))
+                if not rej_versions:
+                    break
+                for rej in rej_versions:
+                    d = rej.data
+                    rejections.append({"round": n, "attempt": a, "revision": rej.revision,
+                                       "branchId": d.get("branchId"),
+                                       "checks": [c["check"] for c in d.get("checks", [])],
+                                       "evidencePosture": (d.get("evidencePosture") or {}).get(
+                                           "status"),
+                                       "stopReason": d.get("stopReason"),
+                                       "rejectedAt": d.get("rejectedAt")})
+            n += 1
+        directives = [r.data for r in reader.find(kind="loop-recovery",
+                                                  query=f"loop-recovery:{loop_id}:", limit=1000)
+                      if r.id.startswith(f"loop-recovery:{loop_id}:")]
+        gates = [r.data for r in reader.find(kind="loop", query=f"loop:{loop_id}:gate:",
+                                             limit=1000)
+                 if r.id.startswith(f"loop:{loop_id}:gate:")]
+    directives.sort(key=lambda d: (d.get("createdAt", ""), d["directiveId"]))
+    gates.sort(key=lambda g: (g["round"], g.get("decidedAt", ""), g["gateId"]))
+    return {
+        "loopId": loop_id, "status": head["status"], "stopReason": head.get("stopReason"),
+        "operatorAcceptance": head["operatorAcceptance"], "branchId": head.get("branchId"),
+        "lineage": line, "round": head["round"], "attempt": head["attempt"],
+        "committedRounds": head["facts"]["committed_rounds"],
+        "rounds": rounds, "rejections": rejections,
+        "directives": [{
+            "directiveId": d["directiveId"], "origin": d["origin"], "reason": d["reason"],
+            "triggerRule": d.get("trigger_rule"), "status": d["status"],
+            "target": d["target"], "abandonedRounds": d["abandoned_rounds"],
+            "observedSkippedFiles": d["observed_skipped_files"],
+            "reportedSkippedFiles": d["reported_skipped_files"],
+            "failedRounds": d["failed_rounds"], "parentBranchId": d.get("parentBranchId"),
+            "restore": d.get("restore"), "attempts": d.get("attempts", 1),
+            "createdAt": d.get("createdAt")} for d in directives],
+        "gateDecisions": [{"gateId": g["gateId"], "round": g["round"], "action": g["action"],
+                           "decision": g["decision"], "matchedRules": g["matchedRules"]}
+                          for g in gates],
+        "pendingRecovery": head.get("recovery")
+        if (head.get("recovery") or {}).get("status") == "pending" else None,
+        "terminal": head.get("terminal"),
+        "ledgerRevision": record.ledger_revision,
+    }
