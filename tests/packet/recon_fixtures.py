@@ -1,7 +1,7 @@
 """The recon-layout fixture library: packets as the recon tool writes them.
 
 Every case is a valid recon-layout packet from
-:func:`recon_builder.recon_packet` plus at most one deliberate change.
+:func:`assay.packet.recon_build.recon_packet` plus at most one deliberate change.
 ``RECON_CASES`` maps a case name to its builder and expectation, like
 ``packet_fixtures.CASES``: ``None`` for a valid packet (with its expected
 publication), or the exact ``(code, path, pointer)`` the validator reports,
@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from packet_fixtures import AWS_KEY, Case
-from recon_builder import ReconBuilder, recon_packet
+
+from assay.packet.recon_build import ReconBuilder, recon_packet
 
 M, L = "manifest.json", "claims.json"
 REC = "reviews/reconciliation/reconciliation.json"

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packet_fixtures import CASES
-from recon_builder import recon_packet
 from recon_fixtures import RECON_CASES, RECON_INVALID, RECON_VALID, TWINS
 from test_packet_robustness import JSON, _locations
 
 from assay.canonical import canonical_text, parse
 from assay.packet.layout import file_digest
 from assay.packet.recon import line_range
+from assay.packet.recon_build import recon_packet
 from assay.packet.render import publish, render_markdown
 from assay.packet.validate import check_and_withdraw, validate
 

@@ -382,16 +382,24 @@ def recon_projection(mode: str, ledger: dict[str, Any], manifest: dict[str, Any]
             ("provisionalStatements" if mode == "adversary" else "claims"): pairs}
 
 
-def line_range(data: bytes, start: int | None, end: int | None) -> tuple[int, int]:
+def line_breaks(data: bytes) -> list[int]:
+    """The offset of every ``\\n`` in ``data`` (computed once per capture)."""
+    return [found.start() for found in re.finditer(b"\\n", data)]
+
+
+def line_range(data: bytes, start: int | None, end: int | None,
+               breaks: list[int] | None = None) -> tuple[int, int]:
     """The byte range ``[start, end)`` of 1-based lines ``start..end`` of ``data``.
 
     No line range means the whole capture. A range outside the capture maps
     past its end, which the boundary derives as ``invalid``. A line's final
     ``\\r`` before ``\\n`` is not part of it, as the recon tool reads lines.
+    ``breaks`` is :func:`line_breaks` of ``data`` when the caller has it.
     """
     if start is None and end is None:
         return 0, len(data)
-    breaks = [n for n, byte in enumerate(data) if byte == 10]
+    if breaks is None:
+        breaks = line_breaks(data)
     if start is None or end is None or end < start or end > len(breaks) + 1:
         return 0, len(data) + 1
     begin = 0 if start == 1 else breaks[start - 2] + 1
@@ -418,6 +426,8 @@ class ReconReader:
         self.manifest_raw: dict[str, Any] = {}
         self.manifest_mapped: dict[str, Any] = {}
         self.result_ids: set[str] = set()
+        # Per source id: the capture's digest and line breaks, computed once.
+        self._captures: dict[str, tuple[str, list[int]]] = {}
 
     def _sink(self, path: str) -> Sink:
         return Sink(self.native, path)
@@ -648,8 +658,12 @@ class ReconReader:
             self._bind(path, at, record, source)
             data = captures.get(source["id"])
             if data is not None:
-                digest = file_digest(data)
-                start, end = line_range(data, locator.get("lineStart"), locator.get("lineEnd"))
+                known = self._captures.get(source["id"])
+                if known is None:
+                    known = self._captures[source["id"]] = (file_digest(data), line_breaks(data))
+                digest = known[0]
+                start, end = line_range(data, locator.get("lineStart"), locator.get("lineEnd"),
+                                        known[1])
         redaction = record.get("redaction")
         if "contentHash" in record:
             if redaction is not None:

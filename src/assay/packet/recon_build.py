@@ -1,12 +1,18 @@
-"""Writing packets in the recon tool's layout, for the interoperability tests.
+"""Writing packets in the recon tool's layout, for tests and benchmarks.
 
-:class:`ReconBuilder` writes exactly the shapes of the recon packet contract
+Assay itself never writes this layout into a packet (its steps refuse a
+recon-layout packet); this module exists so the reading side can be tested
+and measured on packets shaped exactly as the recon tool writes them.
+:class:`ReconBuilder` writes the shapes of the recon packet contract
 (manifest ``recon.packet-manifest`` version 1 with a ``run`` object and
 ``kind``-discriminated sources, ``recon.claim-ledger`` with
 ``inputArtifacts``, a structured synthesis and typed line locators,
-``recon.raw-dossier``) and validates nothing itself: the boundary judges what
-it wrote. :func:`recon_packet` builds a complete quick packet shaped like
-the assay twin :func:`assay.packet.build.example_packet` builds.
+``recon.raw-dossier``, ``recon.review-brief``, ``recon.review-result``) and
+validates nothing itself: the boundary judges what it wrote. Its brief
+projection is written here independently of the reader's. :func:`recon_packet`
+builds a complete quick, standard or thorough packet shaped like the assay
+twin :func:`assay.packet.build.example_packet` builds. Imports the base
+modules and the packet modules.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from assay.canonical import fingerprint
 from assay.packet.build import REVIEW_LANES, default_execution
 from assay.packet.layout import PacketRoot, file_digest, json_file_bytes
 from assay.packet.manifest import APPROVAL_TYPE, approval_fingerprint
+
+__all__ = ["ReconBuilder", "recon_execution", "recon_packet"]
 
 T0 = "2026-01-05T10:00:00.000Z"
 SEEN = "2026-01-05T10:01:00.000Z"
@@ -178,8 +186,8 @@ class ReconBuilder:
         return envelope
 
     def lane_root(self, lane_id: str) -> str:
-        return next(lane["writeRoot"] for wave in self.manifest["execution"]["waves"]
-                    for lane in wave["lanes"] if lane["laneId"] == lane_id)
+        return str(next(lane["writeRoot"] for wave in self.manifest["execution"]["waves"]
+                        for lane in wave["lanes"] if lane["laneId"] == lane_id))
 
     def dossier(self, lane_id: str, mode: str, wave_id: str, *, outcome: str = "complete",
                 path: str | None = None, findings: list[Any] | None = None) -> dict[str, str]:

@@ -1,0 +1,57 @@
+"""Validating a packet in the recon tool's layout against validating its assay twin.
+
+Two generated standard packets with the same content (2,000 claims, one
+exact evidence line each, one source capture, three briefs and reviews,
+one reconciliation; quick mode: 200 claims): one written in the recon
+layout (:func:`assay.packet.recon_build.recon_packet`), one in assay's
+(:func:`assay.packet.build.example_packet`). Both go through the one
+boundary in interleaved rounds. The ratio is what reading the recon layout
+costs: its own closed-shape check of every file, the mapping, line
+locators and the recon brief projections, on top of the same rules.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from assay.packet.build import example_packet
+from assay.packet.recon_build import recon_packet
+from assay.packet.validate import validate
+from bench.harness import row
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    claims = 200 if quick else 2000
+    tmp = Path(tempfile.mkdtemp(prefix="bench-packet-recon-"))
+    try:
+        recon, twin = tmp / "recon", tmp / "twin"
+        recon_packet(recon, "standard", claims=claims)
+        example_packet(twin, "standard", claims=claims)
+        for root in (recon, twin):
+            outcome = validate(root)
+            assert outcome.run is not None and outcome.run.achieved == "standard", \
+                outcome.issues[:3]
+        runs = 5
+        samples: dict[Path, list[float]] = {recon: [], twin: []}
+        for _ in range(runs):
+            for root in (recon, twin):
+                start = time.perf_counter()
+                validate(root)
+                samples[root].append(time.perf_counter() - start)
+        recon_s = statistics.median(samples[recon])
+        twin_s = statistics.median(samples[twin])
+        spread = max(samples[recon]) - min(samples[recon])
+        return [
+            row(f"validate recon-layout packet (standard, {claims} claims)",
+                assay=recon_s * 1000, baseline=twin_s * 1000,
+                baseline_name="validate the same packet in assay's layout", unit="ms",
+                spread=spread * 1000, runs=runs, goal="<= 3x",
+                note="the recon layout is checked, then mapped, then the same rules run"),
+        ]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
