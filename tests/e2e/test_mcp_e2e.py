@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,10 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The whole agent story over one stdio server process."""
     project = tmp_path_factory.mktemp("mcp") / "project"
     _git_project(project)
-    seen = anyio.run(_story, project)
+    # A thread of its own: the client's event loop never meets one another
+    # fixture may have left on the main thread (Playwright's sync API).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        seen = pool.submit(anyio.run, _story, project).result(timeout=300)
     seen["project"] = project
     return seen
 

@@ -61,9 +61,14 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Any]:
-    """One headless Chromium for the session."""
+    """One headless Chromium per test module.
+
+    Playwright's sync API keeps an event loop on the main thread while it
+    runs; stopping it with the module leaves later asyncio tests a clean
+    thread.
+    """
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

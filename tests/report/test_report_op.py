@@ -148,3 +148,36 @@ def test_report_unwritable_out_is_a_coded_error(tmp_path: Path) -> None:
     assert caught.value.code == "report_unwritable"
     assert caught.value.pointer == "/out"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt", "p"]
+
+
+def test_report_packet_outside_a_project(tmp_path: Path) -> None:
+    """A packet-only report needs no project: it writes report.html beside the caller, no ledger."""
+    from assay.ops import Invocation, call
+
+    (tmp_path / "pkt").mkdir()
+    inv = Invocation(cwd=str(tmp_path), surface="test")
+    try:
+        envelope, code = call("report", {"packet": "pkt"}, inv)
+    finally:
+        inv.close()
+    data = envelope["data"]
+    assert code == 0 and "ledger_revision" not in envelope
+    assert data["path"] == str(tmp_path / "report.html")
+    assert data["ledger_revision"] is None and data["sections"] == ["packet"]
+    text = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert 'data-valid="false"' in text and 'data-code="MISSING_FILE"' in text
+    assert "no ledger (a packet outside any project)" in text
+
+
+def test_report_intent_outside_a_project_is_project_not_found(tmp_path: Path) -> None:
+    """An intent report outside any project is project_not_found and writes nothing."""
+    from assay.ops import Invocation, call
+
+    inv = Invocation(cwd=str(tmp_path), surface="test")
+    try:
+        with pytest.raises(AssayError) as caught:
+            call("report", {"intent": "knowledge:x", "packet": "."}, inv)
+    finally:
+        inv.close()
+    assert caught.value.code == "project_not_found"
+    assert list(tmp_path.iterdir()) == []

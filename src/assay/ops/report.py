@@ -53,7 +53,8 @@ _MAX_ATTEMPTS = 1000
         Argument("packet", {"type": "string", "minLength": 1},
                  "A research packet directory whose assurance the page shows."),
         Argument("out", {"type": "string", "minLength": 1},
-                 "Where to write the HTML (default: .assay/report.html in the project)."),
+                 "Where to write the HTML (default: .assay/report.html in the project, or "
+                 "report.html in the current directory for a packet outside any project)."),
     ),
     output_schema={
         "type": "object",
@@ -61,7 +62,7 @@ _MAX_ATTEMPTS = 1000
             "path": {"type": "string"},
             "bytes": {"type": "integer"},
             "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-            "ledger_revision": {"type": "integer"},
+            "ledger_revision": {"type": ["integer", "null"]},
             "ready_to_review": {"type": ["boolean", "null"]},
             "sections": {"type": "array", "items": {"enum": ["intent", "loop", "packet"]}},
             "publication": {"type": "object"},
@@ -79,32 +80,34 @@ def report(inv: Invocation, args: dict[str, Any]) -> Result:
         raise UsageError("name what the report shows: --intent, --loop and/or --packet",
                          code="missing_argument", pointer="/intent",
                          action="Run 'assay work status' or 'assay find --kind loop' for ids.")
-    project = inv.project()
-    store = inv.store()
+    in_project = _in_project(inv, needed=bool(args.get("intent") or args.get("loop")))
     loop_id = None
     if args.get("loop"):
         from assay.loop.session import resolve_loop
 
-        loop_id = resolve_loop(store, project.scope, args["loop"])
+        loop_id = resolve_loop(inv.store(), inv.project().scope, args["loop"])
     packet = _packet(args["packet"], inv.cwd) if args.get("packet") else None
-    doc, batches = _snapshot(inv, args.get("intent"), loop_id)
+    if in_project:
+        doc, batches = _snapshot(inv, args.get("intent"), loop_id)
+    else:  # a packet outside any project: nothing from a ledger to show or to gate
+        doc, batches = {"project": {}, "ledger": {}, "intent": None, "loop": None}, []
     doc["packet"] = packet
     doc["assay_version"] = __version__
     doc["publication"] = _publish(inv, batches)
     text = render(doc).encode("utf-8")
-    path = _out_path(inv, args.get("out"))
+    path = _out_path(inv, args.get("out"), in_project)
     _write(path, text)
     intent = doc.get("intent")
     data = {
         "path": str(path),
         "bytes": len(text),
         "sha256": digest_bytes(text),
-        "ledger_revision": doc["ledger"]["revision"],
+        "ledger_revision": doc["ledger"].get("revision"),
         "ready_to_review": intent["report"]["ready_to_review"] if intent else None,
         "sections": [k for k in ("intent", "loop", "packet") if doc.get(k)],
         "publication": doc["publication"],
     }
-    return Result(data, ledger_revision=doc["ledger"]["revision"],
+    return Result(data, ledger_revision=doc["ledger"].get("revision"),
                   next=(f"Open {path} in a browser.",))
 
 
@@ -261,8 +264,21 @@ def _packet(directory: str, cwd: str | None) -> dict[str, Any]:
     return out
 
 
-def _out_path(inv: Invocation, out: str | None) -> Path:
+def _in_project(inv: Invocation, *, needed: bool) -> bool:
+    """Whether the call runs in a project; only a packet-only report may run outside one."""
+    try:
+        inv.project()
+    except AssayError as err:
+        if needed or err.code != "project_not_found":
+            raise
+        return False
+    return True
+
+
+def _out_path(inv: Invocation, out: str | None, in_project: bool) -> Path:
     if not out:
+        if not in_project:
+            return Path(inv.cwd or os.getcwd()) / "report.html"
         return inv.project().root / ".assay" / "report.html"
     path = Path(out)
     if not path.is_absolute():

@@ -185,10 +185,12 @@ def render(doc: Mapping[str, Any]) -> str:
         meta += [("intent", f"{rep['intent_record_id']} revision {rep['intent_revision']}"),
                  ("intent sha256", rep.get("intent_sha256", ""))]
     meta_html = ('<dl class="meta" id="meta">' + "".join(
-        f'<dt>{_e(k)}</dt><dd data-key="{_e(k)}">{_e(v)}</dd>' for k, v in meta) + "</dl>")
+        f'<dt>{_e(k)}</dt><dd data-key="{_e(k)}">{_e(v)}</dd>' for k, v in meta if v != "")
+        + "</dl>")
     publication = doc.get("publication") or {}
-    footer = (f"Rendered by assay {_e(doc.get('assay_version', ''))} from ledger revision "
-              f"<span id=\"ledger-revision\">{_e(ledger.get('revision', ''))}</span>. "
+    source = (f"ledger revision <span id=\"ledger-revision\">{_e(ledger['revision'])}</span>"
+              if "revision" in ledger else "no ledger (a packet outside any project)")
+    footer = (f"Rendered by assay {_e(doc.get('assay_version', ''))} from {source}. "
               f"Publication gate: <span id=\"gate\">{_e(publication.get('line', 'not run'))}"
               f"</span> ({_e(publication.get('sources', 0))} source versions revalidated"
               + "".join(f", envelope {_e(_short(s))}" for s in publication.get("envelopes", []))
