@@ -21,7 +21,7 @@ from packet_fixtures import AWS_KEY, Case
 from assay.packet.recon_build import ReconBuilder, recon_packet
 
 M, L = "manifest.json", "claims.json"
-REC = "reviews/reconciliation/reconciliation.json"
+REC = "reviews/reconciliation.json"
 D_GATHER = "raw/dossiers/gather-1/dossier.json"
 
 

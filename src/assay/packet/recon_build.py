@@ -49,11 +49,20 @@ AFFIRM = {"semantic": "affirmed", "redundant-verification": "affirmed",
           "contradiction-resolution": "resolved"}
 
 
+RECONCILIATION = "reviews/reconciliation.json"
+
+
 def recon_execution(profile: str) -> dict[str, Any]:
-    """The twin's execution envelope, with the recon tool's task classes."""
+    """The twin's execution envelope, with the recon tool's task classes.
+
+    The reconciler's write root is the file the recon layout names,
+    ``reviews/reconciliation.json``: a write root may be the artifact itself.
+    """
     execution = default_execution(profile)
     for wave in execution["waves"]:
         wave["taskClass"] = TASK_CLASS[wave["mode"]]
+        if wave["mode"] == "reconciliation":
+            wave["lanes"][0]["writeRoot"] = RECONCILIATION
     return execution
 
 
@@ -289,7 +298,7 @@ class ReconBuilder:
             "additions": [], "removals": [], "removalDispositions": [], "coverageDispositions": [],
         }
         doc.update(fields)
-        return self.write("reviews/reconciliation/reconciliation.json", doc)
+        return self.write(RECONCILIATION, doc)
 
     def compile(self) -> None:
         """Bind the dossiers as ledger inputs and as the provenance of every evidence record."""
