@@ -21,6 +21,7 @@ from assay.packet.recon import line_range
 from assay.packet.recon_build import recon_packet
 from assay.packet.render import publish, render_markdown
 from assay.packet.validate import check_and_withdraw, validate
+from assay_testing import Project
 
 
 def build(tmp_path: Path, name: str) -> Path:
@@ -222,3 +223,21 @@ def test_packet_recon_write_steps_refuse_recon_layout(step: str, tmp_path: Path)
         calls[step]()
     assert caught.value.code == "packet_recon_layout"
     assert {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()} == before
+
+
+def test_packet_recon_cli_validates_renders_and_refuses(tmp_path: Path) -> None:
+    """Through the real CLI a recon packet validates, renders, and a drifted one is refused."""
+    cli = Project(root=tmp_path)
+    root = build(tmp_path, "recon-valid-standard")
+    data = cli.ok("packet", "validate", str(root))["data"]
+    assert data["valid"] and data["summary"]["achieved_profile"] == "standard"
+    assert cli.ok("packet", "render", str(root))["data"]["rendered"]["path"] == "packet.md"
+    manifest = json.loads((root / "manifest.json").read_bytes())
+    manifest["execution"]["retryLimit"] = 5
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    result = cli.run("packet", "validate", str(root))
+    assert result.code == 1
+    found = {(i["code"], i["path"], i["pointer"]) for i in result.json["data"]["issues"]}
+    assert ("APPROVAL_FINGERPRINT_MISMATCH", "manifest.json",
+            "/execution/approval/fingerprint") in found
+    assert not (root / "packet.md").exists()
