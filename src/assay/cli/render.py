@@ -420,9 +420,122 @@ def _loop_status(envelope: dict[str, Any]) -> None:
         console.print("submission handle " + escape(canonical_text(data["submissionHandle"])))
 
 
+def _loop_recovered(envelope: dict[str, Any]) -> None:
+    """``loop recover``: the directive's summary, then the redo prompt and its handle."""
+    from rich.markup import escape
+
+    rec = envelope["data"].get("recovery")
+    if rec:
+        console = _console()
+        console.print(f"[bold]recovery {escape(rec['directiveId'])}[/bold] to "
+                      f"{escape(rec['checkpoint_id'])}: restore verified; redo round "
+                      f"{rec['redo_round']}, abandoned rounds "
+                      f"{', '.join(str(r) for r in rec['abandoned_rounds']) or 'none'}")
+        if rec["observed_skipped_files"]:
+            console.print("  put back: " + escape(", ".join(rec["observed_skipped_files"][:20])))
+    _loop_view(envelope)
+
+
+def _loop_checkpoint(envelope: dict[str, Any]) -> None:
+    """``loop checkpoint``: the checkpoint id and what it holds."""
+    from rich.markup import escape
+
+    data = envelope["data"]
+    ck = data["checkpoint"]
+    _console().print(f"checkpoint [bold]{escape(ck['checkpointId'])}[/bold] ({ck['role']}, "
+                     f"round {ck['round']})" + ("" if data["recorded"] else " already recorded")
+                     + (f": {data['files']} files, {data['captured']} captured"
+                        if "files" in data else ""))
+
+
+def _loop_explain(envelope: dict[str, Any]) -> None:
+    """``loop explain``: level and why, context, budget, coverage, memory, checkpoints."""
+    from rich.markup import escape
+
+    d = envelope["data"]
+    console = _console()
+    console.print(f"[bold]loop {escape(d['loopId'])}[/bold] round {d['round']} attempt "
+                  f"{d['attempt']} ({escape(d['source'])}, branch {escape(str(d['branchId']))})")
+    console.print(f"level {d['level']}: {escape(str(d['levelReason']))}; freshness "
+                  + escape(", ".join((d.get("freshness") or {}).get("reasons", []))))
+    console.print(f"context {d['context']['mode']} ({d['context']['reason']}): "
+                  f"{escape(d['context']['meaning'])}")
+    console.print(f"budget {d['renderedChars']}/{d['budget']} characters"
+                  + (f"; dropped {', '.join(d['droppedSections'])}" if d["droppedSections"] else "")
+                  + ("; [red]protected overflow[/red]" if d["protectedOverflow"] else ""))
+    cov = d["coverage"]
+    console.print(f"coverage {'complete' if cov['complete'] else '[red]incomplete[/red]'}: "
+                  f"{cov['rendered']} rendered / {cov['active']} active ("
+                  + ", ".join(f"{k} {v}" for k, v in sorted(cov["byKind"].items())) + ")")
+    memory = d.get("workingMemory")
+    if memory:
+        console.print("working memory: " + ", ".join(
+            f"{k} {memory['counts'][k]}/{memory['sourceCounts'][k]}"
+            for k in ("reports", "assumptions", "recoveries", "redirects")))
+    if d.get("pendingRecovery"):
+        console.print(f"[red]restore pending[/red] to {escape(d['pendingRecovery']['checkpointId'])}")
+    for ck in d["checkpoints"]:
+        console.print(f"  checkpoint {escape(ck['checkpointId'])} ({ck['role']}, round "
+                      f"{ck['round']}, redo round {ck['redoRound']})")
+
+
+def _loop_replay(envelope: dict[str, Any]) -> None:
+    """``loop replay``: one line per replayed prompt."""
+    d = envelope["data"]
+    console = _console()
+    for r in d["replays"]:
+        verdict = "[green]match[/green]" if r["match"] else "[red]MISMATCH[/red]"
+        console.print(f"round {r['round']} attempt {r['attempt']} ({r['source']}): {verdict} "
+                      f"{r['stored']['promptHash'][:16]}")
+        if r.get("reason"):
+            console.print(f"  {r['reason']}")
+        if r.get("firstDifference"):
+            console.print(f"  first difference at line {r['firstDifference']['line']}")
+    console.print(f"loop {d['loopId']}: " + ("every replay matches" if d["match"]
+                                             else "[red]a replay differs[/red]"))
+
+
+def _loop_audit(envelope: dict[str, Any]) -> None:
+    """``loop audit``: branches, rounds (current and abandoned), directives, gates, terminal."""
+    from rich.markup import escape
+
+    d = envelope["data"]
+    console = _console()
+    console.print(f"[bold]loop {escape(d['loopId'])}[/bold] {escape(d['status'])}"
+                  + (f" ({escape(str(d['stopReason']))})" if d.get("stopReason") else "")
+                  + f"; branch {escape(str(d['branchId']))}, {d['committedRounds']} committed")
+    for b in d["lineage"]:
+        console.print(f"  branch {escape(b['branchId'])} from round {b['fromRound']}")
+    for r in d["rounds"]:
+        colour = _POSTURE_STYLE.get(str(r["evidencePosture"]), "white")
+        mark = "" if r["currentBranch"] else " [dim](abandoned)[/dim]"
+        console.print(f"round {r['round']} attempt {r['attempt']} {escape(str(r['outcome']))}: "
+                      f"[{colour}]{escape(str(r['evidencePosture']))}[/{colour}] "
+                      f"prompt {r['prompt']['level']}{mark}")
+    for rej in d["rejections"]:
+        console.print(f"  rejected round {rej['round']} attempt {rej['attempt']}: "
+                      + escape(", ".join(rej["checks"])))
+    for x in d["directives"]:
+        console.print(f"recovery {escape(x['directiveId'])} ({x['origin']}) to "
+                      f"{escape(x['target']['checkpoint_id'])}: {escape(x['status'])}; "
+                      f"abandoned {x['abandonedRounds']}")
+    for g in d["gateDecisions"]:
+        console.print(f"gate {escape(g['gateId'])} round {g['round']}: {escape(g['decision'])}")
+    if d.get("terminal"):
+        t = d["terminal"]
+        console.print(f"terminal: {t['stopReason']}, machineBackedSuccess="
+                      f"{str(t['machineBackedSuccess']).lower()}, trajectory "
+                      f"{t['machineBackedSuccessTrajectory']}")
+
+
 for _name in ("loop.start", "loop.next", "loop.resume", "loop.stop"):
     READABLE[_name] = _loop_view
 READABLE["loop.status"] = _loop_status
+READABLE["loop.recover"] = _loop_recovered
+READABLE["loop.checkpoint"] = _loop_checkpoint
+READABLE["loop.explain"] = _loop_explain
+READABLE["loop.replay"] = _loop_replay
+READABLE["loop.audit"] = _loop_audit
 
 
 # --- provenance: notes, memory, the publication gate --------------------------------

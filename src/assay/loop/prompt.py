@@ -547,6 +547,7 @@ def compile_prompt(req: PromptRequest, render: Callable[[PromptRequest, Any], No
         memory = next((b.memory for b in blocks if b.memory is not None), None)
         # Drop optional sections, lowest priority first, until the region fits;
         # working memory is trimmed item by item before it goes whole.
+        removed_blocks: dict[str, Block] = {}
         optional = sorted((s for s, b in rendered
                            if b is not None and b.lines and not s.protected),
                           key=lambda s: s.priority)
@@ -565,14 +566,23 @@ def compile_prompt(req: PromptRequest, render: Callable[[PromptRequest, Any], No
                         break
                 if len(_region(header, blocks)) <= budget:
                     break
-            removed = blocks.pop(index)
+            removed_blocks[section.name] = blocks.pop(index)
             dropped.append(section.name)
-            if removed.memory is not None:
-                memory = {**removed.memory, "rendered": False, "renderedChars": 0,
-                          "reportRounds": [], "previousReport": None, "truncated": True,
-                          "counts": {k: 0 for k in removed.memory["counts"]},
-                          "omittedCounts": {k: removed.memory["sourceCounts"][k]
-                                            for k in removed.memory["counts"]}}
+        # A section dropped early may fit again once a bigger one went: put
+        # back what fits, highest priority first.
+        order = {s.name: i for i, s in enumerate(chosen)}
+        for name in reversed(dropped[:-1]):
+            trial = sorted([*blocks, removed_blocks[name]], key=lambda b: order[b.name])
+            if len(_region(header, trial)) <= budget:
+                blocks = trial
+                dropped.remove(name)
+        gone = removed_blocks.get("working_memory")
+        if gone is not None and "working_memory" in dropped and gone.memory is not None:
+            memory = {**gone.memory, "rendered": False, "renderedChars": 0,
+                      "reportRounds": [], "previousReport": None, "truncated": True,
+                      "counts": {k: 0 for k in gone.memory["counts"]},
+                      "omittedCounts": {k: gone.memory["sourceCounts"][k]
+                                        for k in gone.memory["counts"]}}
     region = _region(header, blocks)
     overflow = len(region) > budget
     if overflow:

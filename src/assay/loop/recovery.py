@@ -239,8 +239,14 @@ def recover(store: Store, project: Project, handle: Mapping[str, str], *, checkp
             reason: Any, origin: str = "agent", trigger_rule: str | None = None,
             trigger_findings: Sequence[Mapping[str, Any]] = (), enabled: bool = True,
             open_store: Callable[[], Store] | None = None,
-            instruction: str | None = None) -> dict[str, Any]:
-    """Abandon the current branch and restore a checkpoint. See the module docstring."""
+            instruction: str | None = None,
+            on_restore: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Abandon the current branch and restore a checkpoint. See the module docstring.
+
+    ``on_restore(directive_id)`` is called once the pending directive is
+    committed, just before the workspace is touched (a progress hook; a
+    process that dies after it leaves the loop ``restore_pending``).
+    """
     if not enabled:
         raise AssayError("recovery is disabled for this project", code="recovery_disabled",
                          action="Set [loop] recovery = true in assay.toml to use recover.")
@@ -280,7 +286,7 @@ def recover(store: Store, project: Project, handle: Mapping[str, str], *, checkp
         return _execute(store, project, record, head, lease, target=target, manifest=manifest,
                         captured=captured, redo=redo, reason=reason, origin=origin,
                         trigger_rule=trigger_rule, trigger_findings=trigger_findings,
-                        pending=pending, instruction=instruction)
+                        pending=pending, instruction=instruction, on_restore=on_restore)
     except RevisionConflict:
         lease.release()
         raise ConflictError("the loop moved while the recovery ran", code="lease_conflict",
@@ -294,7 +300,8 @@ def _execute(store: Store, project: Project, record: Any, head: dict[str, Any], 
              target: Mapping[str, Any], manifest: Mapping[str, Any],
              captured: Mapping[str, bytes], redo: int, reason: str, origin: str,
              trigger_rule: str | None, trigger_findings: Sequence[Mapping[str, Any]],
-             pending: Mapping[str, Any] | None, instruction: str | None) -> dict[str, Any]:
+             pending: Mapping[str, Any] | None, instruction: str | None,
+             on_restore: Callable[[str], None] | None) -> dict[str, Any]:
     loop_id = head["loopId"]
     scope = project.scope
     last = int(head.get("lastCommittedRound") or 0)
@@ -373,6 +380,8 @@ def _execute(store: Store, project: Project, record: Any, head: dict[str, Any], 
         safety = safety_record.data
 
     # Step 3: restore and verify.
+    if on_restore is not None:
+        on_restore(directive["directiveId"])
     outcome = restore(project.root, manifest, captured)
     if outcome.verified:
         return _verified(store, project, head, revision, lease, directive, did,

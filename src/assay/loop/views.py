@@ -170,13 +170,15 @@ def replay(store: Store, loop_id: str, *, round_number: int | None = None,
     last = int(head.get("lastCommittedRound") or 0)
     top = int(head["round"]) if head.get("held") else last
     for n in range(1, top + 1):
+        attempts = []
         with store.reader() as reader:
             for a in range(1, _MAX_ATTEMPTS):
                 rej = reader.get(identity.rejection_id(loop_id, n, a))
                 if rej is None:
                     break
                 if "promptInputs" in rej.data and rej.data.get("branchId") == _owner(head, n):
-                    replays.append(_replay_one(store, head, n, a))
+                    attempts.append(a)
+        replays += [_replay_one(store, head, n, a) for a in attempts]
         if n <= last or (head.get("held") and n == head["round"]):
             replays.append(_replay_one(store, head, n, None))
     return {"loopId": loop_id, "replays": replays,
