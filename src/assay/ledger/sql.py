@@ -22,6 +22,7 @@ Any exception before commit rolls the transaction back: nothing is written.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -54,12 +55,33 @@ def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+# A digit run past 16 digits: an integer literal beyond 2**53 in canonical text.
+_LONG_INTEGER = re.compile(r"\d{17}")
+
+
+def _data(text: str) -> Any:
+    """The stored canonical data text as values that canonicalise back to the same text.
+
+    JCS writes a large double such as 3.549762440783015e16 as the integer
+    literal 35497624407830150, which no double holds exactly; plain
+    ``json.loads`` would read that exact integer and the value could then be
+    neither digested nor written again (``unsafe_integer``). The strict parser
+    reads such a literal as the double it came from. It is used only when a
+    long digit run is present, so common reads keep the fast path.
+    """
+    if _LONG_INTEGER.search(text):
+        from assay.canonical import parse
+
+        return parse(text)
+    return json.loads(text)
+
+
 def _record(row: Sequence[Any]) -> Record:
     links = tuple(Link(x["rel"], x["target"]) for x in json.loads(row[8]))
     sources = tuple(SourceRef(x["id"], x["revision"], x.get("data_sha256"))
                     for x in json.loads(row[10]))
     return Record(
-        id=row[0], revision=row[1], kind=row[2], scope=row[3], data=json.loads(row[4]),
+        id=row[0], revision=row[1], kind=row[2], scope=row[3], data=_data(row[4]),
         data_sha256=row[5], status=row[6], superseded_by=row[7], links=links,
         audience=row[9], sources=sources, origin=row[11], created_at=row[12],
         ledger_revision=row[13], request_id=row[14], data_text=row[4],
