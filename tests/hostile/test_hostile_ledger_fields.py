@@ -49,3 +49,19 @@ def test_hostile_ledger_nul_in_read_filter_is_an_input_error(store: Any) -> None
         assert exc.code == "invalid_input"
     else:
         assert found == []
+
+
+def test_hostile_ledger_large_double_reads_back_as_the_same_canonical_data(store: Any) -> None:
+    """A double JCS writes as a long integer literal reads back digestible and writable again."""
+    from assay.canonical import canonical_text, digest
+
+    data = {"n": 3.549762440783015e16, "m": -1.2345678901234568e20, "s": "12345678901234567890"}
+    receipt = store.put(Write(id="knowledge:x", data=data, scope="project:demo"))
+    with store.reader() as r:
+        record = r.get("knowledge:x")
+    assert record is not None
+    assert canonical_text(record.data) == record.data_text == canonical_text(data)
+    assert digest(record.data) == record.data_sha256 == receipt.data_sha256
+    again = store.put(Write(id="knowledge:x", data=record.data, scope="project:demo",
+                            expect_revision=1))
+    assert again.data_sha256 == receipt.data_sha256
