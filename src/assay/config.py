@@ -158,9 +158,29 @@ def validate_scope(scope: Any, *, field_pointer: str = "") -> str:
     )
 
 
+def _directory(cwd: str | os.PathLike[str]) -> Path:
+    """``cwd`` resolved, if it names a directory; else ``invalid_cwd`` (a usage error).
+
+    A path the operating system refuses outright (a name longer than
+    NAME_MAX, an embedded NUL) is the caller's mistake too, never a crash.
+    """
+    try:
+        path = Path(cwd).resolve()
+        if path.is_dir():
+            return path
+        problem = "is not a directory"
+    except (OSError, ValueError) as exc:
+        problem = f"cannot be used: {getattr(exc, 'strerror', None) or exc}"
+    raise UsageError(f"--cwd {str(cwd)[:200]!r} {problem}", code="invalid_cwd", pointer="/cwd",
+                     action="Pass an existing directory inside the project.")
+
+
 def find_project(cwd: str | os.PathLike[str] | None = None) -> Path | None:
-    """Walk up from ``cwd`` to the nearest directory holding ``assay.toml``."""
-    start = Path(cwd or os.getcwd()).resolve()
+    """Walk up from ``cwd`` to the nearest directory holding ``assay.toml``.
+
+    A ``cwd`` that is not a usable directory is ``invalid_cwd``.
+    """
+    start = _directory(cwd) if cwd is not None else Path(os.getcwd()).resolve()
     for candidate in (start, *start.parents):
         if (candidate / CONFIG_NAME).is_file():
             return candidate
@@ -173,8 +193,6 @@ def load_project(cwd: str | os.PathLike[str] | None = None) -> Project:
     Raises ``project_not_found`` (with the ``assay init`` action) when no
     ``assay.toml`` is found, and ``invalid_config`` for a malformed one.
     """
-    if cwd is not None and not Path(cwd).is_dir():
-        raise UsageError(f"--cwd {str(cwd)!r} is not a directory", code="invalid_cwd")
     root = find_project(cwd)
     if root is None:
         raise AssayError(
@@ -458,9 +476,7 @@ def init_project(
     which is ``project_exists``. In a git work tree ``.assay/`` is added to
     ``.gitignore`` once.
     """
-    base = Path(root).resolve()
-    if not base.is_dir():
-        raise UsageError(f"{base} is not a directory", code="invalid_cwd")
+    base = _directory(root)
     if scope is not None:
         scope = validate_scope(scope, field_pointer="/scope")
         if not scope.startswith("project:"):

@@ -69,8 +69,32 @@ def test_load_project_cwd_not_a_directory(tmp_path: Path) -> None:
     """A --cwd that is not a directory is a usage error, invalid_cwd."""
     with pytest.raises(UsageError) as info:
         load_project(tmp_path / "missing")
-    assert info.value.code == "invalid_cwd"
+    assert (info.value.code, info.value.pointer) == ("invalid_cwd", "/cwd")
     assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("name", ["x" * 300, "nul\x00byte"])
+def test_load_project_unusable_cwd(tmp_path: Path, name: str) -> None:
+    """A --cwd the OS refuses (name beyond NAME_MAX, embedded NUL) is invalid_cwd at /cwd."""
+    with pytest.raises(UsageError) as info:
+        load_project(tmp_path / name)
+    assert (info.value.code, info.value.pointer) == ("invalid_cwd", "/cwd")
+
+
+@pytest.mark.parametrize("name", ["x" * 300, "nul\x00byte", "missing"])
+def test_init_unusable_cwd(tmp_path: Path, name: str) -> None:
+    """init in a directory that does not exist or cannot be named is invalid_cwd, writing nothing."""
+    with pytest.raises(UsageError) as info:
+        init_project(tmp_path / name)
+    assert (info.value.code, info.value.pointer) == ("invalid_cwd", "/cwd")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_cli_over_long_cwd_exits_2(assay_cli: Runner) -> None:
+    """`assay init --cwd` with a name beyond NAME_MAX exits 2 with invalid_cwd, not an internal error."""
+    ran = assay_cli("init", "--cwd", "x" * 300)
+    assert ran.code == 2
+    assert ran.error()["code"] == "invalid_cwd"
 
 
 def test_load_project_defaults(tmp_path: Path) -> None:

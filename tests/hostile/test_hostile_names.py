@@ -22,7 +22,6 @@ def test_hostile_names_packet_init_with_an_over_long_name_is_a_coded_error(proje
     assert result.error["code"] != "internal_error"
 
 
-@pytest.mark.xfail(strict=True, reason="init --cwd lets ENAMETOOLONG from Path.is_dir escape")
 def test_hostile_names_init_with_an_over_long_cwd_is_a_coded_error(project: Project) -> None:
     """init --cwd naming a directory whose name is too long fails with a coded error, not exit 70."""
     result = project.run("init", "--cwd", LONG)
