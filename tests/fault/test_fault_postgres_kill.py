@@ -11,6 +11,7 @@ import os
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,20 +41,24 @@ def _seed(url: str) -> list[dict[str, Any]]:
         store.close()
 
 
-def _waiting_backend(admin: Any, exclude: int, deadline: float = 20.0) -> int:
+def _waiting_backend(admin: Any, app: str, deadline: float = 20.0) -> int:
+    """The server process of the write under test, once it waits on the held lock.
+
+    Found by its application name, so a test running beside other suites on the
+    same server never terminates anyone else's connection.
+    """
     end = time.monotonic() + deadline
     while time.monotonic() < end:
         row = admin.execute(
-            "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> %s "
-            "AND datname = current_database() AND state = 'active' ORDER BY backend_start DESC "
-            "LIMIT 1", (exclude,)).fetchone()
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
+            "AND wait_event_type = 'Lock' AND state = 'active'", (app,)).fetchone()
         if row:
             return int(row[0])
         time.sleep(0.05)
     raise AssertionError("the write never blocked on the held row lock")
 
 
-def _kill_while_blocked(url: str, start: Callable[[], Any]) -> Any:
+def _kill_while_blocked(url: str, app: str, start: Callable[[], Any]) -> Any:
     """Hold knowledge:b's row lock, start the write, terminate its backend, release the lock."""
     import psycopg
 
@@ -61,7 +66,7 @@ def _kill_while_blocked(url: str, start: Callable[[], Any]) -> Any:
     with psycopg.connect(PG_URL, autocommit=True) as admin, psycopg.connect(PG_URL) as locker:
         locker.execute(f"SELECT 1 FROM {_schema(url)}.records WHERE id = 'knowledge:b' FOR UPDATE")
         handle = start()
-        pid = _waiting_backend(admin, locker.info.backend_pid)
+        pid = _waiting_backend(admin, app)
         assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0] is True
         locker.rollback()
     return handle
@@ -88,10 +93,14 @@ def _in_thread(fn: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
 
 
 @pytest.mark.parametrize("path", ["single put (server function)", "batch (multi-statement)"])
-def test_fault_postgres_backend_killed_mid_transaction_commits_nothing(pg_url: str, path: str) -> None:
+def test_fault_postgres_backend_killed_mid_transaction_commits_nothing(
+        pg_url: str, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A terminated connection fails the write with ledger_unavailable; no part of it is visible."""
     receipts = _seed(pg_url)
+    app = "assay-fault-" + uuid.uuid4().hex[:12]
+    monkeypatch.setenv("PGAPPNAME", app)  # libpq names the store's connection
     store = open_store(pg_url)
+    monkeypatch.delenv("PGAPPNAME")
     try:
         if path.startswith("single"):
             work = lambda: store.put(Write(id="knowledge:b", data={"n": 2}, scope=SCOPE))
@@ -99,7 +108,7 @@ def test_fault_postgres_backend_killed_mid_transaction_commits_nothing(pg_url: s
             work = lambda: store.put_many([
                 Write(id="knowledge:fresh", data={"n": 1}, scope=SCOPE),
                 Write(id="knowledge:b", data={"n": 2}, scope=SCOPE)])
-        outcome = _kill_while_blocked(pg_url, lambda: _in_thread(work))()
+        outcome = _kill_while_blocked(pg_url, app, lambda: _in_thread(work))()
     finally:
         store.close()
     error = outcome.get("error")
@@ -124,17 +133,18 @@ def test_fault_postgres_backend_killed_under_the_cli_is_a_clean_error(pg_url: st
     """The CLI whose connection is terminated mid-put exits 4 with ledger_unavailable; the next put works."""
     receipts = _seed(pg_url)
     project = make_project(tmp_path / "proj", db=pg_url)
+    app = "assay-fault-" + uuid.uuid4().hex[:12]
 
     data = tmp_path / "data.json"
     data.write_text('{"n":2}', encoding="utf-8")
 
     def start() -> subprocess.Popen[bytes]:
-        env = {**os.environ, "ASSAY_DB": pg_url}
+        env = {**os.environ, "ASSAY_DB": pg_url, "PGAPPNAME": app}
         return subprocess.Popen([ASSAY, "put", "--data-file", str(data), "--", "knowledge:b"],
                                 cwd=project.root, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
-    proc = _kill_while_blocked(pg_url, start)
+    proc = _kill_while_blocked(pg_url, app, start)
     out, err = proc.communicate(timeout=60)
 
     class Result:
