@@ -230,6 +230,13 @@ def unknown_recon_kind(root: Path) -> None:
     b.finish()
 
 
+def assay_only_kind(root: Path) -> None:
+    b = unfinished(root)
+    b.write("raw/dossiers/gather-1/failure.json",
+            {"kind": "recon.run-failure", "schemaVersion": 1, "runId": "run-recon"})
+    b.finish()
+
+
 def unknown_run_field(root: Path) -> None:
     b = unfinished(root)
     b.manifest["run"]["owner"] = "someone"
@@ -389,6 +396,8 @@ RECON_CASES: dict[str, Case] = {c.name: c for c in [
          ("UNKNOWN_KIND", M, "/schemaVersion")),
     Case("recon-unknown-kind", unknown_recon_kind,
          ("UNKNOWN_KIND", "raw/dossiers/gather-1/stage.json", "/kind")),
+    Case("recon-assay-only-kind", assay_only_kind,
+         ("UNKNOWN_KIND", "raw/dossiers/gather-1/failure.json", "/kind")),
     Case("recon-unknown-run-field", unknown_run_field, ("UNKNOWN_FIELD", M, "/run/owner")),
     Case("recon-ledger-not-listed", ledger_not_listed, ("MISSING_FIELD", M, "/artifacts")),
     Case("recon-locator-source-mismatch", locator_source_mismatch,

@@ -12,14 +12,22 @@ document assay's boundary validates; the compiler in
 Issues the boundary finds in a mapped document are reported at the pointer of
 the recon field they came from (:meth:`ReconReader.remap`).
 
-What cannot be mapped without guessing fails closed with a stable code:
-review briefs and review results of the recon layout
-(``UNSUPPORTED_RECON_KIND``), a locator that does not name its source's
-identity (``LOCATOR_SOURCE_MISMATCH``), a declared locator state the
-validator does not derive (``LOCATOR_STATE_MISMATCH``), a declared achieved
-profile the validator does not derive (``ACHIEVED_PROFILE_MISMATCH``). See
-``docs/packet.md`` ("Reading recon packets"). Imports the base modules and
-the packet shapes; never a surface.
+The unit is the packet, not the file: a later ledger revision's transition
+history starts in the prior ledger the reconciliation binds, a brief is
+bound to that same prior ledger, and a coverage finding's status is the
+reconciliation's disposition of it (:meth:`ReconReader.map_packet`). The
+layout itself (versions, closed shapes, brief projections, line locators)
+is :mod:`assay.packet.recon_layout`.
+
+What cannot be mapped without guessing fails closed with a stable code: a
+failure record, which the recon layout does not define
+(``UNSUPPORTED_RECON_KIND``), a locator that does not name its source's identity
+(``LOCATOR_SOURCE_MISMATCH``), a declared locator state the validator does
+not derive (``LOCATOR_STATE_MISMATCH``), a declared achieved profile the
+validator does not derive (``ACHIEVED_PROFILE_MISMATCH``), a brief that is
+not the recon projection of its prior ledger (``REVIEW_BRIEF_MISMATCH``).
+See ``docs/packet.md`` ("Reading recon packets"). Imports the base modules
+and the packet modules; never a surface.
 """
 
 from __future__ import annotations
@@ -31,35 +39,27 @@ from typing import Any
 
 from assay.canonical import fingerprint
 from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, file_digest
-from assay.packet.model import (
-    CLAIM_STATES,
-    ELIGIBLE_EVIDENCE,
-    EVIDENCE_STATES,
-    PROFILES,
-    RELATIONS,
-    RUN_STATUSES,
-    SOURCE_STATES,
-    WAVE_MODES,
-    Evidence,
-    Issue,
+from assay.packet.model import ELIGIBLE_EVIDENCE, WAVE_MODES, Evidence, Issue
+from assay.packet.recon_layout import (
+    BRIEF,
+    BRIEF_MODE,
+    DOSSIER,
+    LEDGER,
+    MANIFEST,
+    RECON_VERSIONS,
+    RESULT,
+    VERDICTS,
+    Pending,
+    is_recon_layout,
+    line_breaks,
+    line_range,
+    recon_projection,
 )
 from assay.packet.redaction import find_secret
 from assay.packet.reviews import project
-from assay.packet.shape import (
-    ANY_OBJECT,
-    BOOL,
-    DIGEST,
-    Check,
-    Sink,
-    array,
-    enum,
-    integer,
-    nullable,
-    obj,
-    string,
-    union,
-)
+from assay.packet.shape import Sink
 
+# Re-exported: the compiler and the tests read the layout through this module.
 __all__ = [
     "RECON_VERSIONS",
     "Pending",
@@ -69,198 +69,10 @@ __all__ = [
     "recon_projection",
 ]
 
-# The recon tool's kinds and the one schemaVersion of each whose layout is
-# defined by the contract assay follows (approval bound by a fingerprint).
-# Manifest version 2 of that tool drops the fingerprint, so it fails closed.
-RECON_VERSIONS = {
-    "packet-manifest": 1,
-    "claim-ledger": 1,
-    "raw-dossier": 1,
-    "review-brief": 1,
-    "review-result": 1,
-}
-# Kinds whose recon layout is read; the others fail closed.
-_MAPPED = ("packet-manifest", "claim-ledger", "raw-dossier")
-UNSUPPORTED = "UNSUPPORTED_RECON_KIND"
 _NO_REASON = "(the recon layout records no reason)"
 # A record whose source has no capture derives as ``invalid`` whatever digest
 # it names; the boundary needs a well-formed one to get that far.
 _NO_CAPTURE = "sha256:" + "0" * 64
-
-ANY = Check(lambda value: True, lambda sink, value, ptr: True)
-TEXT = string()
-TEXT_LIST = array(string())
-REF = obj({"path": string(), "digest": DIGEST})
-LINES = integer(minimum=1)
-_COMMON = {"kind": string(), "id": TEXT, "available": BOOL, "authority": TEXT,
-           "observedAt": TEXT, "validationState": enum(*SOURCE_STATES)}
-SOURCE: Check = union("kind", {
-    "repository": obj({**_COMMON, "root": TEXT, "revision": TEXT, "dirty": BOOL,
-                       "contentHashes": ANY_OBJECT}),
-    "file": obj({**_COMMON, "path": TEXT, "contentHash": DIGEST}),
-    "url": obj({**_COMMON, "url": TEXT},
-               {"capturePath": TEXT, "captureDigest": DIGEST,
-                "validatorState": obj({}, {"etag": TEXT, "lastModified": TEXT,
-                                           "capturePath": TEXT, "captureDigest": DIGEST})}),
-    "command-output": obj({**_COMMON, "argv": TEXT_LIST, "cwd": TEXT,
-                           "exitStatus": integer(minimum=-(2**31)), "outputPath": TEXT,
-                           "outputDigest": DIGEST, "environmentNames": TEXT_LIST}),
-    "connected-resource": obj({**_COMMON, "system": TEXT, "resourceId": TEXT},
-                              {"resourceVersion": TEXT, "retrievalToken": TEXT,
-                               "capturePath": TEXT, "captureDigest": DIGEST}),
-})
-GAP = obj({"id": TEXT, "code": TEXT, "message": TEXT, "material": BOOL},
-          {"sourceIds": TEXT_LIST, "claimIds": TEXT_LIST, "coverageFindingIds": TEXT_LIST})
-MANIFEST: Check = obj({
-    "kind": string(),
-    "schemaVersion": integer(),
-    "run": obj({"id": TEXT, "topic": TEXT, "status": enum(*RUN_STATUSES),
-                "requestedProfile": enum(*PROFILES),
-                "achievedProfile": nullable(enum(*PROFILES)),
-                "createdAt": TEXT, "updatedAt": TEXT}),
-    "request": obj({"objective": TEXT, "questions": TEXT_LIST, "includedScope": TEXT_LIST,
-                    "excludedScope": TEXT_LIST, "contextReferences": TEXT_LIST,
-                    "outputPath": TEXT}),
-    "sources": array(SOURCE),
-    # Passed through unchanged (its fingerprint covers these exact bytes) and
-    # checked by assay's own execution shape.
-    "execution": ANY_OBJECT,
-    "artifacts": array(REF),
-    "gaps": array(GAP),
-})
-LOCATOR: Check = union("kind", {
-    "repository": obj({"kind": string(), "path": TEXT, "revision": TEXT,
-                       "lineStart": LINES, "lineEnd": LINES}),
-    "file": obj({"kind": string(), "path": TEXT}, {"lineStart": LINES, "lineEnd": LINES}),
-    "url": obj({"kind": string(), "url": TEXT, "retrievedAt": TEXT},
-               {"fragment": TEXT, "validatorToken": DIGEST}),
-    "command-output": obj({"kind": string(), "artifactPath": TEXT, "lineStart": LINES,
-                           "lineEnd": LINES, "commandDigest": DIGEST}),
-    "connected-resource": obj({"kind": string(), "system": TEXT, "resourceId": TEXT,
-                               "retrievedAt": TEXT},
-                              {"resourceVersion": TEXT, "retrievalToken": TEXT,
-                               "fieldOrSection": TEXT}),
-})
-EVIDENCE: Check = obj(
-    {"id": TEXT, "sourceId": TEXT, "locator": LOCATOR, "displayExcerpt": string(),
-     "observedAt": TEXT,
-     "locatorValidation": obj({"status": enum(*EVIDENCE_STATES), "validatedAt": TEXT}),
-     "provenance": REF},
-    {"contentHash": DIGEST,
-     "redaction": obj({"applied": BOOL, "originalPersisted": BOOL}, {"categories": TEXT_LIST})},
-)
-CLAIM: Check = obj({
-    "id": TEXT, "statement": TEXT, "status": enum(*CLAIM_STATES),
-    "evidence": array(obj({"evidenceId": TEXT, "relation": enum(*RELATIONS)})),
-    "qualifications": TEXT_LIST, "reviewIds": TEXT_LIST, "derivedFrom": array(REF),
-    "challenges": array(ANY_OBJECT),
-})
-LEDGER: Check = obj({
-    "kind": string(),
-    "schemaVersion": integer(),
-    "runId": TEXT,
-    "revision": integer(minimum=1),
-    "inputArtifacts": array(REF),
-    "synthesis": obj({"answer": TEXT, "keyClaimIds": TEXT_LIST, "caveats": TEXT_LIST,
-                      "unresolvedQuestionIds": TEXT_LIST}),
-    "evidence": array(EVIDENCE),
-    "claims": array(CLAIM),
-    "unresolvedQuestions": array(ANY_OBJECT),
-    "transitions": array(obj({"claimId": TEXT, "from": enum(*CLAIM_STATES),
-                              "to": enum(*CLAIM_STATES)})),
-})
-DOSSIER: Check = obj({
-    "kind": string(),
-    "schemaVersion": integer(),
-    "id": TEXT,
-    "runId": TEXT,
-    "waveId": TEXT,
-    "laneId": TEXT,
-    "mode": enum("map", "gather", "compile", "verify", "adversary", "coverage", "reconcile"),
-    "outcome": enum("complete", "partial", "failed"),
-    "allowedInputs": TEXT_LIST,
-    "excludedInputs": TEXT_LIST,
-    # Untyped in the recon layout: any JSON, scanned for secrets, not mapped.
-    "findings": array(ANY),
-    "uncertainty": array(ANY),
-    "contradictions": array(ANY),
-    "gaps": array(ANY),
-})
-
-
-_BRIEF_COMMON = {"kind": string(), "schemaVersion": integer(), "id": TEXT, "runId": TEXT,
-                 "mode": string(), "createdAt": TEXT, "excludedInputs": TEXT_LIST}
-_SCOPE = obj({"included": TEXT_LIST, "excluded": TEXT_LIST})
-BRIEF: Check = union("mode", {
-    "verify": obj({**_BRIEF_COMMON, "claims": array(ANY_OBJECT), "sources": array(ANY_OBJECT)}),
-    "adversary": obj({**_BRIEF_COMMON, "scope": _SCOPE, "questions": TEXT_LIST,
-                      "provisionalStatements": array(ANY_OBJECT)}),
-    "coverage": obj({**_BRIEF_COMMON, "scope": _SCOPE, "questions": TEXT_LIST,
-                     "claims": array(ANY_OBJECT)}),
-})
-# Review kind -> its disposition vocabulary, mapped onto assay's verdicts.
-VERDICTS = {
-    "semantic": {"affirmed": "confirmed", "uncertain": "qualified", "rejected": "rejected"},
-    "redundant-verification": {"affirmed": "confirmed", "uncertain": "qualified",
-                               "rejected": "rejected"},
-    "adversarial": {"unchallenged": "confirmed", "challenged": "challenged"},
-    "coverage": {"covered": "confirmed", "gap": "challenged"},
-    "contradiction-resolution": {"resolved": "confirmed", "unresolved": "challenged",
-                                 "rejected": "rejected"},
-}
-# Review kind -> the recon brief mode that serves it.
-BRIEF_MODE = {"semantic": "verify", "redundant-verification": "verify",
-              "adversarial": "adversary", "contradiction-resolution": "adversary",
-              "coverage": "coverage"}
-_RESULT_COMMON = {
-    "kind": string(), "schemaVersion": integer(), "id": TEXT, "runId": TEXT,
-    "reviewKind": string(), "reviewerLane": TEXT, "status": enum("complete", "failed"),
-    "permittedInputs": array(REF), "excludedInputs": TEXT_LIST,
-    "newEvidence": array(EVIDENCE),
-    "coverageFindings": array(obj({"id": TEXT, "gapId": TEXT, "code": TEXT, "message": TEXT,
-                                   "material": BOOL, "claimIds": TEXT_LIST})),
-    "unresolvedIssues": array(ANY),
-}
-_ASSOCIATIONS = {"evidenceAssociations": array(obj({"evidenceId": TEXT, "claimId": TEXT,
-                                                    "relation": enum(*RELATIONS)}))}
-
-
-def _assurance(kind: str, **extra: Check) -> Check:
-    disposition = obj({"claimId": TEXT, "disposition": enum(*VERDICTS[kind])})
-    return obj({**_RESULT_COMMON, "dispositions": array(disposition), "brief": REF, **extra},
-               _ASSOCIATIONS)
-
-
-RESULT: Check = union("reviewKind", {
-    **{kind: _assurance(kind) for kind in VERDICTS if kind != "contradiction-resolution"},
-    "contradiction-resolution": _assurance(
-        "contradiction-resolution",
-        contradictionDispositions=array(obj({"contradictionId": TEXT, "claimIds": TEXT_LIST,
-                                             "disposition": enum("resolved", "unresolved")}))),
-    "reconciliation": obj({
-        **_RESULT_COMMON,
-        "dispositions": array(ANY), "inputLedger": obj({"path": string(), "digest": DIGEST,
-                                                        "revision": integer(minimum=1)}),
-        "outputRevision": integer(minimum=1), "incorporatedReviewIds": TEXT_LIST,
-        "transitions": array(obj({"claimId": TEXT, "from": enum(*CLAIM_STATES),
-                                  "to": enum(*CLAIM_STATES)})),
-        "additions": TEXT_LIST, "removals": TEXT_LIST,
-        "removalDispositions": array(obj({"claimId": TEXT, "reviewId": TEXT,
-                                          "disposition": enum("rejected")})),
-        "coverageDispositions": array(obj({"findingId": TEXT, "gapId": TEXT,
-                                           "disposition": enum("accepted-gap", "resolved")},
-                                          {"evidenceIds": TEXT_LIST})),
-    }, _ASSOCIATIONS),
-})
-# A listed artifact read and parsed: (index, path, digest, kind suffix, document
-# or None when it could not be read or mapped).
-Pending = tuple[int, str, str, str, "dict[str, Any] | None"]
-
-
-def is_recon_layout(doc: Any) -> bool:
-    """Whether a parsed ``manifest.json`` is in the recon tool's layout (a ``run`` object)."""
-    return (type(doc) is dict and doc.get("kind") == "recon.packet-manifest"
-            and type(doc.get("run")) is dict)
 
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
@@ -348,67 +160,6 @@ def _strings(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, pointer + "/" + key.replace("~", "~0").replace("/", "~1"))
 
 
-def recon_projection(mode: str, ledger: dict[str, Any], manifest: dict[str, Any]
-                     ) -> dict[str, Any]:
-    """What a recon brief of ``mode`` shows of ``ledger``: every claim, in ledger order.
-
-    ``verify`` shows claim statements with each linked record's id, source,
-    display excerpt and typed locator, plus the full descriptors of the
-    cited sources; ``adversary`` and ``coverage`` show the scope, the
-    questions and claim id/statement pairs. Recon-layout documents in and out.
-    """
-    request = manifest["request"]
-    if mode == "verify":
-        evidence = {e["id"]: e for e in ledger["evidence"]}
-        cited: set[str] = set()
-        claims = []
-        for claim in ledger["claims"]:
-            links: list[dict[str, Any] | None] = []
-            for link in claim["evidence"]:
-                record = evidence.get(link["evidenceId"])
-                if record is None:
-                    links.append(None)
-                    continue
-                cited.add(record["sourceId"])
-                links.append({"id": record["id"], "sourceId": record["sourceId"],
-                              "displayExcerpt": record["displayExcerpt"],
-                              "locator": record["locator"]})
-            claims.append({"id": claim["id"], "statement": claim["statement"], "evidence": links})
-        return {"claims": claims,
-                "sources": [s for s in manifest["sources"] if s["id"] in cited]}
-    pairs = [{"id": c["id"], "statement": c["statement"]} for c in ledger["claims"]]
-    return {"scope": {"included": request["includedScope"], "excluded": request["excludedScope"]},
-            "questions": request["questions"],
-            ("provisionalStatements" if mode == "adversary" else "claims"): pairs}
-
-
-def line_breaks(data: bytes) -> list[int]:
-    """The offset of every ``\\n`` in ``data`` (computed once per capture)."""
-    return [found.start() for found in re.finditer(b"\\n", data)]
-
-
-def line_range(data: bytes, start: int | None, end: int | None,
-               breaks: list[int] | None = None) -> tuple[int, int]:
-    """The byte range ``[start, end)`` of 1-based lines ``start..end`` of ``data``.
-
-    No line range means the whole capture. A range outside the capture maps
-    past its end, which the boundary derives as ``invalid``. A line's final
-    ``\\r`` before ``\\n`` is not part of it, as the recon tool reads lines.
-    ``breaks`` is :func:`line_breaks` of ``data`` when the caller has it.
-    """
-    if start is None and end is None:
-        return 0, len(data)
-    if breaks is None:
-        breaks = line_breaks(data)
-    if start is None or end is None or end < start or end > len(breaks) + 1:
-        return 0, len(data) + 1
-    begin = 0 if start == 1 else breaks[start - 2] + 1
-    stop = breaks[end - 1] if end <= len(breaks) else len(data)
-    if stop > begin and stop < len(data) and data[stop - 1] == 13:
-        stop -= 1
-    return begin, stop
-
-
 class ReconReader:
     """Check and map the files of one recon-layout packet. Use for one compile pass.
 
@@ -443,8 +194,9 @@ class ReconReader:
                 self._add("SECRET_IN_EXCERPT", path, at,
                           f"a raw secret-shaped value is persisted ({found}); redact it")
 
-    def version(self, kind: str) -> int:
-        return RECON_VERSIONS[kind]
+    def version(self, kind: str) -> int | None:
+        """The schemaVersion read for ``kind`` in the recon layout (None: not a recon kind)."""
+        return RECON_VERSIONS.get(kind)
 
     # -- manifest --------------------------------------------------------
     def manifest(self, doc: dict[str, Any], ledger_digest: str | None) -> dict[str, Any] | None:
@@ -739,7 +491,7 @@ class ReconReader:
                 continue
             shape = checks.get(kind)
             if shape is None:
-                self._add(UNSUPPORTED, path, "/kind", f"a recon.{kind} cannot be a listed artifact")
+                self._add("UNKNOWN_KIND", path, "/kind", f"a recon.{kind} cannot be a listed artifact")
             elif shape.check(self._sink(path), doc):
                 good[path] = doc
                 if kind == "review-result":

@@ -63,7 +63,7 @@ from assay.packet.model import (
     Validation,
     kind_name,
 )
-from assay.packet.recon import Pending, ReconReader, is_recon_layout
+from assay.packet.recon import RECON_VERSIONS, Pending, ReconReader, is_recon_layout
 from assay.packet.redaction import REDACTION_MARKER, find_secret, matches_redacted
 from assay.packet.review_checks import Doc, ReviewChecks, json_pointer
 from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
@@ -150,14 +150,15 @@ class _Compiler(ReviewChecks):
         if path == MANIFEST_FILE and is_recon_layout(doc):
             self.recon = ReconReader()
         kind = kind_name(doc.get("kind"))
-        if self.recon is not None and not str(doc.get("kind")).startswith("recon."):
+        if self.recon is not None and (not str(doc.get("kind")).startswith("recon.")
+                                       or self.recon.version(kind or "") is None):
             kind = None
         if kind is None or (expected is not None and kind != expected):
             want = f"assay.{expected} or recon.{expected}" if expected else "a known packet kind"
             self.add("UNKNOWN_KIND", path, "/kind", f"{str(doc.get('kind'))[:60]!r} is not {want}")
             return None
         version = doc.get("schemaVersion")
-        supported = KINDS[kind] if self.recon is None else self.recon.version(kind)
+        supported = KINDS[kind] if self.recon is None else RECON_VERSIONS[kind]
         if type(version) is not int or version != supported:
             layout = "" if self.recon is None else " in the recon layout"
             self.add("UNKNOWN_KIND", path, "/schemaVersion",
