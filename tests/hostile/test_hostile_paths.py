@@ -131,3 +131,20 @@ def test_hostile_paths_goal_file_outside_the_project_is_refused(tmp_path: Path) 
     result = linked.run("goal", "read", "--goal-id", "main")
     assert result.code == 1 and result.error["code"] == "goal_path_outside_project"
     assert "secret" not in result.stdout
+
+
+def test_hostile_paths_db_pointing_at_a_foreign_file_leaves_it_untouched(project: Project,
+                                                                         tmp_path: Path) -> None:
+    """--db naming a file that is not a ledger is ledger_corrupt, and the file and its directory stay as they were."""
+    foreign = tmp_path / "notes" / "readme.md"
+    foreign.parent.mkdir()
+    foreign.write_text("# not a ledger\n" * 50, encoding="utf-8")
+    before = _tree(foreign.parent)
+    for command in (("ledger", "info", "--db", str(foreign)),
+                    ("get", "--db", str(foreign), "--", "knowledge:x")):
+        result = project.run(*command)
+        assert result.code == 4 and result.error["code"] == "ledger_corrupt"
+    result = project.run("put", "--db", str(foreign), "--data-file", "-", "--", "knowledge:x",
+                         input="{}")
+    assert result.code == 4 and result.error["code"] == "ledger_corrupt"
+    assert _tree(foreign.parent) == before
