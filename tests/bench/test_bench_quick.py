@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,9 +40,18 @@ def test_bench_quick_subset_writes_results_and_tables(tmp_path: Path) -> None:
 
 
 def test_bench_quick_leaves_repository_files_alone(tmp_path: Path) -> None:
-    """With --out-dir the runner changes neither bench/results.json nor BENCHMARKS.md."""
-    paths = [ROOT / "bench" / "results.json", ROOT / "BENCHMARKS.md"]
+    """With --out-dir the runner changes neither bench/results.json nor BENCHMARKS.md beside it."""
+    # A private copy of the runner, so benchmarks others run meanwhile cannot interfere.
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "bench", copy / "bench", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(ROOT / "BENCHMARKS.md", copy / "BENCHMARKS.md")
+    paths = [copy / "bench" / "results.json", copy / "BENCHMARKS.md"]
     before = [p.read_bytes() if p.exists() else None for p in paths]
-    proc = _run_quick(tmp_path, "bench_canonical")
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "bench_canonical",
+                           "--out-dir", str(out)], cwd=copy, capture_output=True, text=True,
+                          timeout=240, check=False)
     assert proc.returncode == 0, proc.stderr
+    assert (out / "results.json").exists() and (out / "BENCHMARKS.md").exists()
     assert [p.read_bytes() if p.exists() else None for p in paths] == before
