@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packet_fixtures import CASES
 from recon_fixtures import RECON_CASES, RECON_INVALID, RECON_VALID, TWINS
-from test_packet_robustness import JSON, _locations
+from test_packet_robustness import _locations
 
 from assay.canonical import canonical_text, parse
 from assay.packet.layout import file_digest
@@ -161,6 +161,25 @@ def test_packet_recon_single_byte_change_is_never_silent(
 
 
 
+# Values that steer the recon reader into its branches (kinds, modes, verdicts,
+# source and locator kinds, ids the packet uses).
+RECON_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(
+        ["", "x", "supports", "verified", "map", "gather", "claim-0", "ev-0", "src-0",
+         "gather-1", "review-semantic", "recon.run-failure", "recon.packet-manifest",
+         "recon.review-brief", "verify", "adversary", "coverage", "affirmed", "gap",
+         "accepted-gap", "resolved", "reconciliation", "command-output", "url", "file",
+         "repository", "connected-resource", "pinned", "stale", "exact", "PASS_FAILED",
+         "raw/dossiers/gather-1/dossier.json", "raw/drafts/claims-r1.json",
+         "sha256:" + "0" * 64]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["id", "claimId", "evidenceId", "path", "digest", "status", "kind",
+                         "mode", "lineStart", "lineEnd", "material", "x"]),
+        inner, max_size=3),
+    max_leaves=6,
+)
+
+
 @pytest.fixture(scope="module")
 def recon_thorough() -> Iterator[tuple[Path, list[str]]]:
     """A valid thorough recon packet and the JSON files the boundary reads."""
@@ -172,7 +191,7 @@ def recon_thorough() -> Iterator[tuple[Path, list[str]]]:
     shutil.rmtree(root.parent)
 
 
-@settings(max_examples=200, deadline=None,
+@settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_packet_recon_replaced_value_never_crashes(
@@ -186,7 +205,7 @@ def test_packet_recon_replaced_value_never_crashes(
     target = doc
     for part in where[:-1]:
         target = target[part]
-    target[where[-1]] = data.draw(JSON, label="value")
+    target[where[-1]] = data.draw(RECON_JSON, label="value")
     changed = (canonical_text(doc) + "\n").encode()
     try:
         (root / name).write_bytes(changed)
