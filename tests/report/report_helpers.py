@@ -217,3 +217,25 @@ def dominant_colour(data: bytes) -> tuple[int, int, int]:
     from collections import Counter
 
     return Counter(png_pixels(data)[2]).most_common(1)[0][0]
+
+
+def loop_project(root: Path) -> Project:
+    """A git work tree with a buggy calc.py and its real test declared as the `unit` check."""
+    import subprocess
+
+    toml = (f"\n[evidence.commands.unit]\nargv = {json.dumps([sys.executable, '-B', 'test_calc.py'])}"
+            "\ntimeout = 60\n")
+    project = make_project(root, name="loops", git=True, extra_toml=toml)
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    (root / "test_calc.py").write_text("import calc\nassert calc.add(2, 3) == 5\n",
+                                       encoding="utf-8")
+    (root / ".gitignore").write_text(".assay/\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "init"], cwd=root, check=True)
+    return project
+
+
+def evaluation(outcome: str, cont: bool, **extra: Any) -> dict[str, Any]:
+    """A self-evaluation with the four required fields."""
+    return {"outcome": outcome, "output_summary": f"round work ({outcome})",
+            "constraint_violations": [], "should_continue": cont, **extra}

@@ -181,3 +181,28 @@ def test_report_intent_outside_a_project_is_project_not_found(tmp_path: Path) ->
         inv.close()
     assert caught.value.code == "project_not_found"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_report_active_loop_shows_the_rejected_attempt(tmp_path: Path) -> None:
+    """A success claim the contract's test contradicts appears as a rejected attempt of the held round."""
+    import json
+
+    from report_helpers import evaluation, loop_project
+
+    project = loop_project(tmp_path / "p")
+    started = op(project, "loop.start", {"task": "Fix calc.add", "loop": "fix",
+                                         "criterion": ["add(2, 3) == 5"]})
+    r1 = op(project, "loop.next", {"handle": json.dumps(started["submissionHandle"]),
+                                   "evaluation": evaluation("partial", True, round_contract={
+                                       "work_item": "calc.add adds", "items": [
+                                           {"description": "the test passes",
+                                            "verify_with": ["unit"]}]})})
+    claim = op(project, "loop.next", {"handle": json.dumps(r1["submissionHandle"]),
+                                      "evaluation": evaluation("success", False)})
+    assert claim["accepted"] is False and claim["status"] == "active"
+    op(project, "report", {"loop": "fix", "out": str(tmp_path / "r.html")})
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert '<tr class="rejection" data-round="2" data-attempt="1" data-claimed="success" ' \
+           'data-observed="contradicted">' in text
+    assert text.count('<tr class="round"') == 1
+    assert "1 committed round(s), 1 rejected attempt(s); <strong>active (round 2 held)" in text

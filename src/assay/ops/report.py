@@ -191,14 +191,22 @@ def _loop(reader: Any, loop_id: str, versions: dict[str, int]) -> dict[str, Any]
     rounds = []
     rejections = []
     last = int(head.data.get("lastCommittedRound") or 0)
-    for n in range(1, max(last, int(head.data.get("round") or 0)) + 1):
+    held_round = int(head.data.get("round") or 0)
+    for n in range(1, max(last, held_round) + 1):
+        # The attempts before the committed (or held) one were rejected. Bounding
+        # them so keeps out records of a branch abandoned by a recovery, which
+        # stay in the ledger under the same ids.
+        upto = 0
         if n <= last:
             record = reader.get(round_id(loop_id, n))
             if record is not None and isinstance(record.data, dict):
                 versions[record.id] = record.revision
                 rounds.append(record.data)
-        # Rejected attempts of a round are numbered from 1 without gaps.
-        for attempt in range(1, _MAX_ATTEMPTS + 1):
+                upto = int(record.data.get("attempt") or 1)
+        elif n == held_round:
+            # A rejection moves the head to the next attempt, even when it stops the loop.
+            upto = int(head.data.get("attempt") or 1)
+        for attempt in range(1, min(upto, _MAX_ATTEMPTS + 1)):
             rejected = reader.get(rejection_id(loop_id, n, attempt))
             if rejected is None or not isinstance(rejected.data, dict):
                 break
