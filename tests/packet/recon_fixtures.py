@@ -78,6 +78,39 @@ def valid_url_and_redacted(root: Path) -> None:
     b.finish()
 
 
+def with_review_evidence(root: Path, *, drift: bool = False) -> ReconBuilder:
+    """A standard packet whose semantic review supplies one new evidence record."""
+    b = recon_packet(root, "standard", status=None)
+    b.reviews.clear()
+    b.manifest["artifacts"] = [a for a in b.manifest["artifacts"]
+                               if not a["path"].startswith("reviews/")]
+    for claim in b.ledger["claims"]:  # back to the prior ledger's states
+        claim["status"], claim["reviewIds"] = "supported", []
+    b.ledger["revision"] = 1
+    record = b.evidence("ev-new", "src-0", 2, 2)
+    record["provenance"] = dict(b.dossiers[-1])
+    supplied = json.loads(json.dumps(record))
+    association = {"evidenceId": "ev-new", "claimId": "claim-0", "relation": "supports"}
+    for kind in ("semantic", "adversarial", "coverage"):
+        extra = ({"newEvidence": [supplied], "evidenceAssociations": [association]}
+                 if kind == "semantic" else {})
+        b.result(kind, b.brief(kind), **extra)
+    b.ledger["claims"][0]["evidence"].append({"evidenceId": "ev-new", "relation": "supports"})
+    if drift:
+        record["locatorValidation"]["validatedAt"] = "2026-01-07T00:00:00.000Z"
+    b.reconcile()
+    b.finish(achieved="standard")
+    return b
+
+
+def valid_review_evidence(root: Path) -> None:
+    with_review_evidence(root)
+
+
+def review_evidence_drift(root: Path) -> None:
+    with_review_evidence(root, drift=True)
+
+
 # -- invalid packets: the issue's rules, in the recon layout ----------------------
 
 def fingerprint_drift(root: Path) -> None:
@@ -332,6 +365,18 @@ def reconciliation_transitions_differ(root: Path) -> None:
     b.finish(achieved="standard")
 
 
+def prior_evidence_observation_changed(root: Path) -> None:
+    b = unfinished(root, "standard")
+    b.ledger["evidence"][1]["locatorValidation"]["validatedAt"] = "2026-01-06T00:00:00.000Z"
+    b.finish(achieved="standard")
+
+
+def prior_claim_challenge_dropped(root: Path) -> None:
+    b = unfinished(root, "thorough")
+    b.ledger["claims"][0]["challenges"] = []
+    b.finish(achieved="thorough")
+
+
 def unknown_incorporated_review(root: Path) -> None:
     b = unfinished(root, "standard")
     edit(b, REC, lambda doc: doc["incorporatedReviewIds"].append("review-ghost"))
@@ -357,6 +402,9 @@ RECON_CASES: dict[str, Case] = {c.name: c for c in [
     Case("recon-valid-thorough", valid_thorough),
     Case("recon-valid-partial-lower-profile", valid_partial_lower_profile, publication="partial"),
     Case("recon-valid-url-and-redacted", valid_url_and_redacted),
+    Case("recon-valid-review-evidence", valid_review_evidence),
+    Case("recon-review-evidence-drift", review_evidence_drift,
+         ("UNSOURCED_NEW_EVIDENCE", L, "/evidence/3")),
     Case("recon-fingerprint-drift", fingerprint_drift,
          ("APPROVAL_FINGERPRINT_MISMATCH", M, "/execution/approval/fingerprint")),
     Case("recon-unknown-execution-field", unknown_execution_field,
@@ -421,6 +469,10 @@ RECON_CASES: dict[str, Case] = {c.name: c for c in [
          ("MATERIAL_CHALLENGE_UNRESOLVED", L, "/claims/0/challenges/0")),
     Case("recon-reconciliation-transitions-differ", reconciliation_transitions_differ,
          ("RECONCILIATION_MISMATCH", REC, "/transitions")),
+    Case("recon-prior-evidence-observation-changed", prior_evidence_observation_changed,
+         ("CLAIM_CONTINUITY_BROKEN", L, "/evidence/1")),
+    Case("recon-prior-claim-challenge-dropped", prior_claim_challenge_dropped,
+         ("CLAIM_CONTINUITY_BROKEN", L, "/claims/0/challenges")),
     Case("recon-unknown-incorporated-review", unknown_incorporated_review,
          ("UNKNOWN_REFERENCE", REC, "/incorporatedReviewIds/3")),
     Case("recon-brief-without-reconciliation", brief_without_reconciliation,

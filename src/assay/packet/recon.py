@@ -545,7 +545,48 @@ class ReconReader:
                 else:
                     mapped = self._result(path, doc, captures, status)
             out.append((index, path, digest, kind, mapped))
+        if ledger is not None and reconciliation is not None and prior_path is not None:
+            self._continuity(ledger, good[prior_path], reconciliation, good, results)
         return mapped_ledger, out
+
+    def _continuity(self, ledger: dict[str, Any], prior: dict[str, Any],
+                    reconciliation: dict[str, Any], good: dict[str, dict[str, Any]],
+                    results: dict[str, dict[str, str]]) -> None:
+        """Reconciliation continuity over the whole recon records, not only the mapped fields.
+
+        The mapping leaves out fields assay's model has no place for
+        (``observedAt``, ``provenance``, ``contentHash``, the declared locator
+        state; a claim's ``derivedFrom`` and ``challenges``), so the boundary's
+        own continuity checks cannot see them: a surviving evidence record is
+        the prior one exactly (``CLAIM_CONTINUITY_BROKEN``), a new one is
+        exactly the record a reconciled review supplied
+        (``UNSOURCED_NEW_EVIDENCE``), and a surviving claim keeps its
+        ``derivedFrom`` and ``challenges``.
+        """
+        before = {e["id"]: e for e in prior["evidence"]}
+        offered: dict[str, Any] = {}
+        for rid in reconciliation["incorporatedReviewIds"]:
+            ref = results.get(rid)
+            if ref is not None and ref["path"] in good:
+                for record in good[ref["path"]]["newEvidence"]:
+                    offered.setdefault(record["id"], record)
+        for i, record in enumerate(ledger["evidence"]):
+            if record["id"] in before:
+                if record != before[record["id"]]:
+                    self._add("CLAIM_CONTINUITY_BROKEN", LEDGER_FILE, f"/evidence/{i}",
+                              f"prior evidence {record['id']!r} changed during reconciliation")
+            elif record["id"] in offered and record != offered[record["id"]]:
+                self._add("UNSOURCED_NEW_EVIDENCE", LEDGER_FILE, f"/evidence/{i}",
+                          f"new evidence {record['id']!r} is not the exact record a reconciled "
+                          "review supplied")
+        claims = {c["id"]: c for c in prior["claims"]}
+        for i, claim in enumerate(ledger["claims"]):
+            old = claims.get(claim["id"])
+            for key in ("derivedFrom", "challenges"):
+                # Untyped members: compare canonically (true is not 1).
+                if old is not None and fingerprint(old[key]) != fingerprint(claim[key]):
+                    self._add("CLAIM_CONTINUITY_BROKEN", LEDGER_FILE, f"/claims/{i}/{key}",
+                              f"claim {claim['id']!r} changed its {key} during reconciliation")
 
     def _dossier(self, path: str, doc: dict[str, Any]) -> dict[str, Any]:
         for key in ("findings", "uncertainty", "contradictions", "gaps"):
