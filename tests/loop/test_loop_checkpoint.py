@@ -330,3 +330,25 @@ def test_checkpoint_outside_git_is_unavailable(tmp_path: Path) -> None:
     assert view["warnings"][0]["code"] == "checkpoint_unavailable"
     err = _err(project, "loop.checkpoint", {"handle": json.dumps(view["submissionHandle"])})
     assert err.code == "checkpoint_unavailable"
+
+
+def test_recover_never_writes_through_a_symlinked_directory(tmp_path: Path) -> None:
+    """A directory replaced by an ignored symlink to the outside fails the restore; nothing is
+    written outside the work tree."""
+    project = _rich(tmp_path / "p")
+    root = project.root
+    (root / "sub").mkdir()
+    (root / "sub" / "inner.txt").write_text("inside\n", encoding="utf-8")
+    view = start(project)
+    taken = op(project, "loop.checkpoint", {"handle": json.dumps(view["submissionHandle"])})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(root / "sub")
+    with (root / ".gitignore").open("a", encoding="utf-8") as handle:
+        handle.write("sub\n")
+    os.symlink(outside, root / "sub")
+    err = _err(project, "loop.recover", {"handle": json.dumps(view["submissionHandle"]),
+                                         "checkpoint": taken["checkpoint"]["checkpointId"],
+                                         "reason": "undo"})
+    assert err.code == "restore_failed"
+    assert list(outside.iterdir()) == []
