@@ -545,7 +545,9 @@ class ReconReader:
                 else:
                     mapped = self._result(path, doc, captures, status)
             out.append((index, path, digest, kind, mapped))
-        if ledger is not None and reconciliation is not None and prior_path is not None:
+        if mapped_ledger is not None and prior is not None and prior_path is not None \
+                and reconciliation is not None and ledger is not None:
+            # Both ledgers passed the recon layout's shape (they were mapped).
             self._continuity(ledger, good[prior_path], reconciliation, good, results)
         return mapped_ledger, out
 
