@@ -301,3 +301,12 @@ def test_newer_schema_is_refused(store: Any, ledger_url: str) -> None:
         open_store(ledger_url)
     assert info.value.code == "schema_too_new"
     assert info.value.details["schema_version"] == 99
+
+
+def test_find_filters_audiences_before_the_limit(store: Any) -> None:
+    """An audience filter applies before the limit, so hidden records never fill a page."""
+    store.put(w("note:a-private", audience="private:alice"))
+    store.put(w("note:b-public"))
+    with store.reader() as r:
+        assert [x.id for x in r.find(limit=1, audiences=["project", "private:bob"])] == ["note:b-public"]
+        assert r.find(audiences=[]) == []

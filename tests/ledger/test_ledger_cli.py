@@ -169,3 +169,11 @@ def test_cli_reads_never_write(project: Project) -> None:
     project.ok("find", "--kind", "knowledge")
     project.ok("ledger", "info")
     assert snapshot() == before
+
+
+def test_cli_find_more_flag_ignores_hidden_records(project: Project) -> None:
+    """find's `more` flag and count never reveal records private to another principal."""
+    _put(project, "note:a-secret", {"text": "x"}, "--audience", "private:alice", "--as", "alice")
+    _put(project, "note:b-open", {"text": "x"})
+    page = project.ok("find", "--as", "bob", "--limit", "1", "--kind", "note")["data"]
+    assert (page["count"], page["more"], [r["id"] for r in page["records"]]) == (1, False, ["note:b-open"])

@@ -209,7 +209,7 @@ def load_todos(reader: Any, access: Any, goal_id: str) -> list[Record]:
     """
     needle = f'"goal_id":"{goal_id}"'
     found = reader.find(kind="todo", scopes=list(access.scopes), status="current",
-                        query=needle, limit=10_000_000)
+                        query=needle, limit=10_000_000, audiences=access.audiences)
     out: list[Record] = []
     for record in found:
         if not access.can_read(record):

@@ -105,11 +105,14 @@ class RecordSnapshot:
         link: tuple[str | None, str] | None = None,
         query: str | None = None,
         limit: int = 100,
+        audiences: Sequence[str] | None = None,
     ) -> list[Record]:
         out = []
         for record_id in sorted(self._history):
             record = self._history[record_id][-1]
             if scopes is not None and record.scope not in scopes:
+                continue
+            if audiences is not None and record.audience not in audiences:
                 continue
             if kind is not None and record.kind != kind:
                 continue

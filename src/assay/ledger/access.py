@@ -29,6 +29,11 @@ class Access:
     def for_project(cls, scope: str, admitted: Sequence[str], principal: str) -> Access:
         return cls(scopes=(scope, *admitted, "global"), principal=principal, own_scope=scope)
 
+    @property
+    def audiences(self) -> tuple[str, ...]:
+        """The audiences this caller may read, for filtering inside a query."""
+        return ("project", f"private:{self.principal}")
+
     def in_scope(self, record: Record) -> bool:
         return record.scope in self.scopes
 

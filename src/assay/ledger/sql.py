@@ -144,10 +144,16 @@ class SqlReader:
         link: tuple[str | None, str] | None = None,
         query: str | None = None,
         limit: int = 100,
+        audiences: Sequence[str] | None = None,
     ) -> list[Record]:
         where: list[str] = []
         params: list[Any] = []
         joins = ""
+        if audiences is not None:
+            if not audiences:
+                return []
+            where.append(f"v.audience IN ({','.join('?' * len(audiences))})")
+            params.extend(audiences)
         if scopes is not None:
             if not scopes:
                 return []

@@ -401,11 +401,14 @@ class Reader(Protocol):
         link: tuple[str | None, str] | None = None,
         query: str | None = None,
         limit: int = 100,
+        audiences: Sequence[str] | None = None,
     ) -> list[Record]:
         """Current records matching every filter given, ordered by id.
 
         ``link`` is ``(rel or None, target)``: records with such an edge.
         ``query`` matches case-insensitively in the id or the canonical data.
+        ``audiences`` keeps only records whose audience is one of them; it is
+        applied before ``limit``, so a hidden record never shortens a page.
         """
 
 

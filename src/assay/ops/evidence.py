@@ -176,9 +176,9 @@ def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
     access = inv.access()
     limit = args.get("limit", 100)
     with inv.store().reader() as reader:
-        found = reader.find(scopes=access.scopes, kind="evidence", limit=limit + 1)
-        visible = [r for r in found if access.audience_allows(r)]
-        rows = [_summary(r) for r in visible[:limit]]
+        found = reader.find(scopes=access.scopes, kind="evidence", limit=limit + 1,
+                            audiences=access.audiences)
+        rows = [_summary(r) for r in found[:limit]]
         return Result({"evidence": rows, "count": len(rows), "more": len(found) > limit},
                       ledger_revision=reader.ledger_revision)
 

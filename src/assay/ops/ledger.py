@@ -262,11 +262,13 @@ def find(inv: Invocation, args: dict[str, Any]) -> Result:
     limit = args.get("limit", 100)
     with inv.store().reader() as reader:
         check_at_revision(reader, args.get("at_revision"))
+        # The audience filter runs inside the query, before the limit: a record
+        # private to someone else never shortens a page or sets `more`.
         found = reader.find(scopes=scopes, kind=args.get("kind"), status=args.get("status"),
-                            link=link, query=args.get("query"), limit=limit + 1)
-        visible = [r for r in found if access.audience_allows(r)]
+                            link=link, query=args.get("query"), limit=limit + 1,
+                            audiences=access.audiences)
         more = len(found) > limit
-        records = visible[:limit]
+        records = found[:limit]
         return Result({"records": [r.to_dict() for r in records], "count": len(records),
                        "more": more}, ledger_revision=reader.ledger_revision)
 

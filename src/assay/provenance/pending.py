@@ -145,7 +145,7 @@ def list_pending(reader: Reader, access: Access, *, state: str = "open",
     ``provenance_legacy`` whatever ``state`` asks for.
     """
     found = reader.find(scopes=list(access.scopes), kind="pending", status="current",
-                        limit=10_000)
+                        limit=10_000, audiences=access.audiences)
     records = [r for r in found if access.can_read(r)
                and (state == "any" or not is_typed(r) or r.data["state"] == state)]
     admission = admit(reader, access, records, is_typed=is_typed, limit=limit)

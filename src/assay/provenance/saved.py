@@ -181,7 +181,7 @@ def _visible(reader: Reader, access: Access, kind: str, scopes: Sequence[str],
              query: str | None) -> list[Record]:
     # Scope and audience first: nothing private to someone else goes further.
     found = reader.find(scopes=list(scopes), kind=kind, status="current", query=query,
-                        limit=_SCAN_LIMIT)
+                        limit=_SCAN_LIMIT, audiences=access.audiences)
     return [r for r in found if access.can_read(r)]
 
 
