@@ -443,6 +443,20 @@ def _chapter_report(story: _Story) -> None:
     story.say(f"   report written: {report['path']}")
 
 
+def _chapter_loop_replay(story: _Story) -> None:
+    story.chapter("The loop's record: every prompt re-derives from committed facts")
+    replayed = story.call("loop.replay", {"loop": "fix-add", "all": True})["data"]
+    story.show("assay loop replay --all --loop fix-add",
+               f"{len(replayed['replays'])} prompts recompiled, every promptHash matches: "
+               f"{str(replayed['match']).lower()}")
+    audit = story.call("loop.audit", {"loop": "fix-add"})["data"]
+    story.show("assay loop audit", f"{len(audit['rounds'])} committed rounds, "
+               f"{len(audit['rejections'])} rejected attempt(s), "
+               f"{len(audit['directives'])} recovery directive(s); terminal "
+               f"{audit['terminal']['stopReason']}, machineBackedSuccess="
+               f"{str(audit['terminal']['machineBackedSuccess']).lower()}")
+
+
 # The story, in order: a project and its ledger; machine evidence; a governed
 # loop whose contract runs a real test; an intent that becomes ready as that
 # evidence is cited; the work context; a research packet refused after
@@ -451,7 +465,8 @@ def _chapter_report(story: _Story) -> None:
 CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
                                              _chapter_evidence, _chapter_loop, _chapter_intent,
                                              _chapter_context, _chapter_packet,
-                                             _chapter_provenance, _chapter_report]
+                                             _chapter_provenance, _chapter_report,
+                                             _chapter_loop_replay]
 
 
 def run_demo(*, keep: str | None = None) -> int:
