@@ -251,7 +251,8 @@ def test_recover_stale_handle_returns_held_prompt(gitproj: Project) -> None:
 def _chattr(path: Path, flag: str) -> bool:
     if shutil.which("chattr") is None:
         return False
-    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+    return subprocess.run(["chattr", flag, str(path)], capture_output=True,
+                          check=False).returncode == 0
 
 
 def test_recover_immutable_file_is_restore_failed(tmp_path: Path) -> None:
@@ -352,3 +353,12 @@ def test_recover_never_writes_through_a_symlinked_directory(tmp_path: Path) -> N
                                          "reason": "undo"})
     assert err.code == "restore_failed"
     assert list(outside.iterdir()) == []
+
+
+def test_checkpoint_stale_handle_is_mismatch(gitproj: Project) -> None:
+    """checkpoint with a handle that no longer names the held attempt is an error, not a warning."""
+    view = start(gitproj)
+    submit(gitproj, view["submissionHandle"], evaluation(round_contract=contract()))
+    err = _err(gitproj, "loop.checkpoint", {"handle": json.dumps(view["submissionHandle"])})
+    assert err.code == "submission_handle_mismatch"
+    assert err.details["submissionHandle"]["roundId"].endswith(":round:2")

@@ -89,6 +89,8 @@ def test_loop_e2e_four_rounds_contradicted_verified_stale_invalid_max_rounds(git
 
     status = gitproj.ok("loop", "status", "--loop", "calc")["data"]
     assert status["status"] == "stopped" and status["stopReason"] == "max_rounds"
+    replayed = gitproj.ok("loop", "replay", "--all", "--loop", "calc")["data"]
+    assert replayed["match"] is True and len(replayed["replays"]) == 4
     stored = records(gitproj)
     rounds = sorted(k for k in stored if k.count(":") == 3)
     assert rounds == [f"loop:calc:round:{n}" for n in (1, 2, 3, 4)]

@@ -53,6 +53,7 @@ from assay.loop.policy import (
     StopPolicy,
     agent_stop_reason,
 )
+from assay.loop.recovery import auto_checkpoint, backtrack_target, restore_pending_error
 from assay.loop.session import (
     Lease,
     handle_of,
@@ -64,7 +65,6 @@ from assay.loop.session import (
     terminal_event,
     terminal_write,
 )
-from assay.loop.recovery import auto_checkpoint, backtrack_target, restore_pending_error
 from assay.loop.state import apply_round, submission_context
 from assay.loop.submission import normalise
 

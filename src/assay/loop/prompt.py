@@ -224,8 +224,8 @@ def _instruction(ctx: _Ctx) -> Block | None:
         return None
     if len(text) > INSTRUCTION_LIMIT:
         text = text[:INSTRUCTION_LIMIT] + " [truncated]"
-    return Block("instruction", ("## Current instruction from the user (not a criterion or "
-                                 "constraint)", text))
+    return Block("instruction", (("## Current instruction from the user (not a criterion or "
+                                 "constraint)"), text))
 
 
 def _recovery(ctx: _Ctx) -> Block | None:
@@ -233,9 +233,9 @@ def _recovery(ctx: _Ctx) -> Block | None:
     if not rec:
         return None
     lines = ["## Recovery brief",
-             f"[{rec['id']}] The workspace was restored to checkpoint {rec['checkpointId']} "
+             (f"[{rec['id']}] The workspace was restored to checkpoint {rec['checkpointId']} "
              f"(verified) and this is the redo of round {rec['redoRound']} "
-             f"({rec['origin']} recovery). Reason: {rec['reason']}"]
+             f"({rec['origin']} recovery). Reason: {rec['reason']}")]
     if rec.get("abandonedRounds"):
         lines.append("Abandoned rounds: " + ", ".join(str(r) for r in rec["abandonedRounds"]))
     if rec.get("observedSkippedFiles"):
@@ -389,9 +389,9 @@ def _memory(ctx: _Ctx, *, keep: int | None = None) -> Block | None:
         items.append(("reports", f"- report, round {r['round']} ({r['outcome']}): {cut}"))
     items += [("assumptions", f"- wrong assumption (round {a['round']}): {a['text']}")
               for a in assumptions]
-    items += [("recoveries", f"- recovery in round {r['round']} ({r['origin']}) to "
+    items += [("recoveries", (f"- recovery in round {r['round']} ({r['origin']}) to "
                              f"{r['checkpointId']}: {r['reason'][:200]}; abandoned rounds "
-                             f"{', '.join(str(x) for x in r.get('abandonedRounds', [])) or 'none'}")
+                             f"{', '.join(str(x) for x in r.get('abandonedRounds', [])) or 'none'}"))
               for r in recoveries]
     items += [("redirects", f"- contract redirect in round {r['round']}: {r['from']} -> "
                             f"{r['to']}" + (f" ({r['reason']})" if r.get("reason") else ""))
@@ -470,10 +470,10 @@ def _header(req: PromptRequest, level: str) -> str:
 def _footer(req: PromptRequest) -> str:
     return "\n".join((
         "## Submit",
-        "Replace every <<FILL ...>> marker, then submit with the submission handle you were "
-        "given: assay loop next --handle '<handle JSON>' --evaluation FILE",
-        "To abandon this branch, restore a checkpoint: assay loop recover --handle '<handle "
-        "JSON>' --checkpoint ID --reason TEXT",
+        ("Replace every <<FILL ...>> marker, then submit with the submission handle you were "
+        "given: assay loop next --handle '<handle JSON>' --evaluation FILE"),
+        ("To abandon this branch, restore a checkpoint: assay loop recover --handle '<handle "
+        "JSON>' --checkpoint ID --reason TEXT"),
         "```json",
         json.dumps(evaluation_template(req), indent=2, ensure_ascii=False),
         "```",

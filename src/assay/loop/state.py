@@ -286,11 +286,11 @@ def apply_round(facts: Mapping[str, Any], *, round_number: int, evaluation: Mapp
              "checkpointId": pending["checkpointId"], "reason": pending["reason"],
              "abandonedRounds": list(pending.get("abandonedRounds", []))}])[-_RECOVERIES:]
         new["recovery"] = None
-    declared = bool(
+    evolved = bool(
         evaluation.get("discovered_constraints") or evaluation.get("retracted_constraints")
         or evaluation.get("emerged_subtasks") or evaluation.get("subgoal_updates")
         or "objective_refinement" in evaluation or evaluation.get("round_contract"))
-    new["last_round"] = {"round": round_number, "declared_evolution": declared,
+    new["last_round"] = {"round": round_number, "declared_evolution": evolved,
                          "subtask_boundary": bool(evaluation.get("subtask_boundary")),
                          "machine_activity": bool(posture.get("commands"))}
     new["wrong_assumptions"] = (new["wrong_assumptions"] + [
