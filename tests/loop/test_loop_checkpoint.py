@@ -188,6 +188,10 @@ def test_recover_abandons_rounds_and_child_branch_continues(gitproj: Project) ->
     assert [v.data["branchId"] for v in versions] == ["main", rec["directiveId"]]
     assert _history(gitproj, "loop:calc:round:1")[0].revision == 1
     assert redo["guidance"]["recovery"] is None
+    from assay.loop.models import SubmissionGuidance, SubmissionReceipt
+
+    SubmissionGuidance.model_validate(out["guidance"])
+    SubmissionReceipt.model_validate(receipt)
 
 
 def _history(project: Project, record_id: str) -> list[Any]:

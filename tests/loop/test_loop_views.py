@@ -181,3 +181,7 @@ def test_machine_backtrack_after_repeated_contradiction(tmp_path: Path) -> None:
     [directive] = records(project, "loop-recovery").values()
     assert directive.data["trigger_rule"] == "repeated_contradiction"
     assert directive.data["failed_rounds"] == [2, 3]
+    from assay.loop.models import SubmissionGuidance, SubmissionReceipt
+
+    SubmissionReceipt.model_validate(r3["receipt"])
+    SubmissionGuidance.model_validate(r3["guidance"])

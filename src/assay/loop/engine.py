@@ -443,9 +443,11 @@ class Governor:
             "verification": {"evidence_posture": result.posture, "checks": self._checks(result),
                              "contract_items": self._items(result)},
             "prompt": (None if next_artifact is None else {
-                "level": next_artifact["level"], "dropped_sections": [],
+                "level": next_artifact["level"],
+                "dropped_sections": list(next_artifact.get("droppedSections", [])),
                 "context_mode": next_artifact["contextMode"],
-                "context_reason": next_artifact["contextReason"]}),
+                "context_reason": next_artifact["contextReason"],
+                "current_user_instruction": next_artifact.get("currentUserInstruction")}),
             "diagnostics": diagnostics,
         }
         brief = record.data["facts"].get("recovery")

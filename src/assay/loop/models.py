@@ -480,6 +480,7 @@ class _ReceiptPrompt(BaseModel):
     dropped_sections: list[str]
     context_mode: Literal["fresh_invocation", "same_round_retry"]
     context_reason: str
+    current_user_instruction: str | None = None
 
 
 class _RejectionCheck(BaseModel):
