@@ -223,12 +223,15 @@ def store_blobs(store: Store, scope: str, chunks: Mapping[str, bytes]) -> int:
     written = 0
     for start in range(0, len(keys), _BATCH):
         batch = keys[start:start + _BATCH]
-        for _ in range(3):
+        for attempt in range(4):
             with store.reader() as reader:
                 present = reader.get_many([blob_id(k) for k in batch])
             missing = [k for k in batch if blob_id(k) not in present]
             if not missing:
                 break
+            if attempt == 3:
+                raise _error("checkpoint_failed", "the checkpoint's content could not be stored "
+                             "(concurrent writers kept conflicting)", "Retry the checkpoint.")
             try:
                 store.put_many([Write(
                     id=blob_id(k), scope=scope, origin="machine", expect_revision=0,
