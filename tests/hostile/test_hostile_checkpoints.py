@@ -1,8 +1,8 @@
 """Symlink tricks around checkpoints: the local journal must stay inside the project.
 
 ``work checkpoint`` keeps its attempt journal in ``.assay/checkpoints/``. A
-repository can carry a symlink there; following it writes outside the project.
-This is a known open gap, marked as a strict xfail until it is fixed.
+repository can carry a symlink there; following it would write outside the
+project, so the checkpoint refuses with ``checkpoint_journal_unsafe``.
 """
 
 from __future__ import annotations
@@ -10,15 +10,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from assay_testing import make_project
 
 INTENT = json.loads((Path(__file__).parents[1] / "fixtures" / "intent" /
                      "02_valid_intent_only.json").read_text(encoding="utf-8"))["data"]
 
 
-@pytest.mark.xfail(strict=True, reason="the checkpoint journal follows a symlinked .assay/checkpoints")
 def test_hostile_checkpoints_symlinked_journal_directory_is_not_followed(tmp_path: Path) -> None:
     """With .assay/checkpoints a symlink out of the project, checkpoint writes nothing outside."""
     outside = tmp_path / "outside"
@@ -28,6 +25,7 @@ def test_hostile_checkpoints_symlinked_journal_directory_is_not_followed(tmp_pat
     project.ok("put", "--data-file", "-", "--", "knowledge:intent", input=json.dumps(INTENT))
     result = project.run("work", "checkpoint", "--", "knowledge:intent")
     assert "Traceback" not in result.stderr
+    assert (result.code, result.error["code"]) == (1, "checkpoint_journal_unsafe")
     assert list(outside.iterdir()) == []
 
 

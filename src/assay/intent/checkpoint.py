@@ -111,7 +111,19 @@ def _projection(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _journal_dir_safe(path: Path) -> None:
+    """Refuse a journal directory reached through a symlink (it could lead out of the project)."""
+    state_dir = path.parent.parent
+    for directory in (state_dir, path.parent):
+        if directory.is_symlink():
+            raise AssayError(
+                f"{directory} is a symbolic link; the checkpoint journal is never written through one",
+                code="checkpoint_journal_unsafe",
+                action=f"Replace {directory} with a real directory inside the project.")
+
+
 def _load(path: Path) -> dict[str, Any]:
+    _journal_dir_safe(path)
     if not path.exists():
         return {"version": 1, "last_good": None, "latest_attempt": None}
     try:
@@ -128,6 +140,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _save(path: Path, journal: dict[str, Any]) -> None:
+    _journal_dir_safe(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(journal, sort_keys=True, indent=1), encoding="utf-8")

@@ -82,7 +82,12 @@ def init_packet(directory: str | os.PathLike[str], *, objective: str, profile: s
                          pointer="/objective")
     path = os.path.abspath(directory)
     if not os.path.lexists(path):
-        os.makedirs(path)
+        try:
+            os.makedirs(path)
+        except OSError as exc:
+            raise AssayError(f"cannot create the packet directory {path[:200]}: {exc.strerror}",
+                             code="packet_unwritable", pointer="/directory",
+                             action="Choose a directory that can be created here.") from None
     root = PacketRoot(path)
     root.open_check()
     if root.exists(MANIFEST_FILE):
