@@ -45,6 +45,7 @@ def test_recover_sigkill_after_directive_then_retry(tmp_path: Path) -> None:
     with pytest.raises(AssayError) as caught:
         submit(project, view["submissionHandle"], evaluation())
     assert caught.value.code == "restore_pending"
+    assert op(project, "loop.status", {})["pendingRecovery"]["checkpointId"] == target
     deadline = time.monotonic() + 30
     while True:
         try:

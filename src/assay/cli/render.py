@@ -416,6 +416,10 @@ def _loop_status(envelope: dict[str, Any]) -> None:
     if posture:
         colour = _POSTURE_STYLE.get(posture["status"], "white")
         console.print(f"last posture [{colour}]{escape(posture['status'])}[/{colour}]")
+    if data.get("pendingRecovery"):
+        console.print("[red]restore pending[/red] to "
+                      + escape(str(data["pendingRecovery"].get("checkpointId")))
+                      + ": retry 'assay loop recover' with that checkpoint")
     if data.get("submissionHandle"):
         console.print("submission handle " + escape(canonical_text(data["submissionHandle"])))
 

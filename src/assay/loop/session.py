@@ -479,6 +479,9 @@ def status(store: Store, loop_id: str) -> dict[str, Any]:
         "operatorAcceptance": head["operatorAcceptance"],
         "guidance": held["guidance"] if held else None,
         "lastPosture": facts.get("last_posture"),
+        "branchId": head.get("branchId"),
+        "pendingRecovery": (head.get("recovery")
+                            if (head.get("recovery") or {}).get("status") == "pending" else None),
         "terminal": head.get("terminal"),
         "lease": {"held": lease_live,
                   "sessionId": lease.data.get("session_id") if lease_live and lease else None},
