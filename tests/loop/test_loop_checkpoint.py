@@ -366,3 +366,18 @@ def test_checkpoint_stale_handle_is_mismatch(gitproj: Project) -> None:
     err = _err(gitproj, "loop.checkpoint", {"handle": json.dumps(view["submissionHandle"])})
     assert err.code == "submission_handle_mismatch"
     assert err.details["submissionHandle"]["roundId"].endswith(":round:2")
+
+
+@pytest.mark.parametrize(("toml", "pointer"), [
+    ("backtrack_after = -1", "/loop/backtrack_after"),
+    ("backtrack_after = true", "/loop/backtrack_after"),
+    ('recovery = "yes"', "/loop/recovery"),
+])
+def test_checkpoint_loop_config_is_closed(tmp_path: Path, toml: str, pointer: str) -> None:
+    """The recovery settings of [loop] are checked with their exact pointer."""
+    from assay.config import load_project
+
+    project = loop_project(tmp_path / "p", loop_toml=toml)
+    with pytest.raises(AssayError) as caught:
+        load_project(project.root)
+    assert (caught.value.code, caught.value.pointer) == ("invalid_config", pointer)

@@ -234,6 +234,10 @@ class Governor:
             record = reader.get(ref["id"])
         return git_from_dict(record.data.get(ref["field"]) if record is not None else None)
 
+    def stale_view(self, head: Mapping[str, Any], handle: Mapping[str, str]) -> dict[str, Any]:
+        """What ``next`` and ``recover`` answer to a stale handle (see :meth:`_stale`)."""
+        return self._stale(head, handle)
+
     def _stale(self, head: Mapping[str, Any], handle: Mapping[str, str]) -> dict[str, Any]:
         """The held prompt with a warning, or ``submission_handle_mismatch`` with none held."""
         committed = self._committed_receipt(head["loopId"], handle)

@@ -356,7 +356,7 @@ def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
         from assay.loop.session import load_head
 
         loop_id = handle["roundId"].split(":")[1]
-        data = Governor(store, project)._stale(load_head(store, loop_id).data, handle)
+        data = Governor(store, project).stale_view(load_head(store, loop_id).data, handle)
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
 
 
