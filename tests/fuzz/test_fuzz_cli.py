@@ -56,9 +56,8 @@ def _value(draw: st.DrawFn, arg: Any) -> str:
     if schema.get("type") == "integer":
         return draw(st.sampled_from(INTS))
     if arg.name == "dir":
-        # Over-long names are left out: a known gap with strict xfails in
-        # tests/hostile/test_hostile_names.py.
-        return draw(st.sampled_from(["pk", "sub/pk", "../outside-pk", "dir", "", "-", "/etc"]))
+        return draw(st.sampled_from(["pk", "sub/pk", "../outside-pk", "dir", "", "-", "/etc",
+                                     "x" * 300]))
     if arg.name in ("cwd", "db"):
         return draw(st.sampled_from([".", "sub/dir", "../outside", "dir", "ledger2.db",
                                      "postgresql://nobody@127.0.0.1:1/x", "sqlite:///dev/null/x"]))
