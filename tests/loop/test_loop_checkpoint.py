@@ -381,3 +381,19 @@ def test_checkpoint_loop_config_is_closed(tmp_path: Path, toml: str, pointer: st
     with pytest.raises(AssayError) as caught:
         load_project(project.root)
     assert (caught.value.code, caught.value.pointer) == ("invalid_config", pointer)
+
+
+def test_checkpoint_large_file_is_chunked_and_restored(tmp_path: Path) -> None:
+    """A dirty file over one chunk is stored as several blobs and restored byte for byte."""
+    project = loop_project(tmp_path / "p")
+    root = project.root
+    view = start(project)
+    big = os.urandom(2 * 1024 * 1024 + 12345)
+    (root / "big.bin").write_bytes(big)
+    taken = op(project, "loop.checkpoint", {"handle": json.dumps(view["submissionHandle"])})
+    manifest = next(r.data for r in records(project, "loop-checkpoint").values()
+                    if r.data["checkpointId"] == taken["checkpoint"]["checkpointId"])
+    assert len(manifest["blobs"]["big.bin"]["chunks"]) == 3
+    (root / "big.bin").write_bytes(b"small now")
+    _recover(project, view["submissionHandle"], taken["checkpoint"]["checkpointId"])
+    assert (root / "big.bin").read_bytes() == big
