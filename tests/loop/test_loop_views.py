@@ -185,3 +185,16 @@ def test_machine_backtrack_after_repeated_contradiction(tmp_path: Path) -> None:
 
     SubmissionReceipt.model_validate(r3["receipt"])
     SubmissionGuidance.model_validate(r3["guidance"])
+
+
+def test_replay_all_after_enforcement_terminated(tmp_path: Path) -> None:
+    """A loop ended by rejections replays its rejected attempts too."""
+    project = loop_project(tmp_path / "p", loop_toml="max_rejections = 2")
+    view = start(project, loop="rej")
+    first = submit(project, view["submissionHandle"], evaluation())
+    second = submit(project, first["submissionHandle"], evaluation())
+    assert second["stopReason"] == "enforcement_terminated"
+    out = op(project, "loop.replay", {"loop": "rej", "all": True})
+    assert [(r["round"], r["attempt"], r["source"]) for r in out["replays"]] == [
+        (1, 1, "rejected"), (1, 2, "rejected")]
+    assert out["match"] is True

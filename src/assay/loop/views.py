@@ -168,7 +168,7 @@ def replay(store: Store, loop_id: str, *, round_number: int | None = None,
                 "ledgerRevision": record.ledger_revision}
     replays = []
     last = int(head.get("lastCommittedRound") or 0)
-    top = int(head["round"]) if head.get("held") else last
+    top = max(int(head["round"]), last)
     for n in range(1, top + 1):
         attempts = []
         with store.reader() as reader:
