@@ -46,9 +46,11 @@ def _filled(tmp_path: Path, count: int = 150) -> tuple[Project, list[dict]]:
 
 
 def _damage_pages(path: Path) -> None:
+    # Every page after the first two: whatever pages a command touches, SQLite
+    # reads a damaged one (it can only detect damage on the pages it reads).
     size = path.stat().st_size
     with path.open("r+b") as f:
-        for offset in range(4096 * 3, size, 4096 * 2):
+        for offset in range(4096 * 2, size, 4096):
             f.seek(offset + 100)
             f.write(os.urandom(2000))
 

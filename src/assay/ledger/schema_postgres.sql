@@ -9,8 +9,10 @@ CREATE TABLE IF NOT EXISTS ledger_head (
     revision BIGINT NOT NULL
 );
 
--- Every version of every record; append-only.
+-- Every version of every record; append-only. Keyed by ledger revision;
+-- (id, revision) is a unique index.
 CREATE TABLE IF NOT EXISTS record_versions (
+    ledger_revision BIGINT PRIMARY KEY,
     id              TEXT NOT NULL,
     revision        BIGINT NOT NULL,
     kind            TEXT NOT NULL,
@@ -24,10 +26,9 @@ CREATE TABLE IF NOT EXISTS record_versions (
     sources         TEXT NOT NULL,
     origin          TEXT NOT NULL,
     created_at      TEXT NOT NULL,
-    ledger_revision BIGINT NOT NULL UNIQUE,
-    request_id      TEXT,
-    PRIMARY KEY (id, revision)
+    request_id      TEXT
 );
+CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, revision);
 
 -- The current version of each record.
 CREATE TABLE IF NOT EXISTS records (
@@ -38,7 +39,7 @@ CREATE TABLE IF NOT EXISTS records (
     status          TEXT NOT NULL,
     ledger_revision BIGINT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS records_kind_scope ON records (kind, scope, status);
+CREATE INDEX IF NOT EXISTS records_kind_scope ON records (kind, scope);
 
 -- The links of each current version, for link queries.
 CREATE TABLE IF NOT EXISTS record_links (
