@@ -109,6 +109,11 @@ def test_checkpoint_restore_exact_boundary(tmp_path: Path) -> None:
     assert [d.data["status"] for d in directive.values()] == ["verified"]
     stored = next(iter(directive.values())).data
     assert stored["restoredBoundary"]["workspace_sha256"] == at.workspace_sha256
+    from assay.loop.models import CheckpointRef, PromptArtifact, RecoveryDirective
+
+    RecoveryDirective.model_validate(stored)
+    CheckpointRef.model_validate(ck)
+    PromptArtifact.model_validate(out["promptArtifact"] | {"renderedPrompt": out["prompt"]})
 
 
 def test_checkpoint_manifest_is_content_addressed(tmp_path: Path) -> None:
@@ -287,6 +292,9 @@ def test_recover_immutable_file_is_restore_failed(tmp_path: Path) -> None:
     [directive] = records(project, "loop-recovery").values()
     assert directive.data["status"] == "restore_failed"
     assert directive.data["restore"]["rolledBack"] is True
+    from assay.loop.models import RecoveryDirective
+
+    RecoveryDirective.model_validate(directive.data)
     explained = op(project, "loop.explain", {})
     assert explained["context"]["reason"] == "first_round" and explained["recovery"] is None
 

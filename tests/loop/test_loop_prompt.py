@@ -74,6 +74,10 @@ def test_prompt_artifact_fields() -> None:
     assert kinds == {"criterion", "constraint", "contract", "contract_item", "subgoal", "finding"}
     assert art["coverage"]["complete"] is True and art["coverage"]["omitted"] == []
     assert "sg-44444444" not in {a["id"] for a in art["coverage"]["active"]}
+    from assay.loop.models import PromptArtifact
+
+    PromptArtifact.model_validate(art)
+    PromptArtifact.model_validate(compile_prompt(_req(_facts(), reason="first_round")))
 
 
 @pytest.mark.parametrize("removed", ["criteria", "constraints", "contract", "subgoals",

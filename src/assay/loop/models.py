@@ -30,12 +30,19 @@ __all__ = [
     "OUTCOMES",
     "SELF_EVALUATION_SCHEMA",
     "SUBGOAL_STATUSES",
+    "CheckpointRef",
     "ContractItemProposal",
     "ContractSupersede",
     "EvidencePosture",
     "ExecutionClaim",
     "LoopTerminalEvent",
     "OperatorAcceptance",
+    "PromptArtifact",
+    "PromptCoverage",
+    "PromptFreshness",
+    "PromptWorkingMemoryProjection",
+    "RecoveryDirective",
+    "RecoveryTarget",
     "RoundContractProposal",
     "SubGoalUpdate",
     "SubmissionDiagnostic",
@@ -537,8 +544,171 @@ class LoopTerminalEvent(BaseModel):
     machineBackedSuccessTrajectory: list[bool]
 
 
+class _CoverageEntry(BaseModel):
+    model_config = _STRICT
+    id: str
+    kind: Literal["constraint", "criterion", "contract", "contract_item", "subgoal", "finding",
+                  "recovery"]
+
+
+class _Omitted(BaseModel):
+    model_config = _STRICT
+    id: str
+    reason: Literal["defect"]
+
+
+class PromptCoverage(BaseModel):
+    """ID-level proof that every active normative id was rendered."""
+
+    model_config = _STRICT
+    active: list[_CoverageEntry]
+    rendered: list[str]
+    omitted: list[_Omitted]
+    complete: bool
+
+
+class PromptFreshness(BaseModel):
+    """What the last committed round changed: the density input."""
+
+    model_config = _STRICT
+    machineProgress: Literal["changed", "unchanged", "unknown", "not_applicable"]
+    providers: list[str]
+    machineActivity: bool
+    declaredEvolution: bool
+    observableNewInformation: bool
+    reasons: list[Literal["progress_changed", "progress_unchanged", "progress_unknown",
+                          "no_progress_provider", "after_command_activity",
+                          "declared_evolution", "no_observable_activity",
+                          "no_previous_committed_round"]]
+
+
+class _MemoryCounts(BaseModel):
+    model_config = _STRICT
+    reports: int
+    assumptions: int
+    openQuestions: int
+    recoveries: int
+    redirects: int
+
+
+class _SourceCounts(_MemoryCounts):
+    windowRounds: int
+
+
+class _PreviousReport(BaseModel):
+    model_config = _STRICT
+    round: int
+    sourceChars: int
+    renderedChars: int
+    truncated: bool
+
+
+class PromptWorkingMemoryProjection(BaseModel):
+    """What the prompt rendered from bounded working memory, and what it left out."""
+
+    model_config = _STRICT
+    rendered: bool
+    reportRounds: list[int]
+    counts: _MemoryCounts
+    sourceCounts: _SourceCounts
+    omittedCounts: _MemoryCounts
+    questionIds: list[str]
+    previousReport: _PreviousReport | None
+    renderedChars: int
+    truncated: bool
+
+
+class PromptArtifact(BaseModel):
+    """The exact prompt delivered for one round attempt (stored with it, replayable)."""
+
+    model_config = _STRICT
+    schemaVersion: Literal[2]
+    roundId: str
+    round: int
+    attempt: int
+    level: Literal["l0", "l1", "l2"]
+    levelReason: str
+    contextMode: Literal["fresh_invocation", "same_round_retry"]
+    contextReason: Literal["first_round", "next_round", "recovery_redo", "enforcement_retry",
+                           "rejection_escalation", "invocation_recovery"]
+    renderedPrompt: str
+    promptHash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    stateHash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    budget: int
+    renderedChars: int
+    coverage: PromptCoverage
+    warnings: list[str]
+    droppedSections: list[str]
+    protectedOverflow: bool
+    freshness: PromptFreshness
+    workingMemory: PromptWorkingMemoryProjection | None = None
+    currentUserInstruction: str | None
+
+
+class CheckpointRef(BaseModel):
+    """A round's reference to a checkpoint manifest (the authority for restoring it)."""
+
+    model_config = _STRICT
+    checkpointId: Annotated[str, Field(pattern=r"^ck-[0-9a-f]{8}$")]
+    contentHash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    role: Literal["before", "mid", "abandoned"]
+    round: int
+    roundId: str
+    transactionId: str | None
+    branchId: str
+    redoRound: int
+    createdAt: str
+
+
+class RecoveryTarget(BaseModel):
+    """The checkpoint a directive restores, and the first round of the child branch."""
+
+    model_config = _STRICT
+    checkpoint_id: str
+    content_hash: str
+    role: Literal["before", "mid"]
+    round: int
+    round_id: str
+    transaction_id: str | None
+    redo_round: int
+
+
+class RecoveryDirective(BaseModel):
+    """A recovery directive as committed (an event, not a round)."""
+
+    model_config = _STRICT
+    type: Literal["recovery"]
+    schema_: Literal["assay.loop.recovery.v1"] = Field(alias="schema")
+    loopId: str
+    directiveId: Annotated[str, Field(pattern=r"^rv-[0-9a-f]{8}$")]
+    origin: Literal["agent", "machine"]
+    reason: str
+    trigger_rule: str | None = None
+    target: RecoveryTarget
+    skipped_files: list[str]
+    observed_skipped_files: list[str]
+    reported_skipped_files: list[str]
+    abandoned_rounds: list[int]
+    skipped_discoveries: list[str]
+    failed_rounds: list[int]
+    trigger_findings: list[dict[str, Any]]
+    approaches: list[str]
+    wrong_assumptions: list[str]
+    transaction_id: str
+    parentBranchId: str
+    heldRound: int
+    heldAttempt: int
+    abandonedBoundary: dict[str, str]
+    evidencePosture: EvidencePosture
+    status: Literal["pending", "verified", "restore_failed"]
+    restore: dict[str, Any] | None
+    restoredBoundary: dict[str, Any] | None = None
+    attempts: int
+    createdAt: str
+
+
 def output_schemas() -> dict[str, Any]:
     """JSON Schemas of the documents the governor returns."""
     return {m.__name__: m.model_json_schema(by_alias=True) for m in (
         OperatorAcceptance, SubmissionGuidance, SubmissionReceipt, EvidencePosture,
-        LoopTerminalEvent)}
+        LoopTerminalEvent, PromptArtifact, CheckpointRef, RecoveryDirective)}
