@@ -2,8 +2,9 @@
 
 The store-level crash test (a writer process killed mid-stream) lives in
 tests/ledger/test_concurrency.py::test_sigkill_mid_write_loses_no_acknowledged_write.
-Loop checkpoints and restores (workspace snapshots, rollback) are not covered:
-the loop governor has no checkpoint or restore yet.
+Loop checkpoints and restores: a kill at a fixed point between the recovery
+directive and the restore is tests/loop/test_loop_recover_crash.py; here the
+kills land at random points, over and over.
 """
 
 from __future__ import annotations
@@ -186,3 +187,107 @@ def test_fault_sigkill_loop_commits_leave_whole_rounds(tmp_path: Path, ledger_ur
         if v.id.endswith((":evaluation", ":observation")):
             assert v.id.rsplit(":", 1)[0] in ids, f"{v.id} without its round"
     assert_ledger_whole(url, [])
+
+
+def _git_project(root: Path, db: str) -> Project:
+    toml = "[loop]\nstall_rounds = 0\nlease_seconds = 5\nrenew_seconds = 2\nmax_rounds = 1000\n"
+    project = make_project(root, db=db, git=True, extra_toml=toml)
+    (root / ".gitignore").write_text(".assay/\n", encoding="utf-8")
+    (root / "keep.txt").write_text("kept\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=root, check=True)
+    return project
+
+
+def _scribble(root: Path, rng: random.Random, tag: str) -> None:
+    """Dirty the work tree: edits, a new file, sometimes a multi-chunk binary, a deletion."""
+    (root / "keep.txt").write_text(f"kept {tag}\n", encoding="utf-8")
+    (root / f"note-{tag}.txt").write_text(tag * rng.randrange(1, 500), encoding="utf-8")
+    if rng.random() < 0.5:
+        (root / "big.bin").write_bytes(os.urandom(rng.randrange(1, 3) * 1024 * 1024 + 17))
+    elif (root / "big.bin").exists():
+        (root / "big.bin").unlink()
+
+
+def _until_ok(project: Project, *args: str) -> dict[str, Any]:
+    """Run a loop command until a dead holder's lease lapses (lease_conflict) and it answers."""
+    deadline = time.monotonic() + 40
+    while True:
+        result = project.run(*args)
+        if result.code == 0:
+            return dict(result.json["data"])
+        assert result.code == 3 and result.error["code"] == "lease_conflict", result.stderr
+        assert time.monotonic() < deadline, "the lease never lapsed"
+        time.sleep(0.25)
+
+
+def _assert_checkpoints_whole(url: str) -> dict[str, Any]:
+    """Every checkpoint manifest names only blob chunks that exist with the bytes they name."""
+    import base64
+    import hashlib
+
+    store = open_store(url)
+    try:
+        with store.reader() as r:
+            manifests = {m.id: m.data for m in r.find(kind="loop-checkpoint", limit=100_000)}
+            for manifest in manifests.values():
+                for blob in manifest["blobs"].values():
+                    whole = b""
+                    for chunk in blob["chunks"]:
+                        record = r.get(f"blob:{chunk}")
+                        assert record is not None, f"manifest names a missing blob {chunk}"
+                        raw = base64.b64decode(record.data["data"])
+                        assert hashlib.sha256(raw).hexdigest() == chunk
+                        whole += raw
+                    assert hashlib.sha256(whole).hexdigest() == blob["sha256"]
+            return manifests
+    finally:
+        store.close()
+
+
+def test_fault_sigkill_loop_checkpoints_and_restores_settle(tmp_path: Path, ledger_url: str) -> None:
+    """loop checkpoint and loop recover killed at random points leave whole manifests; the next recover restores exactly."""
+    from assay.evidence.git import observe
+
+    project = _git_project(tmp_path / "proj", ledger_url)
+    root = project.root
+    url = _url(project)
+    project.ok("loop", "start", "--task", "restore", "--criterion", "restores are exact",
+               "--loop", "ck")
+    rng = random.Random()
+    for i in range(max(2, ROUNDS // 2)):
+        _scribble(root, rng, f"a{i}")
+        handle = json.dumps(_until_ok(project, "loop", "status", "--loop", "ck")["submissionHandle"])
+        proc = _spawn(project, "loop", "checkpoint", "--handle", handle)
+        _kill_after(proc, rng.uniform(0.05, 0.8))
+        _assert_checkpoints_whole(url)
+        # The next command works: a checkpoint once the dead holder's lease lapses.
+        target = _until_ok(project, "loop", "checkpoint", "--handle", handle)["checkpoint"]
+        at = dict(observe(root).files)
+        _scribble(root, rng, f"b{i}")
+        proc = _spawn(project, "loop", "recover", "--handle", handle, "--checkpoint",
+                      target["checkpointId"], "--reason", f"undo {i}")
+        _kill_after(proc, rng.uniform(0.05, 1.5))
+        _assert_checkpoints_whole(url)
+        status = _until_ok(project, "loop", "status", "--loop", "ck")
+        directives = _directives(url, target["checkpointId"])
+        if status.get("pendingRecovery") or not directives:
+            # Killed between directive and verification (or before the directive): the same
+            # recover resumes (or starts) and verifies.
+            done = _until_ok(project, "loop", "recover", "--handle",
+                             json.dumps(status["submissionHandle"]), "--checkpoint",
+                             target["checkpointId"], "--reason", f"undo {i}")
+            assert done["recovery"]["restore_verified"] is True
+        [directive] = _directives(url, target["checkpointId"])
+        assert directive["status"] == "verified", directive["status"]
+        assert dict(observe(root).files) == at, "the restore is not exact"
+
+
+def _directives(url: str, checkpoint_id: str) -> list[dict[str, Any]]:
+    store = open_store(url)
+    try:
+        with store.reader() as r:
+            return [d.data for d in r.find(kind="loop-recovery", limit=100_000)
+                    if d.data["target"]["checkpoint_id"] == checkpoint_id]
+    finally:
+        store.close()
