@@ -7,7 +7,11 @@ dirty file, and store the content as ``blob:`` records plus the manifest in
 the SQLite ledger. A *restore* is what ``assay loop recover`` does to the
 files: load and check the blobs, observe, rewrite every file that differs,
 and observe again to verify. Each measured run starts from fresh content
-(written untimed), so no blob is deduplicated.
+(written untimed), so no blob is deduplicated. Every timed step starts
+after ``sync``. The baseline runs last, on its own: interleaved with the
+ledger's writes, ``cp -r`` slowed down run after run on this machine, which
+would flatter the ratio. Even alone it varies several-fold between runs here
+(see BENCHMARKS.md): read the absolute times too.
 
 The baseline, measured in the same run on the same files, is ``cp -r`` of
 the directory holding them: the cost of copying the bytes once, with no
@@ -22,7 +26,6 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +49,7 @@ def _fill(root: Path, files: int, tag: str) -> None:
         (root / "work" / f"f{i:04d}.txt").write_bytes(body)
 
 
-def _timed(prepare: Callable[[int], None], fn: Callable[[int], Any], runs: int
-           ) -> tuple[float, float]:
-    samples = []
-    for n in range(runs + 1):
-        prepare(n)
-        started = time.perf_counter()
-        fn(n)
-        if n:  # the first run warms caches
-            samples.append(time.perf_counter() - started)
+def _median(samples: list[float]) -> tuple[float, float]:
     return statistics.median(samples), max(samples) - min(samples)
 
 
@@ -73,36 +68,44 @@ def run(quick: bool) -> list[dict[str, Any]]:
         _git(root, "commit", "-q", "-m", "files")
         store = open_store(root / ".assay" / "ledger.db")
         scope = "project:bench"
-        manifests: dict[int, dict[str, Any]] = {}
+        samples: dict[str, list[float]] = {"checkpoint": [], "restore": [], "copy": []}
         try:
-            def checkpoint(n: int) -> None:
+            # Checkpoint and restore alternate within each run; every timed
+            # step starts after sync, so no write-back of the untimed
+            # preparation is charged to it.
+            for n in range(runs + 1):
+                _fill(root, files, f"state {n}")
+                os.sync()  # each measurement starts with nothing left to write back
+                started = time.perf_counter()
                 cap = capture(root)
                 store_blobs(store, scope, cap.chunks)
                 manifest = cap.manifest(loop_id="bench", round_number=n, role="mid",
                                         branch_id="main", created_at="t", transaction_id=None)
                 store.put(Write(id=f"loop-checkpoint:bench:{manifest['checkpointId']}",
                                 data=manifest, scope=scope, origin="machine"))
-                manifests[n] = manifest
+                checkpoint_s = time.perf_counter() - started
 
-            ck_time, ck_spread = _timed(lambda n: _fill(root, files, f"state {n}"), checkpoint,
-                                        runs)
-
-            def restore_one(n: int) -> None:
-                manifest = manifests[n]
+                # Each restore starts from other content, so every file is rewritten.
+                _fill(root, files, f"elsewhere {n}")
+                os.sync()
+                started = time.perf_counter()
                 outcome = restore(root, manifest, load_blobs(store, manifest))
+                restore_s = time.perf_counter() - started
                 assert outcome.verified, outcome.to_dict()
-
-            # Each restore starts from other content, so every file is rewritten.
-            rs_time, rs_spread = _timed(lambda n: _fill(root, files, f"elsewhere {n}"),
-                                        restore_one, runs)
+                if n:  # the first run warms caches
+                    samples["checkpoint"].append(checkpoint_s)
+                    samples["restore"].append(restore_s)
         finally:
             store.close()
-
-        def copy(n: int) -> None:
+        for n in range(runs + 1):
+            os.sync()
+            started = time.perf_counter()
             subprocess.run(["cp", "-r", str(root / "work"), str(tmp / f"copy{n}")], check=True)
-
-        cp_time, cp_spread = _timed(lambda n: shutil.rmtree(tmp / f"copy{n}", ignore_errors=True),
-                                    copy, runs)
+            if n:
+                samples["copy"].append(time.perf_counter() - started)
+        ck_time, ck_spread = _median(samples["checkpoint"])
+        rs_time, rs_spread = _median(samples["restore"])
+        cp_time, cp_spread = _median(samples["copy"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     label = f"{files:,} dirty files of 10 KB"
