@@ -58,7 +58,6 @@ def test_hostile_loop_checkpoint_forged_path_writes_nothing_outside(tmp_path: Pa
     assert (project.root / "a.txt").read_text(encoding="utf-8") == "diverged\n"
 
 
-@pytest.mark.xfail(strict=True, reason="recover trusts the latest manifest version, even a claim")
 def test_hostile_loop_checkpoint_tampered_manifest_is_refused_before_any_write(
         tmp_path: Path) -> None:
     """A manifest rewritten by a client (origin claim, content no longer matching its id) is refused before any directive."""

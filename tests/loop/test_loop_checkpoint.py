@@ -405,3 +405,21 @@ def test_checkpoint_large_file_is_chunked_and_restored(tmp_path: Path) -> None:
     (root / "big.bin").write_bytes(b"small now")
     _recover(project, view["submissionHandle"], taken["checkpoint"]["checkpointId"])
     assert (root / "big.bin").read_bytes() == big
+
+
+def test_recover_rewritten_manifest_is_checkpoint_invalid(tmp_path: Path) -> None:
+    """A manifest version written by a client is refused before any write: checkpoint_invalid."""
+    project = _rich(tmp_path / "p")
+    view = start(project)
+    _dirty(project.root)
+    ck = op(project, "loop.checkpoint", {"handle": json.dumps(view["submissionHandle"])})
+    record_id = f"loop-checkpoint:{view['loopId']}:{ck['checkpoint']['checkpointId']}"
+    data = records(project, "loop-checkpoint")[record_id].data
+    project.ok("put", "--data-file", "-", "--", record_id, input=json.dumps(data))
+    before = project.ok("ledger", "info")["data"]["ledger_revision"]
+    err = _err(project, "loop.recover", {"handle": json.dumps(view["submissionHandle"]),
+                                         "checkpoint": ck["checkpoint"]["checkpointId"],
+                                         "reason": "x"})
+    assert (err.code, err.pointer) == ("checkpoint_invalid", "/checkpoint")
+    assert err.details["problems"] == ["the stored version was not written by assay"]
+    assert project.ok("ledger", "info")["data"]["ledger_revision"] == before

@@ -67,6 +67,7 @@ __all__ = [
     "capture",
     "checkpoint_record_id",
     "load_blobs",
+    "manifest_problems",
     "restore",
     "store_blobs",
 ]
@@ -209,6 +210,33 @@ def capture(root: str | os.PathLike[str], observation: GitObservation | None = N
     }
     content["contentHash"] = digest(content)
     return Capture(content, chunks, obs)
+
+
+_CONTENT_KEYS = ("head", "branch", "objectFormat", "dirty", "fingerprints", "contents", "blobs",
+                 "coverage", "workspaceSha256")
+
+
+def manifest_problems(manifest: Any) -> list[str]:
+    """Why a stored manifest cannot be trusted (empty when it can).
+
+    The content must still hash to its ``contentHash``, every path must stay
+    inside the work tree (no absolute path, no ``..``, nothing in ``.git``),
+    and every captured path must have a fingerprint. Pure; cost linear in
+    the manifest.
+    """
+    if not isinstance(manifest, dict) or not all(k in manifest for k in _CONTENT_KEYS):
+        return ["it is not a checkpoint manifest"]
+    problems = []
+    if digest({k: manifest[k] for k in _CONTENT_KEYS}) != manifest.get("contentHash"):
+        problems.append("its content does not match its contentHash")
+    paths = [*manifest["fingerprints"], *manifest["blobs"]]
+    bad = [p for p in paths if not isinstance(p, str) or not p or Path(p).is_absolute()
+           or ".." in Path(p).parts or ".git" in Path(p).parts]
+    if bad:
+        problems.append(f"it names paths outside the work tree: {', '.join(map(str, bad[:5]))}")
+    if set(manifest["blobs"]) - set(manifest["fingerprints"]):
+        problems.append("it captures paths it does not fingerprint")
+    return problems
 
 
 def store_blobs(store: Store, scope: str, chunks: Mapping[str, bytes]) -> int:

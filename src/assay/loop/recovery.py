@@ -51,6 +51,7 @@ from assay.loop.checkpoint import (
     capture,
     checkpoint_record_id,
     load_blobs,
+    manifest_problems,
     restore,
     store_blobs,
 )
@@ -157,6 +158,29 @@ def visible_checkpoints(store: Store, head: Mapping[str, Any]) -> list[dict[str,
     if head.get("held"):
         refs += head["held"].get("checkpoints", [])
     return refs
+
+
+def _trust(record: Any, target: Mapping[str, Any]) -> None:
+    """Refuse a manifest that is not exactly the one the round's reference names.
+
+    The reference held by the round is the authority: the stored version must
+    be assay's own (``origin: machine``), carry the referenced id and content
+    hash, and its content must still hash to it (``checkpoint_invalid``).
+    """
+    data = record.data
+    problems = manifest_problems(data)
+    if record.origin != "machine":
+        problems.insert(0, "the stored version was not written by assay")
+    if isinstance(data, dict) and (data.get("checkpointId") != target["checkpointId"]
+                                   or data.get("contentHash") != target["contentHash"]):
+        problems.append("it is not the content the round's reference names")
+    if problems:
+        raise AssayError(f"checkpoint {target['checkpointId']} cannot be trusted: "
+                         + "; ".join(problems), code="checkpoint_invalid",
+                         pointer="/checkpoint",
+                         details={"checkpointId": target["checkpointId"], "problems": problems,
+                                  "revision": record.revision},
+                         action="Choose another checkpoint; this one's record was altered.")
 
 
 def _invalid(message: str, where: str, **details: Any) -> AssayError:
@@ -277,6 +301,7 @@ def recover(store: Store, project: Project, handle: Mapping[str, str], *, checkp
                        "an abandoned round or another loop)", "/checkpoint",
                        checkpointId=checkpoint_id)
     manifest = stored.data
+    _trust(stored, target)
     captured = load_blobs(store, manifest)
     redo = int(target["redoRound"])
     limits = limits_of(head)
@@ -374,6 +399,10 @@ def _execute(store: Store, project: Project, record: Any, head: dict[str, Any], 
             found = reader.get(did)
             safety_record = reader.get(checkpoint_record_id(loop_id, pending["safety"]))
         assert found is not None and safety_record is not None
+        if safety_record.origin != "machine" or manifest_problems(safety_record.data):
+            raise AssayError("the abandoned boundary of the pending recovery cannot be trusted",
+                             code="checkpoint_invalid", pointer="/checkpoint",
+                             action="Stop the loop; its recovery records were altered.")
         directive = dict(found.data)
         directive["attempts"] = int(directive.get("attempts", 1)) + 1
         directive_revision = found.revision
