@@ -5,8 +5,6 @@ Each is refused with its own code before anything is created.
 
 from __future__ import annotations
 
-import pytest
-
 from assay_testing import Project
 
 LONG = "x" * 300  # longer than NAME_MAX (255) on Linux file systems
