@@ -85,3 +85,14 @@ def test_hostile_limits_too_many_values_is_refused(project: Project) -> None:
     result = project.run("put", "--data-file", "-", "--", "knowledge:x", input=body)
     assert result.code == 1
     assert (result.error["code"], result.error["details"]["limit"]) == ("resource_limit", "nodes")
+
+
+@pytest.mark.xfail(strict=True, reason="publish check reads its FILE argument whole, unbounded")
+def test_hostile_limits_publish_check_file_over_the_limit_is_refused(project: Project,
+                                                                     tmp_path: Path) -> None:
+    """publish check of an envelope file over 4 MiB is resource_limit before it is read (as --data-file is)."""
+    huge = tmp_path / "envelope.json"
+    with huge.open("wb") as f:
+        f.truncate(MAX_DATA_BYTES + 1)
+    result = project.run("publish", "check", "--", str(huge))
+    assert result.code == 1 and result.error["code"] == "resource_limit"
