@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import platform
 import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -35,9 +35,9 @@ def machine() -> dict[str, str]:
 
 
 def render(results: dict) -> str:
-    lines = [f"Measured {results['measured_at']} on {results['machine']['platform']}, "
+    lines = [(f"Measured {results['measured_at']} on {results['machine']['platform']}, "
              f"Python {results['machine']['python']}, {results['machine']['cpus']} CPUs"
-             f"{' (quick mode)' if results['quick'] else ''}.", ""]
+             f"{' (quick mode)' if results['quick'] else ''}."), ""]
     for module, rows in results["benchmarks"].items():
         lines += [f"### {module}", "",
                   "| measurement | assay | baseline | ratio | spread | goal |",

@@ -19,9 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import row
-
 from assay.ledger import Write, open_store
+from bench.harness import row
 
 SCOPE = "project:bench"
 PAYLOAD = {"text": "x" * 1800, "tags": ["a", "b", "c"], "n": 42}  # about 2 KB canonical

@@ -25,6 +25,12 @@ import re
 from typing import Any, ClassVar
 
 __all__ = [
+    "EXIT_CONFLICT",
+    "EXIT_INTERNAL",
+    "EXIT_NEGATIVE",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "EXIT_USAGE",
     "AssayError",
     "ConflictError",
     "EpochConflict",
@@ -33,12 +39,6 @@ __all__ = [
     "RevisionConflict",
     "UnavailableError",
     "UsageError",
-    "EXIT_OK",
-    "EXIT_NEGATIVE",
-    "EXIT_USAGE",
-    "EXIT_CONFLICT",
-    "EXIT_UNAVAILABLE",
-    "EXIT_INTERNAL",
     "pointer",
 ]
 

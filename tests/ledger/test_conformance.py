@@ -203,7 +203,7 @@ def test_find_filters(store: Any) -> None:
     store.put(w("knowledge:elsewhere", scope="project:other"))
     store.put(w("knowledge:shared", scope="global"))
     with store.reader() as r:
-        ids = lambda rs: [x.id for x in rs]  # noqa: E731
+        ids = lambda rs: [x.id for x in rs]
         assert ids(r.find(kind="knowledge", scopes=[SCOPE])) == ["knowledge:login", "knowledge:old"]
         assert ids(r.find(status="retired")) == ["knowledge:old"]
         assert ids(r.find(link=(None, "knowledge:login"))) == ["evidence:unit"]

@@ -94,8 +94,9 @@ class PostgresStore(SqlLedger):
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
             cur.execute(f"SET LOCAL search_path TO {self.schema}")
-            cur.execute("SELECT to_regclass('ledger_meta')")
-            if cur.fetchone()[0] is not None:
+            cur.execute("SELECT to_regclass('ledger_meta') IS NOT NULL")
+            exists = cur.fetchone()
+            if exists is not None and exists[0]:
                 cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'")
                 row = cur.fetchone()
                 version = int(row[0]) if row else 0
@@ -157,6 +158,7 @@ class PostgresStore(SqlLedger):
             ).fetchone()
         except psycopg.Error as exc:
             raise _conflict(exc, w) from None
+        assert row is not None  # the function always returns one row or raises
         return Receipt(w.id, int(row[0]), int(row[1]), row[3], w.request_id, bool(row[2]))
 
     def close(self) -> None:

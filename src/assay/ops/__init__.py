@@ -36,9 +36,9 @@ __all__ = [
     "Result",
     "call",
     "describe",
+    "lookup",
     "operation",
     "operations",
-    "lookup",
 ]
 
 Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
