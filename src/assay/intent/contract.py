@@ -267,9 +267,14 @@ def parse_intent_data(data: Any, *, base: tuple[str | int, ...] = ("data",)) -> 
     continuation = None
     if "continuation" in doc:
         continuation = _continuation(doc["continuation"], (*base, "continuation"), known)
+    try:
+        sha256 = intent_sha256(intent)
+    except AssayError as exc:  # e.g. lone_surrogate: point into the record data, not the intent
+        exc.pointer = pointer(*ipath) + (exc.pointer or "")
+        raise
     return IntentDocument(
         intent=intent,
-        intent_sha256=intent_sha256(intent),
+        intent_sha256=sha256,
         brief=brief,
         user_reference=user_reference,
         requirements=requirements,
