@@ -33,6 +33,11 @@ VALUES = ["0", "1", "-1", "99999999999999999999", "", "knowledge:x", "knowledge:
 PLACE_OPTIONS = ("--cwd", "--db")
 
 
+def arg_text(size: int) -> st.SearchStrategy[str]:
+    """Text an argv word can hold: anything but NUL, which execve cannot pass."""
+    return st.text(st.characters(blacklist_characters="\x00"), max_size=size)
+
+
 INTS = ["0", "1", "2", "-1", "3", "99999999999999999999", "1e3", ""]
 IDS = ["knowledge:x", "knowledge:intent", "counter:c", "handoff:intent", "evidence:e", "x",
        "knowledge:\udcff", "Knowledge:X", "knowledge:" + "n" * 600, "--help", "-"]
@@ -61,7 +66,7 @@ def _value(draw: st.DrawFn, arg: Any) -> str:
     if arg.name in ("cwd", "db"):
         return draw(st.sampled_from([".", "sub/dir", "../outside", "dir", "ledger2.db",
                                      "postgresql://nobody@127.0.0.1:1/x", "sqlite:///dev/null/x"]))
-    return draw(st.one_of(st.sampled_from(IDS + VALUES), st.text(max_size=16)))
+    return draw(st.one_of(st.sampled_from(IDS + VALUES), arg_text(16)))
 
 
 @st.composite
@@ -88,7 +93,7 @@ def argvs(draw: st.DrawFn) -> list[str]:
             base += ["--", *literals]
     if draw(st.integers(0, 4)) == 0:
         at = draw(st.integers(0, len(base)))
-        base.insert(at, draw(st.one_of(st.sampled_from(VALUES), st.text(max_size=12))))
+        base.insert(at, draw(st.one_of(st.sampled_from(VALUES), arg_text(12))))
     if base and base[0] in SKIP:
         base[0] = "describe"
     return base
