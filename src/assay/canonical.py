@@ -31,6 +31,7 @@ __all__ = [
     "digest_bytes",
     "fingerprint",
     "parse",
+    "read_integer",
 ]
 
 MAX_DEPTH = 128
@@ -79,7 +80,7 @@ def parse(text: str | bytes) -> Any:
             object_pairs_hook=_unique_pairs,
             parse_constant=_reject_constant,
             parse_float=_finite_float,
-            parse_int=_integer,
+            parse_int=read_integer,
         )
     except _Reject as exc:
         raise AssayError(
@@ -192,7 +193,8 @@ def _duplicate_pointer(text: str) -> str | None:
 _SHORT_INT = 16  # digits: every integer this short is within 2**53
 
 
-def _integer(text: str) -> int:
+def read_integer(text: str) -> int:
+    """Read a JSON integer literal the way canonical text means it (a ``parse_int`` hook)."""
     # A JSON number is a double (RFC 8785). An integer literal beyond 2**53
     # names a double exactly when it is how JCS writes that double
     # ("123456789012345680000" is 1.2345678901234568e20): read it as that

@@ -22,12 +22,12 @@ Any exception before commit rolls the transaction back: nothing is written.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from assay.canonical import read_integer
 from assay.errors import AssayError, EpochConflict, RequestConflict, RevisionConflict
 from assay.ledger.store import (
     LedgerInfo,
@@ -55,31 +55,25 @@ def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-# A digit run past 16 digits: an integer literal beyond 2**53 in canonical text.
-_LONG_INTEGER = re.compile(r"\d{17}")
-
-
 def _data(text: str) -> Any:
     """The stored canonical data text as values that canonicalise back to the same text.
 
     JCS writes a large double such as 3.549762440783015e16 as the integer
     literal 35497624407830150, which no double holds exactly; plain
     ``json.loads`` would read that exact integer and the value could then be
-    neither digested nor written again (``unsafe_integer``). The strict parser
-    reads such a literal as the double it came from. It is used only when a
-    long digit run is present, so common reads keep the fast path.
+    neither digested nor written again (``unsafe_integer``). Integer literals
+    go through the canonical module's reading of such literals (a cheap call
+    per integer, never a scan of the whole text).
     """
-    if _LONG_INTEGER.search(text):
-        from assay.canonical import parse
-
-        return parse(text)
-    return json.loads(text)
+    return json.loads(text, parse_int=read_integer)
 
 
 def _record(row: Sequence[Any]) -> Record:
-    links = tuple(Link(x["rel"], x["target"]) for x in json.loads(row[8]))
-    sources = tuple(SourceRef(x["id"], x["revision"], x.get("data_sha256"))
-                    for x in json.loads(row[10]))
+    # Most records have neither links nor sources: skip decoding "[]".
+    links = () if row[8] == "[]" else tuple(
+        Link(x["rel"], x["target"]) for x in json.loads(row[8]))
+    sources = () if row[10] == "[]" else tuple(
+        SourceRef(x["id"], x["revision"], x.get("data_sha256")) for x in json.loads(row[10]))
     return Record(
         id=row[0], revision=row[1], kind=row[2], scope=row[3], data=_data(row[4]),
         data_sha256=row[5], status=row[6], superseded_by=row[7], links=links,
@@ -112,7 +106,7 @@ class SqlReader:
         if revision is None:
             rows = self._rows(
                 f"SELECT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
-                "ON v.id = h.id AND v.revision = h.revision WHERE h.id = ?", (record_id,))
+                "ON v.ledger_revision = h.ledger_revision WHERE h.id = ?", (record_id,))
         else:
             rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
                               "WHERE v.id = ? AND v.revision = ?", (record_id, revision))
@@ -126,7 +120,7 @@ class SqlReader:
             marks = ",".join("?" * len(chunk))
             for row in self._rows(
                 f"SELECT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
-                f"ON v.id = h.id AND v.revision = h.revision WHERE h.id IN ({marks})", chunk):
+                f"ON v.ledger_revision = h.ledger_revision WHERE h.id IN ({marks})", chunk):
                 out[row[0]] = _record(row)
         return out
 
@@ -180,7 +174,7 @@ class SqlReader:
                          else "(strpos(lower(h.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
             params.extend([needle, needle])
         sql = (f"SELECT DISTINCT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
-               f"ON v.id = h.id AND v.revision = h.revision{joins}")
+               f"ON v.ledger_revision = h.ledger_revision{joins}")
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY v.id LIMIT ?"

@@ -48,6 +48,10 @@ class SqliteStore(SqlLedger):
             self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
+            # Reads go through the OS page cache without a copy per page, and a
+            # larger page cache keeps point reads flat as the ledger grows.
+            self._conn.execute("PRAGMA mmap_size = 268435456")
+            self._conn.execute("PRAGMA cache_size = -32768")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._conn.close()

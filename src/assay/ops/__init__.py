@@ -392,6 +392,10 @@ def _check(value: Any, schema: Mapping[str, Any], where: str) -> None:
             raise UsageError(f"{where} must be at most {schema['maximum']}",
                              code="invalid_argument", pointer=where)
     if isinstance(value, str):
+        if "\x00" in value:
+            # No argument means a NUL: paths, ids and names all refuse it downstream.
+            raise UsageError(f"{where or 'argument'} must not contain a NUL character",
+                             code="invalid_argument", pointer=where)
         if "minLength" in schema and len(value) < schema["minLength"]:
             raise UsageError(f"{where} must not be empty", code="invalid_argument", pointer=where)
         if "pattern" in schema and not re.search(schema["pattern"], value):
