@@ -51,8 +51,9 @@ def test_hostile_loop_checkpoint_forged_path_writes_nothing_outside(tmp_path: Pa
     (project.root / "a.txt").write_text("diverged\n", encoding="utf-8")
     result = project.run("loop", "recover", "--handle", handle, "--checkpoint", checkpoint_id,
                          "--reason", "forged")
-    assert result.code != 0 and "Traceback" not in result.stderr
-    assert result.error["code"] != "internal_error"
+    assert "Traceback" not in result.stderr
+    assert (result.code, result.error["code"], result.error["pointer"]) == (
+        1, "checkpoint_invalid", "/checkpoint")
     target = (project.root / evil).resolve() if not evil.startswith("/") else Path(evil)
     assert not target.exists()
     assert (project.root / "a.txt").read_text(encoding="utf-8") == "diverged\n"
@@ -65,5 +66,6 @@ def test_hostile_loop_checkpoint_tampered_manifest_is_refused_before_any_write(
     _forge(project, checkpoint_id, "b.txt")
     result = project.run("loop", "recover", "--handle", handle, "--checkpoint", checkpoint_id,
                          "--reason", "forged")
-    assert result.code != 0 and result.error["code"] != "restore_failed"
+    assert (result.code, result.error["code"], result.error["pointer"]) == (
+        1, "checkpoint_invalid", "/checkpoint")
     assert project.ok("find", "--kind", "loop-recovery")["data"]["records"] == []
