@@ -87,7 +87,6 @@ def test_hostile_limits_too_many_values_is_refused(project: Project) -> None:
     assert (result.error["code"], result.error["details"]["limit"]) == ("resource_limit", "nodes")
 
 
-@pytest.mark.xfail(strict=True, reason="publish check reads its FILE argument whole, unbounded")
 def test_hostile_limits_publish_check_file_over_the_limit_is_refused(project: Project,
                                                                      tmp_path: Path) -> None:
     """publish check of an envelope file over 4 MiB is resource_limit before it is read (as --data-file is)."""
@@ -96,3 +95,18 @@ def test_hostile_limits_publish_check_file_over_the_limit_is_refused(project: Pr
         f.truncate(MAX_DATA_BYTES + 1)
     result = project.run("publish", "check", "--", str(huge))
     assert result.code == 1 and result.error["code"] == "resource_limit"
+
+
+def test_hostile_limits_endless_inputs_end_in_resource_limit(project: Project) -> None:
+    """/dev/zero as a plan, a source file or canonical's stdin ends in resource_limit, never a hang."""
+    plan = project.run("loop", "start", "--task", "t", "--criterion", "c", "--plan", "/dev/zero",
+                       timeout=60)
+    assert (plan.code, plan.error["code"]) == (1, "resource_limit")
+    with open("/dev/zero", "rb") as zero:
+        import subprocess
+
+        from assay_testing import ASSAY
+
+        proc = subprocess.run([ASSAY, "canonical"], stdin=zero, capture_output=True, timeout=60,
+                              cwd=project.root, check=False)
+    assert proc.returncode == 1 and b"resource_limit" in proc.stderr

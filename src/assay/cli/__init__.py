@@ -57,8 +57,10 @@ def is_plain_canonical(flags: list[str]) -> bool:
 
 
 def read_stdin_text() -> str:
-    """All of standard input as text; bytes that are not UTF-8 are ``invalid_utf8``."""
-    data = sys.stdin.buffer.read()
+    """Standard input as text (bounded, see :mod:`assay.inputs`); not UTF-8 is ``invalid_utf8``."""
+    from assay.inputs import read_stdin_bounded
+
+    data = read_stdin_bounded()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -7,10 +7,8 @@ exception into an exit status and one error object on stderr.
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
-from pathlib import Path
 from typing import Any
 
 import click
@@ -55,43 +53,12 @@ def _param(arg: Argument) -> click.Parameter:
 
 
 def _read_json_file(arg: Argument, path: str) -> Any:
-    """Read and strictly parse one JSON input, refusing oversized ones before parsing.
-
-    The bound is the ledger's data limit (``MAX_DATA_BYTES``): a regular file
-    larger than that is refused from its size alone, and any input (standard
-    input, a pipe, a device) is read at most one byte past it, so a hostile
-    input never fills memory.
-    """
+    """Read (bounded, see :mod:`assay.inputs`) and strictly parse one JSON input."""
     from assay.canonical import parse
-    from assay.ledger.store import MAX_DATA_BYTES
+    from assay.inputs import read_bounded
 
-    where = "/" + arg.name
-    try:
-        if path == "-":
-            raw = sys.stdin.buffer.read(MAX_DATA_BYTES + 1)
-        else:
-            with Path(path).open("rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                if size > MAX_DATA_BYTES:
-                    raise _too_large(arg, size)
-                raw = handle.read(MAX_DATA_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {arg.cli_name} {path}: {exc.strerror}",
-                         code="file_unreadable", pointer=where) from None
-    if len(raw) > MAX_DATA_BYTES:
-        raise _too_large(arg, None)
-    return parse(raw)
-
-
-def _too_large(arg: Argument, size: int | None) -> AssayError:
-    from assay.ledger.store import MAX_DATA_BYTES
-
-    return AssayError(
-        f"{arg.cli_name} is larger than {MAX_DATA_BYTES} bytes, the ledger's data limit",
-        code="resource_limit", pointer="/" + arg.name,
-        details={"limit_bytes": MAX_DATA_BYTES, **({"size_bytes": size} if size is not None else {})},
-        action="Store large content as files and record their digests.",
-    )
+    return parse(read_bounded(path, where="/" + arg.name, label=arg.cli_name or arg.name,
+                              stdin=sys.stdin.buffer.read))
 
 
 def _collect(op: Operation, params: dict[str, Any]) -> dict[str, Any]:

@@ -288,7 +288,7 @@ class Invocation:
         principal: str | None = None,
         surface: str = "api",
         interactive: bool = False,
-        stdin: Callable[[], bytes] | None = None,
+        stdin: Callable[[int], bytes] | None = None,
     ) -> None:
         self.cwd = cwd
         self.db = db
@@ -313,9 +313,22 @@ class Invocation:
         )
 
     def read_stdin(self) -> bytes:
+        """Standard input, bounded by :data:`assay.inputs.MAX_INPUT_BYTES`."""
+        from assay.inputs import read_stdin_bounded
+
         if self._stdin is None:
             raise UsageError("this call has no standard input", code="stdin_unavailable")
-        return self._stdin()
+        return read_stdin_bounded(self._stdin)
+
+    def read_input(self, path: str, *, where: str, label: str) -> bytes:
+        """A file named by the call (``-``: standard input), bounded like :meth:`read_stdin`."""
+        from assay.inputs import read_bounded
+
+        if path == "-":
+            return self.read_stdin()
+        if self.cwd and not os.path.isabs(path):
+            path = os.path.join(self.cwd, path)
+        return read_bounded(path, where=where, label=label)
 
     def project(self) -> Project:
         """The project around ``cwd`` (``project_not_found`` when there is none)."""

@@ -6,7 +6,6 @@ Handlers import :mod:`assay.loop` lazily so the registry stays cheap to load.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from assay.errors import UsageError
@@ -127,13 +126,11 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
     project = inv.project()
     plan = None
     if args.get("plan"):
-        path = Path(args["plan"])
-        if not path.is_absolute():
-            path = Path(inv.cwd or ".") / path
+        raw = inv.read_input(args["plan"], where="/plan", label="the plan")
         try:
-            plan = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read the plan {args['plan']}: {exc}",
+            plan = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"the plan {args['plan']} is not valid UTF-8 (byte {exc.start})",
                              code="file_unreadable", pointer="/plan") from None
     data = session.start(inv.store(), project, task=args["task"],
                          criteria=args.get("criterion", []),

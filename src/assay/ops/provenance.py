@@ -222,17 +222,7 @@ def publish_check(inv: Invocation, args: dict[str, Any]) -> Result:
     if "envelope" in args:
         value = args["envelope"]
     else:
-        if args["file"] == "-":
-            raw = inv.read_stdin()
-        else:
-            from pathlib import Path
-
-            try:
-                raw = Path(args["file"]).read_bytes()
-            except OSError as exc:
-                raise UsageError(f"cannot read {args['file']}: {exc.strerror}",
-                                 code="file_unreadable", pointer="/file") from None
-        value = parse(raw)
+        value = parse(inv.read_input(args["file"], where="/file", label="the envelope file"))
     # A read's whole output is accepted too: its envelope is taken from it.
     if isinstance(value, dict) and "envelope" in value and "version" not in value:
         value = value["envelope"]

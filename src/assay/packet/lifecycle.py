@@ -28,6 +28,9 @@ from assay.packet.shape import Sink
 
 __all__ = ["add_source", "approve", "close", "create_brief", "init_packet", "now", "read_canonical", "register"]
 
+# A captured source document may be larger than a ledger record, not unbounded.
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
+
 
 def now() -> str:
     """The current UTC instant at second precision (``YYYY-MM-DDTHH:MM:SSZ``)."""
@@ -271,12 +274,9 @@ def add_source(directory: str | os.PathLike[str], *, source_id: str, file: str,
         raise AssayError("sources are frozen once a review brief exists", code="sources_frozen")
     if any(s.get("sourceId") == source_id for s in manifest["sources"]):
         raise AssayError(f"source {source_id!r} already exists", code="source_exists")
-    try:
-        with open(file, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read {file}: {exc.strerror}", code="file_unreadable",
-                         pointer="/file") from None
+    from assay.inputs import read_bounded
+
+    data = read_bounded(file, where="/file", label="the source file", limit=MAX_SOURCE_BYTES)
     path = f"raw/sources/{source_id}.txt"
     root.write(path, data, exclusive=True)
     source = {"sourceId": source_id, "type": "document", "title": title or source_id,
