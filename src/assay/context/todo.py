@@ -158,9 +158,12 @@ def authority(record: Record) -> dict[str, Any]:
 
 def project_record(record: Record) -> dict[str, Any]:
     """The complete projection of a todo record: every fact, the full text, its authority."""
-    data = validate_todo_data(record.id, record.data)
+    return _projection(record.id, validate_todo_data(record.id, record.data), authority(record))
+
+
+def _projection(record_id: str, data: dict[str, Any], authority_: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": record.id,
+        "id": record_id,
         "goal_id": data["goal_id"],
         "text": data["text"],
         "owner_role": data["owner_role"],
@@ -173,7 +176,7 @@ def project_record(record: Record) -> dict[str, Any]:
         "created_at": data["created_at"],
         "created_by": data["created_by"],
         "updated_at": data.get("updated_at"),
-        "authority": authority(record),
+        "authority": authority_,
     }
 
 
@@ -358,24 +361,9 @@ def _links(data: dict[str, Any]) -> tuple[Link, ...]:
 
 
 def _receipt_view(record_id: str, data: dict[str, Any], receipt: Any, scope: str) -> dict[str, Any]:
-    projection = {
-        "id": record_id,
-        "goal_id": data["goal_id"],
-        "text": data["text"],
-        "owner_role": data["owner_role"],
-        "status": data["status"],
-        "claim": data.get("claim"),
-        "blocked_reason": data.get("blocked_reason"),
-        "completion": data.get("completion"),
-        "relations": data["relations"],
-        "source": data.get("source"),
-        "created_at": data["created_at"],
-        "created_by": data["created_by"],
-        "updated_at": data.get("updated_at"),
-        "authority": {"id": record_id, "revision": receipt.revision,
-                      "ledger_revision": receipt.ledger_revision,
-                      "data_sha256": receipt.data_sha256, "scope": scope},
-    }
+    projection = _projection(record_id, data, {
+        "id": record_id, "revision": receipt.revision, "ledger_revision": receipt.ledger_revision,
+        "data_sha256": receipt.data_sha256, "scope": scope})
     return {"todo": projection, "receipt": receipt.to_dict()}
 
 

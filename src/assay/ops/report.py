@@ -217,26 +217,9 @@ def _loop(reader: Any, loop_id: str, versions: dict[str, int]) -> dict[str, Any]
 
 def _batches(reader: Any, envelopes: list[Any]) -> list[Any]:
     """Merge per-record envelopes into as few known envelopes as the size limits allow."""
-    from assay.provenance.envelope import merge
+    from assay.provenance.envelope import pack
 
-    batches: list[Any] = []
-    current = None
-    for env in envelopes:
-        if not env.is_known:
-            batches.append(env)  # the gate withholds it with its own reason
-            continue
-        if current is None:
-            current = env
-            continue
-        merged = merge(current, env, epoch=reader.epoch, revision=reader.ledger_revision)
-        if merged.is_known:
-            current = merged
-        else:
-            batches.append(current)
-            current = env
-    if current is not None:
-        batches.append(current)
-    return batches
+    return pack(envelopes, epoch=reader.epoch, revision=reader.ledger_revision)
 
 
 def _publish(inv: Invocation, batches: list[Any]) -> dict[str, Any]:
