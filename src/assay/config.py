@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.errors import AssayError, UsageError, pointer
+from assay.errors import AssayError, ConflictError, UnavailableError, UsageError, pointer
 
 __all__ = [
     "CONFIG_NAME",
@@ -208,8 +208,9 @@ def load_project(cwd: str | os.PathLike[str] | None = None) -> Project:
     except tomllib.TOMLDecodeError as exc:
         raise _config_error(path, "", f"not valid TOML: {exc}") from None
     except OSError as exc:
-        raise AssayError(
-            f"cannot read {path}: {exc.strerror}", code="config_unavailable"
+        raise UnavailableError(
+            f"cannot read {path}: {exc.strerror}", code="config_unavailable",
+            action="Check the file's permissions.",
         ) from None
     return _parse(root, path, raw)
 
@@ -486,7 +487,7 @@ def init_project(
     if config.exists():
         existing = load_project(base)
         if (scope and scope != existing.scope) or (db and db != existing.ledger_url):
-            raise AssayError(
+            raise ConflictError(
                 f"{config} already exists with other settings",
                 code="project_exists",
                 action="Edit assay.toml by hand to change the scope or the ledger.",

@@ -264,8 +264,8 @@ def test_init_cli_cwd_option(assay_cli: Runner, tmp_path: Path) -> None:
 
 
 def test_init_cli_conflict_exit_status(assay_cli: Runner, tmp_path: Path) -> None:
-    """A conflicting second `assay init` exits 1 with project_exists on stderr."""
+    """A conflicting second `assay init` exits 3 (a conflict) with project_exists on stderr."""
     assert assay_cli("init", "--scope", "project:one").code == 0
     ran = assay_cli("init", "--scope", "project:two")
-    assert ran.code == 1
+    assert ran.code == 3
     assert ran.error()["code"] == "project_exists"
