@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -26,10 +27,27 @@ SCOPE = "project:bench"
 PAYLOAD = {"text": "x" * 1800, "tags": ["a", "b", "c"], "n": 42}  # about 2 KB canonical
 
 
-def _rate(count: int, fn: Any) -> float:
-    start = time.perf_counter()
-    fn()
-    return count / (time.perf_counter() - start)
+def _paired(n: int, raw: Any, ours: Any, *, rounds: int = 5) -> tuple[float, float, float]:
+    """Interleave ``rounds`` rounds of the baseline and assay over disjoint id ranges.
+
+    Each function takes a ``range`` of item numbers. Returns (median assay
+    rate, median baseline rate, spread of the per-round ratios): interleaving
+    exposes both sides to the same load, so the ratio survives a noisy machine.
+    """
+    per = max(1, n // rounds)
+    ours_rates, raw_rates, ratios = [], [], []
+    for k in range(rounds):
+        items = range(k * per, (k + 1) * per)
+        start = time.perf_counter()
+        raw(items)
+        raw_rate = per / (time.perf_counter() - start)
+        start = time.perf_counter()
+        ours(items)
+        our_rate = per / (time.perf_counter() - start)
+        raw_rates.append(raw_rate)
+        ours_rates.append(our_rate)
+        ratios.append(our_rate / raw_rate)
+    return statistics.median(ours_rates), statistics.median(raw_rates), max(ratios) - min(ratios)
 
 
 def _raw_sqlite(path: Path) -> sqlite3.Connection:
@@ -51,54 +69,53 @@ def _sqlite_rows(n: int, batch: int) -> list[dict[str, Any]]:
 def _sqlite_rows_in(tmp: Path, text: str, n: int, batch: int) -> list[dict[str, Any]]:
     raw = _raw_sqlite(tmp / "raw.db")
 
-    def raw_single() -> None:
-        for i in range(n):
+    def raw_single(items: range) -> None:
+        for i in items:
             raw.execute("BEGIN IMMEDIATE")
             raw.execute("INSERT INTO t VALUES (?, ?)", (f"s{i}", text))
             raw.execute("COMMIT")
 
-    def raw_batched() -> None:
-        for start in range(0, n, batch):
+    def raw_batched(items: range) -> None:
+        for start in range(items.start, items.stop, batch):
             raw.execute("BEGIN IMMEDIATE")
             raw.executemany("INSERT INTO t VALUES (?, ?)",
-                            [(f"b{i}", text) for i in range(start, start + batch)])
+                            [(f"b{i}", text) for i in range(start, min(start + batch, items.stop))])
             raw.execute("COMMIT")
 
     store = open_store(tmp / "ledger.db")
 
-    def assay_single() -> None:
-        for i in range(n):
+    def assay_single(items: range) -> None:
+        for i in items:
             store.put(Write(id=f"knowledge:s{i}", data=PAYLOAD, scope=SCOPE))
 
-    def assay_batched() -> None:
-        for start in range(0, n, batch):
+    def assay_batched(items: range) -> None:
+        for start in range(items.start, items.stop, batch):
             store.put_many([Write(id=f"knowledge:b{i}", data=PAYLOAD, scope=SCOPE)
-                            for i in range(start, start + batch)])
+                            for i in range(start, min(start + batch, items.stop))])
 
     rows = []
-    raw_rate = _rate(n, raw_single)
-    ours = _rate(n, assay_single)
+    ours, raw_rate, spread = _paired(n, raw_single, assay_single)
     rows.append(row("sqlite single put", assay=ours, baseline=raw_rate, unit="writes/s",
                     baseline_name="raw sqlite3 insert+commit", higher_is_better=True,
-                    goal=">= 0.70x"))
-    raw_rate = _rate(n, raw_batched)
-    ours = _rate(n, assay_batched)
+                    goal=">= 0.70x", spread=spread, runs=5))
+    ours, raw_rate, spread = _paired(n * 5, raw_batched, assay_batched)
     rows.append(row(f"sqlite batched put ({batch}/tx)", assay=ours, baseline=raw_rate,
-                    unit="writes/s", baseline_name="raw executemany", higher_is_better=True))
+                    unit="writes/s", baseline_name="raw executemany", higher_is_better=True,
+                    spread=spread, runs=5))
 
-    def raw_get() -> None:
-        for i in range(n):
+    def raw_get(items: range) -> None:
+        for i in items:
             raw.execute("SELECT data FROM t WHERE id = ?", (f"s{i}",)).fetchone()
 
-    def assay_get() -> None:
+    def assay_get(items: range) -> None:
         with store.reader() as r:
-            for i in range(n):
+            for i in items:
                 r.get(f"knowledge:s{i}")
 
-    raw_rate = _rate(n, raw_get)
-    ours = _rate(n, assay_get)
+    ours, raw_rate, spread = _paired(n, raw_get, assay_get)
     rows.append(row("sqlite get by id", assay=ours, baseline=raw_rate, unit="reads/s",
-                    baseline_name="raw SELECT by primary key", higher_is_better=True))
+                    baseline_name="raw SELECT by primary key", higher_is_better=True,
+                    spread=spread, runs=5))
     store.close()
     raw.close()
     return rows
@@ -117,29 +134,32 @@ def _postgres_rows(url: str, n: int) -> list[dict[str, Any]]:
     raw.execute(f"CREATE TABLE {schema}.t (id TEXT PRIMARY KEY, data TEXT NOT NULL)")
     store = open_store(f"{url}{'&' if '?' in url else '?'}assay_schema={schema}_l")
     try:
-        def raw_single() -> None:
-            for i in range(n):
+        def raw_single(items: range) -> None:
+            for i in items:
                 raw.execute(f"INSERT INTO {schema}.t VALUES (%s, %s)", (f"s{i}", text))
 
-        def assay_single() -> None:
-            for i in range(n):
+        def assay_single(items: range) -> None:
+            for i in items:
                 store.put(Write(id=f"knowledge:s{i}", data=PAYLOAD, scope=SCOPE))
 
-        def raw_get() -> None:
-            for i in range(n):
+        def raw_get(items: range) -> None:
+            for i in items:
                 raw.execute(f"SELECT data FROM {schema}.t WHERE id = %s", (f"s{i}",)).fetchone()
 
-        def assay_get() -> None:
+        def assay_get(items: range) -> None:
             with store.reader() as r:
-                for i in range(n):
+                for i in items:
                     r.get(f"knowledge:s{i}")
 
+        put_ours, put_raw, put_spread = _paired(n, raw_single, assay_single)
+        get_ours, get_raw, get_spread = _paired(n, raw_get, assay_get)
         rows = [
-            row("postgresql single put", assay=_rate(n, assay_single), baseline=_rate(n, raw_single),
-                unit="writes/s", baseline_name="raw psycopg insert (autocommit)",
-                higher_is_better=True, goal=">= 0.70x"),
-            row("postgresql get by id", assay=_rate(n, assay_get), baseline=_rate(n, raw_get),
-                unit="reads/s", baseline_name="raw SELECT by primary key", higher_is_better=True),
+            row("postgresql single put", assay=put_ours, baseline=put_raw, unit="writes/s",
+                baseline_name="raw psycopg insert (autocommit)", higher_is_better=True,
+                goal=">= 0.70x", spread=put_spread, runs=5),
+            row("postgresql get by id", assay=get_ours, baseline=get_raw, unit="reads/s",
+                baseline_name="raw SELECT by primary key", higher_is_better=True,
+                spread=get_spread, runs=5),
         ]
     finally:
         store.close()

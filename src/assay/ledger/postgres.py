@@ -68,7 +68,7 @@ class PostgresStore(SqlLedger):
 
     dialect = "postgres"
     backend = "postgresql"
-    head_for_write = "SELECT revision FROM ledger_head WHERE one = 1 FOR UPDATE"
+    head_lock = "SELECT revision FROM ledger_head WHERE one = 1 FOR UPDATE"
 
     def __init__(self, url: str) -> None:
         conninfo, self.schema = _split_url(url)
@@ -121,7 +121,7 @@ class PostgresStore(SqlLedger):
         try:
             with self._conn.transaction():
                 # The shared logic's first statement locks the head row
-                # (head_for_write), which serialises every write.
+                # (head_lock), which serialises every write.
                 yield self._conn.cursor()
         except psycopg.Error as exc:
             # The transaction was rolled back (or the connection is gone with

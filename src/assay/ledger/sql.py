@@ -52,7 +52,7 @@ _VERSION_COLUMNS = (
 
 def now_rfc3339() -> str:
     """The current UTC time as RFC 3339 with milliseconds (``2026-01-02T03:04:05.678Z``)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return datetime.now(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def _data(text: str) -> Any:
@@ -220,15 +220,20 @@ class SqlLedger:
 
     _epoch: str | None = None
 
-    # How a write transaction reads the head: PostgreSQL locks the row here.
-    head_for_write = "SELECT revision FROM ledger_head WHERE one = 1"
+    # The first statement of a write transaction, when the dialect needs one
+    # to take the write lock (PostgreSQL locks the head row; SQLite's
+    # BEGIN IMMEDIATE already holds the lock).
+    head_lock: str | None = None
 
-    def _head(self, cur: Any, *, write: bool = False) -> tuple[str, int]:
+    def _epoch_of(self, cur: Any) -> str:
         # The epoch never changes once minted: read it once per connection.
         if self._epoch is None:
             self._epoch = str(self._one(cur, "SELECT value FROM ledger_meta WHERE key = 'epoch'")[0])
-        statement = self.head_for_write if write else "SELECT revision FROM ledger_head WHERE one = 1"
-        return self._epoch, int(self._one(cur, statement)[0])
+        return self._epoch
+
+    def _head(self, cur: Any) -> tuple[str, int]:
+        epoch = self._epoch_of(cur)
+        return epoch, int(self._one(cur, "SELECT revision FROM ledger_head WHERE one = 1")[0])
 
     @contextmanager
     def reader(self) -> Iterator[SqlReader]:
@@ -267,7 +272,9 @@ class SqlLedger:
 
     def _commit(self, prepared: list[PreparedWrite], basis: WriteBasis | None) -> list[Receipt]:
         with self._write_transaction() as cur:
-            epoch, ledger_revision = self._head(cur, write=True)
+            if self.head_lock is not None:
+                cur.execute(self.head_lock)
+            epoch = self._epoch_of(cur)
             receipts: list[Receipt | None] = [None] * len(prepared)
             pending: list[tuple[int, PreparedWrite]] = []
             for index, p in enumerate(prepared):
@@ -283,7 +290,10 @@ class SqlLedger:
             now = now_rfc3339()
             for index, p in pending:
                 w = p.write
-                ledger_revision += 1
+                # Each write takes the next ledger revision under the write lock.
+                ledger_revision = int(self._one(
+                    cur, "UPDATE ledger_head SET revision = revision + 1 WHERE one = 1 "
+                    "RETURNING revision")[0])
                 # Upsert the record's head row first: RETURNING gives the new
                 # revision in one statement; a failed expectation rolls it back.
                 revision = int(self._one(cur, (
@@ -302,8 +312,6 @@ class SqlLedger:
                 self._append(cur, p, revision, ledger_revision, now)
                 receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
                                           w.request_id, False)
-            cur.execute(self.sql("UPDATE ledger_head SET revision = ? WHERE one = 1"),
-                        (ledger_revision,))
             return [r for r in receipts if r is not None]
 
     def _replay(self, cur: Any, p: PreparedWrite) -> Receipt | None:
