@@ -10,7 +10,7 @@ from assay.errors import AssayError
 from assay.intent.check import ISSUE_CODES, REPORT_KEYS, work_check
 from assay.intent.snapshot import ProjectBinding
 
-BINDING = ProjectBinding(root="/work/project", scope="project:demo",
+BINDING = ProjectBinding(root="/srv/project", scope="project:demo",
                          admitted_scopes=("project:old",), principal="agent")
 
 

@@ -9,7 +9,7 @@ from assay.intent import continuity as cont
 from assay.intent.check import work_check
 from assay.intent.snapshot import ProjectBinding
 
-BINDING = ProjectBinding(root="/work/project", scope="project:demo", principal="agent")
+BINDING = ProjectBinding(root="/srv/project", scope="project:demo", principal="agent")
 
 
 def project(ledger: Ledger) -> dict:
@@ -158,7 +158,7 @@ def test_continuity_decision_conflict_named() -> None:
     out = project(ledger)
     assert out["decisions"][0]["status"] == "conflict"
     assert out["read_required"][0]["read_args"] == ["decision", "show", "--cwd",
-                                                    "/work/project", "--", "k"]
+                                                    "/srv/project", "--", "k"]
 
 
 def test_continuity_superseded_event_needs_current_stream() -> None:
