@@ -13,10 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packet_fixtures import CASES
 from recon_fixtures import RECON_CASES, RECON_INVALID, RECON_VALID, TWINS
-from test_packet_robustness import _locations
+from test_packet_robustness import replace_one_value
 
-from assay.canonical import canonical_text, parse
-from assay.packet.layout import file_digest
 from assay.packet.recon import line_range
 from assay.packet.recon_build import recon_packet
 from assay.packet.render import publish, render_markdown
@@ -198,27 +196,7 @@ def test_packet_recon_replaced_value_never_crashes(
         recon_thorough: tuple[Path, list[str]], data: st.DataObject) -> None:
     """Replacing any one value of any recon JSON file (digests kept consistent) never raises."""
     root, files = recon_thorough
-    name = data.draw(st.sampled_from(files), label="file")
-    originals = {n: (root / n).read_bytes() for n in ("manifest.json", name)}
-    doc = parse(originals[name])
-    where = data.draw(st.sampled_from(_locations(doc)[1:]), label="where")
-    target = doc
-    for part in where[:-1]:
-        target = target[part]
-    target[where[-1]] = data.draw(RECON_JSON, label="value")
-    changed = (canonical_text(doc) + "\n").encode()
-    try:
-        (root / name).write_bytes(changed)
-        if name != "manifest.json":
-            manifest = parse(originals["manifest.json"])
-            for ref in manifest["artifacts"]:
-                if ref["path"] == name:
-                    ref["digest"] = file_digest(changed)
-            (root / "manifest.json").write_bytes((canonical_text(manifest) + "\n").encode())
-        outcome = validate(root)
-    finally:
-        for n, raw in originals.items():
-            (root / n).write_bytes(raw)
+    outcome = replace_one_value(root, files, data, RECON_JSON)
     assert outcome.run is not None or outcome.issues
 
 

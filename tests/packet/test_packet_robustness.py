@@ -39,6 +39,35 @@ def packet() -> Iterator[tuple[Path, list[str]]]:
     shutil.rmtree(root.parent)
 
 
+def replace_one_value(root: Path, files: list[str], data: st.DataObject,
+                      values: st.SearchStrategy[Any]) -> Any:
+    """Replace one drawn value of one drawn JSON file, re-pin its digest, validate, restore.
+
+    Returns the validation outcome; the packet's bytes are restored afterwards.
+    """
+    name = data.draw(st.sampled_from(files), label="file")
+    originals = {n: (root / n).read_bytes() for n in ("manifest.json", name)}
+    doc = parse(originals[name])
+    where = data.draw(st.sampled_from(_locations(doc)[1:]), label="where")
+    target = doc
+    for part in where[:-1]:
+        target = target[part]
+    target[where[-1]] = data.draw(values, label="value")
+    changed = (canonical_text(doc) + "\n").encode()
+    try:
+        (root / name).write_bytes(changed)
+        if name != "manifest.json":
+            manifest = parse(originals["manifest.json"])
+            for ref in manifest["artifacts"]:
+                if ref["path"] == name:
+                    ref["digest"] = file_digest(changed)
+            (root / "manifest.json").write_bytes((canonical_text(manifest) + "\n").encode())
+        return validate(root)
+    finally:
+        for n, raw in originals.items():
+            (root / n).write_bytes(raw)
+
+
 def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = [path]
     if isinstance(value, dict):
@@ -57,25 +86,5 @@ def test_packet_robustness_replaced_value_never_crashes(
         packet: tuple[Path, list[str]], data: st.DataObject) -> None:
     """Replacing any one value of any JSON file (digests kept consistent) never raises."""
     root, files = packet
-    name = data.draw(st.sampled_from(files), label="file")
-    originals = {n: (root / n).read_bytes() for n in ("manifest.json", name)}
-    doc = parse(originals[name])
-    where = data.draw(st.sampled_from(_locations(doc)[1:]), label="where")
-    target = doc
-    for part in where[:-1]:
-        target = target[part]
-    target[where[-1]] = data.draw(JSON, label="value")
-    changed = (canonical_text(doc) + "\n").encode()
-    try:
-        (root / name).write_bytes(changed)
-        if name != "manifest.json" and name != "claims.json":
-            manifest = parse(originals["manifest.json"])
-            for ref in manifest["artifacts"]:
-                if ref["path"] == name:
-                    ref["digest"] = file_digest(changed)
-            (root / "manifest.json").write_bytes((canonical_text(manifest) + "\n").encode())
-        outcome = validate(root)
-    finally:
-        for n, raw in originals.items():
-            (root / n).write_bytes(raw)
+    outcome = replace_one_value(root, files, data, JSON)
     assert outcome.run is not None or outcome.issues
