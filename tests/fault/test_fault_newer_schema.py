@@ -12,6 +12,7 @@ from typing import Any
 from fault_tools import assert_clean_error, ledger_versions
 
 from assay.ledger import Write, open_store
+from assay.ledger.store import SCHEMA_VERSION
 from assay_testing import make_project
 
 
@@ -46,14 +47,16 @@ def test_fault_newer_schema_every_command_refuses_and_writes_nothing(tmp_path: P
         with psycopg.connect(conninfo, autocommit=True) as conn:
             assert conn.execute(f"SELECT value FROM {schema}.ledger_meta WHERE key = "
                                 "'schema_version'").fetchone()[0] == "99"
-            conn.execute(f"UPDATE {schema}.ledger_meta SET value = '1' WHERE key = 'schema_version'")
+            conn.execute(f"UPDATE {schema}.ledger_meta SET value = %s WHERE key = 'schema_version'",
+                         (str(SCHEMA_VERSION),))
     else:
         import sqlite3
 
         with sqlite3.connect(ledger_url) as conn:
             assert conn.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'"
                                 ).fetchone()[0] == "99"
-            conn.execute("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'")
+            conn.execute("UPDATE ledger_meta SET value = ? WHERE key = 'schema_version'",
+                         (str(SCHEMA_VERSION),))
     head, versions = ledger_versions(ledger_url)
     assert head == receipt.ledger_revision and [v.id for v in versions] == ["knowledge:kept"]
     assert project.ok("put", "--data-file", "-", "--", "knowledge:new",

@@ -9,7 +9,7 @@ import pytest
 from assay.canonical import digest
 from assay.errors import AssayError, EpochConflict, RequestConflict, RevisionConflict
 from assay.ledger import Link, SourceRef, Write, WriteBasis, open_store
-from assay.ledger.store import MAX_DATA_BYTES
+from assay.ledger.store import MAX_DATA_BYTES, SCHEMA_VERSION
 
 SCOPE = "project:demo"
 
@@ -214,6 +214,17 @@ def test_find_filters(store: Any) -> None:
         assert r.find(scopes=[]) == []
 
 
+def test_find_by_kind_never_matches_a_longer_kind(store: Any) -> None:
+    """A kind filter matches that kind exactly, not kinds it is a prefix of or that sort next to it."""
+    for record_id in ("task:a", "task:z~", "task-list:b", "tasks:c", "tas:d", "tasl:e", "u:f"):
+        store.put(w(record_id))
+    with store.reader() as r:
+        assert [x.id for x in r.find(kind="task")] == ["task:a", "task:z~"]
+        assert [x.id for x in r.find(kind="task-list")] == ["task-list:b"]
+        assert [x.id for x in r.find(kind="tas")] == ["tas:d"]
+        assert r.find(kind="ta") == []
+
+
 def test_links_follow_the_current_version(store: Any) -> None:
     """Link queries see the links of the current version only."""
     store.put(w("evidence:e", links=(Link("supports", "knowledge:a"),)))
@@ -276,7 +287,8 @@ def test_info_reports_counts(store: Any) -> None:
     store.put(w("knowledge:b"))
     info = store.info().to_dict()
     assert info["backend"] in ("sqlite", "postgresql")
-    assert (info["ledger_revision"], info["records"], info["versions"], info["schema_version"]) == (3, 2, 3, 1)
+    assert (info["ledger_revision"], info["records"], info["versions"], info["schema_version"]) == (3, 2, 3,
+                                                                                           SCHEMA_VERSION)
     assert info["by_status"] == {"current": 1, "retired": 1}
     assert len(info["epoch"]) == 32
 
@@ -301,6 +313,47 @@ def test_newer_schema_is_refused(store: Any, ledger_url: str) -> None:
         open_store(ledger_url)
     assert info.value.code == "schema_too_new"
     assert info.value.details["schema_version"] == 99
+
+
+def _has_table(store: Any, name: str) -> bool:
+    sql = ("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+           if store.dialect == "sqlite" else
+           "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
+           "AND table_name = ?")
+    with store.reader() as r:
+        return bool(r._rows(sql, (name,))[0][0])
+
+
+def test_version_1_ledger_is_migrated(store: Any, ledger_url: str) -> None:
+    """A schema-1 ledger (with its ledger_head counter row) opens migrated and keeps every fact.
+
+    Version 1 kept the ledger revision in a one-row ``ledger_head`` table;
+    version 2 reads it from the highest version key. The migration drops the
+    table; the revision, epoch and records stay, and the next write takes the
+    next revision.
+    """
+    store.put(w("knowledge:a"))
+    store.put(w("knowledge:a", data={"v": 2}))
+    store.put(w("knowledge:b"))
+    epoch = store.info().epoch
+    with store._write_transaction() as cur:  # how version 1 left a ledger, in SQL
+        cur.execute("CREATE TABLE ledger_head (one INTEGER PRIMARY KEY CHECK (one = 1), "
+                    "revision BIGINT NOT NULL)")
+        cur.execute("INSERT INTO ledger_head (one, revision) VALUES (1, 3)")
+        cur.execute("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'")
+    store.close()
+    migrated = open_store(ledger_url)
+    try:
+        info = migrated.info()
+        assert (info.schema_version, info.epoch, info.ledger_revision, info.versions) == (
+            SCHEMA_VERSION, epoch, 3, 3)
+        assert not _has_table(migrated, "ledger_head")
+        receipt = migrated.put(w("knowledge:a", data={"v": 3}, expect_revision=2))
+        assert (receipt.revision, receipt.ledger_revision) == (3, 4)
+        with migrated.reader() as r:
+            assert [v.data for v in r.history("knowledge:a")] == [{"v": 1}, {"v": 2}, {"v": 3}]
+    finally:
+        migrated.close()
 
 
 def test_find_filters_audiences_before_the_limit(store: Any) -> None:

@@ -1,8 +1,18 @@
+-- assay_write_lock: the ledger's single write lock, held until the
+-- transaction ends. A transaction advisory lock keyed by this schema's
+-- record_versions table: it serialises every write of this ledger (and no
+-- other) without writing a row, so taking it costs no WAL.
+CREATE OR REPLACE FUNCTION assay_write_lock() RETURNS void
+LANGUAGE sql AS $fn$
+    SELECT pg_advisory_xact_lock(1634956130, 'record_versions'::regclass::oid::int)
+$fn$;
+
 -- assay_put: one guarded write in one round trip (PostgreSQL).
 -- It applies exactly the rules of assay.ledger.sql.SqlLedger._commit for a
--- single write (lock the head, replay or refuse the request id, check the
--- write basis, upsert the head row, check the expected revision, append),
--- and the store conformance suite holds both paths to the same behaviour.
+-- single write (take the write lock, replay or refuse the request id, check
+-- the write basis, upsert the head row taking the next ledger revision,
+-- check the expected revision, append), and the store conformance suite
+-- holds both paths to the same behaviour.
 -- Conflicts raise SQLSTATE AS001 (request), AS002 (revision), AS003 (epoch)
 -- with a JSON message; raising aborts the call's transaction, so a refused
 -- write changes nothing.
@@ -15,14 +25,14 @@ CREATE OR REPLACE FUNCTION assay_put(
                  o_data_sha256 text)
 LANGUAGE plpgsql AS $fn$
 DECLARE
-    v_head bigint;
+    v_ledger_revision bigint;
     v_epoch text;
     v_revision bigint;
     v_current bigint;
     v_request record;
     v_basis record;
 BEGIN
-    SELECT h.revision INTO v_head FROM ledger_head h WHERE h.one = 1 FOR UPDATE;
+    PERFORM assay_write_lock();
     IF p_request_id IS NOT NULL THEN
         SELECT q.* INTO v_request FROM requests q WHERE q.request_id = p_request_id;
         IF FOUND THEN
@@ -52,12 +62,14 @@ BEGIN
             END IF;
         END LOOP;
     END IF;
-    v_head := v_head + 1;
+    -- Under the write lock, each statement's snapshot sees every earlier
+    -- write: the highest stored ledger revision plus one is the next.
     INSERT INTO records AS r (id, revision, kind, scope, status, ledger_revision)
-        VALUES (p_id, 1, p_kind, p_scope, p_status, v_head)
+        VALUES (p_id, 1, p_kind, p_scope, p_status,
+                (SELECT coalesce(max(v.ledger_revision), 0) + 1 FROM record_versions v))
         ON CONFLICT (id) DO UPDATE SET revision = r.revision + 1, scope = excluded.scope,
             status = excluded.status, ledger_revision = excluded.ledger_revision
-        RETURNING r.revision INTO v_revision;
+        RETURNING r.revision, r.ledger_revision INTO v_revision, v_ledger_revision;
     IF p_expect IS NOT NULL AND p_expect <> v_revision - 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'AS002', MESSAGE = json_build_object(
             'id', p_id, 'current_revision', v_revision - 1, 'expected', p_expect,
@@ -66,17 +78,19 @@ BEGIN
     INSERT INTO record_versions (id, revision, kind, scope, data, data_sha256, status,
         superseded_by, links, audience, sources, origin, created_at, ledger_revision, request_id)
         VALUES (p_id, v_revision, p_kind, p_scope, p_data, p_data_sha256, p_status,
-        p_superseded_by, p_links, p_audience, p_sources, p_origin, p_now, v_head, p_request_id);
+        p_superseded_by, p_links, p_audience, p_sources, p_origin, p_now, v_ledger_revision, p_request_id);
     IF v_revision > 1 THEN
         DELETE FROM record_links l WHERE l.id = p_id;
     END IF;
-    INSERT INTO record_links (id, rel, target)
-        SELECT DISTINCT p_id, x->>'rel', x->>'target' FROM jsonb_array_elements(p_links::jsonb) x;
+    IF p_links <> '[]' THEN
+        INSERT INTO record_links (id, rel, target)
+            SELECT DISTINCT p_id, x->>'rel', x->>'target'
+            FROM jsonb_array_elements(p_links::jsonb) x;
+    END IF;
     IF p_request_id IS NOT NULL THEN
         INSERT INTO requests (request_id, body_sha256, id, revision, ledger_revision, data_sha256)
-            VALUES (p_request_id, p_body_sha256, p_id, v_revision, v_head, p_data_sha256);
+            VALUES (p_request_id, p_body_sha256, p_id, v_revision, v_ledger_revision, p_data_sha256);
     END IF;
-    UPDATE ledger_head SET revision = v_head WHERE one = 1;
-    RETURN QUERY SELECT v_revision, v_head, false, p_data_sha256;
+    RETURN QUERY SELECT v_revision, v_ledger_revision, false, p_data_sha256;
 END
 $fn$;

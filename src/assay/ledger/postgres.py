@@ -1,9 +1,12 @@
 """The PostgreSQL backend (psycopg 3), for teams and many agents on many machines.
 
-Every write transaction first locks the single ``ledger_head`` row
-(``SELECT ... FOR UPDATE`` as its first statement), so writes are serialised in commit order and
-the ledger revision, taken from that row and updated in the same
-transaction, is gap-free and commit-ordered (a sequence would not be: a
+Every write transaction first takes the ledger's write lock (a transaction
+advisory lock keyed by the schema's ``record_versions`` table, see
+``assay_write_lock`` in function_postgres.sql), so writes are serialised in
+commit order. Write statements run at ``READ COMMITTED`` (set for the session,
+whatever the server's default), so each one sees every write committed
+before the lock was granted: the next ledger revision, the highest stored
+one plus one, is gap-free and commit-ordered (a sequence would not be: a
 reader could see revision 2 before 1 commits). Reads run in ``REPEATABLE
 READ READ ONLY`` transactions: one consistent snapshot per reader.
 
@@ -29,7 +32,7 @@ from assay.errors import (
     RevisionConflict,
     UnavailableError,
 )
-from assay.ledger.sql import SqlLedger, now_rfc3339
+from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.sqlite import _seed_meta, _statements, schema_too_new
 from assay.ledger.store import SCHEMA_VERSION, Receipt, Write, WriteBasis, validate_write
 
@@ -68,7 +71,7 @@ class PostgresStore(SqlLedger):
 
     dialect = "postgres"
     backend = "postgresql"
-    head_lock = "SELECT revision FROM ledger_head WHERE one = 1 FOR UPDATE"
+    write_lock = "SELECT assay_write_lock()"
 
     def __init__(self, url: str) -> None:
         conninfo, self.schema = _split_url(url)
@@ -96,6 +99,7 @@ class PostgresStore(SqlLedger):
             cur.execute(f"SET LOCAL search_path TO {self.schema}")
             cur.execute("SELECT to_regclass('ledger_meta') IS NOT NULL")
             exists = cur.fetchone()
+            version = 0
             if exists is not None and exists[0]:
                 cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'")
                 row = cur.fetchone()
@@ -108,20 +112,23 @@ class PostgresStore(SqlLedger):
             script = resources.files("assay.ledger").joinpath("schema_postgres.sql").read_text("utf-8")
             for statement in _statements(script):
                 cur.execute(statement)
+            for statement in migration_steps(self.dialect, version):
+                cur.execute(statement)
             cur.execute(resources.files("assay.ledger").joinpath("function_postgres.sql")
                         .read_text("utf-8"))
             _seed_meta(cur, "%s")
         self._set_path()
 
     def _set_path(self) -> None:
-        self._conn.execute(f"SET search_path TO {self.schema}")
+        self._conn.execute(f"SET search_path TO {self.schema}; "
+                           "SET default_transaction_isolation TO 'read committed'")
 
     @contextmanager
     def _write_transaction(self) -> Iterator[Any]:
         try:
             with self._conn.transaction():
-                # The shared logic's first statement locks the head row
-                # (head_lock), which serialises every write.
+                # The shared logic's first statement takes the write lock
+                # (write_lock), which serialises every write.
                 yield self._conn.cursor()
         except psycopg.Error as exc:
             # The transaction was rolled back (or the connection is gone with

@@ -1,15 +1,12 @@
--- assay ledger schema, version 1 (PostgreSQL).
+-- assay ledger schema, version 2 (PostgreSQL).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS ledger_head (
-    one      INTEGER PRIMARY KEY CHECK (one = 1),
-    revision BIGINT NOT NULL
-);
-
--- Every version of every record; append-only. Keyed by ledger revision;
+-- Every version of every record; append-only. Keyed by ledger revision, so
+-- each write appends to the end of the table, and the ledger's revision is
+-- the highest key (one index seek; no head row to update on every write).
 -- (id, revision) is a unique index.
 CREATE TABLE IF NOT EXISTS record_versions (
     ledger_revision BIGINT PRIMARY KEY,

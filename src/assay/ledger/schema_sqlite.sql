@@ -1,16 +1,13 @@
--- assay ledger schema, version 1 (SQLite).
+-- assay ledger schema, version 2 (SQLite).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) WITHOUT ROWID;
 
-CREATE TABLE IF NOT EXISTS ledger_head (
-    one      INTEGER PRIMARY KEY CHECK (one = 1),
-    revision INTEGER NOT NULL
-);
-
 -- Every version of every record; append-only. Keyed by ledger revision, so
--- each write appends to the end of the table; (id, revision) is an index.
+-- each write appends to the end of the table, and the ledger's revision is
+-- the highest key (one index seek; no head row to update on every write).
+-- (id, revision) is a unique index.
 CREATE TABLE IF NOT EXISTS record_versions (
     ledger_revision INTEGER PRIMARY KEY,
     id              TEXT NOT NULL,
@@ -30,7 +27,9 @@ CREATE TABLE IF NOT EXISTS record_versions (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, revision);
 
--- The current version of each record.
+-- The current version of each record. An id starts with its kind, so the
+-- records of one kind are a range of the primary key: no (kind, scope) index
+-- to update on every write.
 CREATE TABLE IF NOT EXISTS records (
     id              TEXT PRIMARY KEY,
     revision        INTEGER NOT NULL,
@@ -39,7 +38,6 @@ CREATE TABLE IF NOT EXISTS records (
     status          TEXT NOT NULL,
     ledger_revision INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS records_kind_scope ON records (kind, scope);
 
 -- The links of each current version, for link queries.
 CREATE TABLE IF NOT EXISTS record_links (

@@ -10,11 +10,16 @@ the base modules.
 A write transaction always follows the same order, so that every rule is
 checked against the state the write will commit on top of:
 
-1. take the write lock and read the ledger head (epoch, revision);
+1. take the write lock;
 2. replay or refuse request ids;
 3. check the write basis (epoch, then every record precondition);
-4. check each write's expected revision;
-5. append the versions, move the heads, bump the ledger revision once per write.
+4. per write: move the record's head row, taking the next ledger revision
+   (the highest stored one plus one) and the record's next revision in one
+   statement, check the expected revision, and append the version.
+
+The ledger revision is the highest key of ``record_versions``: versions are
+only ever appended, one per write, under the write lock, so it is gap-free
+and strictly increasing in commit order without a counter row to update.
 
 Any exception before commit rolls the transaction back: nothing is written.
 """
@@ -41,12 +46,40 @@ from assay.ledger.store import (
     validate_write,
 )
 
-__all__ = ["SqlLedger", "SqlReader", "now_rfc3339"]
+__all__ = ["MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps", "now_rfc3339"]
 
 MAX_BATCH = 1000
 _VERSION_COLUMNS = (
     "v.id, v.revision, v.kind, v.scope, v.data, v.data_sha256, v.status, v.superseded_by, "
     "v.links, v.audience, v.sources, v.origin, v.created_at, v.ledger_revision, v.request_id"
+)
+
+
+# What brings a ledger of an older schema version up to each version, per
+# dialect, run after the current DDL (every CREATE in it is IF NOT EXISTS).
+MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
+    # 2: the ledger revision is the highest version key, so the counter row
+    # goes; on SQLite a kind is found as a range of the records' primary key
+    # (an id starts with its kind), so the (kind, scope) index goes too.
+    "sqlite": {2: ("DROP TABLE IF EXISTS ledger_head", "DROP INDEX IF EXISTS records_kind_scope")},
+    "postgres": {2: ("DROP TABLE IF EXISTS ledger_head",)},
+}
+
+
+def migration_steps(dialect: str, version: int) -> list[str]:
+    """The statements that bring a ledger at schema ``version`` to the current one."""
+    steps = MIGRATIONS[dialect]
+    return [step for target in sorted(steps) if target > version for step in steps[target]]
+
+
+# The ledger revision: the highest version key (0 for an empty ledger).
+_HEAD = "SELECT coalesce(max(ledger_revision), 0) FROM record_versions"
+_UPSERT_HEAD = (
+    "INSERT INTO records (id, revision, kind, scope, status, ledger_revision) "
+    "VALUES (?, 1, ?, ?, ?, (SELECT coalesce(max(ledger_revision), 0) + 1 FROM record_versions)) "
+    "ON CONFLICT (id) DO UPDATE SET revision = records.revision + 1, scope = excluded.scope, "
+    "status = excluded.status, ledger_revision = excluded.ledger_revision "
+    "RETURNING revision, ledger_revision"
 )
 
 
@@ -154,6 +187,11 @@ class SqlReader:
             where.append(f"h.scope IN ({','.join('?' * len(scopes))})")
             params.extend(scopes)
         if kind is not None:
+            if self._ledger.dialect == "sqlite":
+                # An id is "<kind>:<name>": under SQLite's bytewise order the
+                # ids of one kind are the key range ["<kind>:", "<kind>;").
+                where.append("h.id >= ? AND h.id < ?")
+                params.extend([kind + ":", kind + ";"])
             where.append("h.kind = ?")
             params.append(kind)
         if status is not None:
@@ -221,9 +259,9 @@ class SqlLedger:
     _epoch: str | None = None
 
     # The first statement of a write transaction, when the dialect needs one
-    # to take the write lock (PostgreSQL locks the head row; SQLite's
-    # BEGIN IMMEDIATE already holds the lock).
-    head_lock: str | None = None
+    # to take the write lock (PostgreSQL takes a transaction advisory lock;
+    # SQLite's BEGIN IMMEDIATE already holds the lock).
+    write_lock: str | None = None
 
     def _epoch_of(self, cur: Any) -> str:
         # The epoch never changes once minted: read it once per connection.
@@ -233,7 +271,7 @@ class SqlLedger:
 
     def _head(self, cur: Any) -> tuple[str, int]:
         epoch = self._epoch_of(cur)
-        return epoch, int(self._one(cur, "SELECT revision FROM ledger_head WHERE one = 1")[0])
+        return epoch, int(self._one(cur, _HEAD)[0])
 
     @contextmanager
     def reader(self) -> Iterator[SqlReader]:
@@ -272,8 +310,8 @@ class SqlLedger:
 
     def _commit(self, prepared: list[PreparedWrite], basis: WriteBasis | None) -> list[Receipt]:
         with self._write_transaction() as cur:
-            if self.head_lock is not None:
-                cur.execute(self.head_lock)
+            if self.write_lock is not None:
+                cur.execute(self.write_lock)
             epoch = self._epoch_of(cur)
             receipts: list[Receipt | None] = [None] * len(prepared)
             pending: list[tuple[int, PreparedWrite]] = []
@@ -290,18 +328,11 @@ class SqlLedger:
             now = now_rfc3339()
             for index, p in pending:
                 w = p.write
-                # Each write takes the next ledger revision under the write lock.
-                ledger_revision = int(self._one(
-                    cur, "UPDATE ledger_head SET revision = revision + 1 WHERE one = 1 "
-                    "RETURNING revision")[0])
-                # Upsert the record's head row first: RETURNING gives the new
-                # revision in one statement; a failed expectation rolls it back.
-                revision = int(self._one(cur, (
-                    "INSERT INTO records (id, revision, kind, scope, status, ledger_revision) "
-                    "VALUES (?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                    "revision = records.revision + 1, scope = excluded.scope, "
-                    "status = excluded.status, ledger_revision = excluded.ledger_revision "
-                    "RETURNING revision"), (w.id, p.kind, w.scope, w.status, ledger_revision))[0])
+                # Upsert the record's head row first: RETURNING gives its new
+                # revision and the next ledger revision in one statement; a
+                # failed expectation rolls it back.
+                row = self._one(cur, _UPSERT_HEAD, (w.id, p.kind, w.scope, w.status))
+                revision, ledger_revision = int(row[0]), int(row[1])
                 if w.expect_revision is not None and w.expect_revision != revision - 1:
                     raise RevisionConflict(
                         f"{w.id} is at revision {revision - 1}, not {w.expect_revision}",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError, UnavailableError
-from assay.ledger.sql import SqlLedger, now_rfc3339
+from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.store import SCHEMA_VERSION
 
 __all__ = ["SqliteStore"]
@@ -64,6 +64,7 @@ class SqliteStore(SqlLedger):
         cur = self._conn.cursor()
         has_meta = cur.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'").fetchone()
+        version = 0
         if has_meta:
             row = cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone()
             version = int(row[0]) if row else 0
@@ -76,6 +77,8 @@ class SqliteStore(SqlLedger):
             # Statements run one by one: executescript() would commit midway.
             for statement in _statements(resources.files("assay.ledger").joinpath(
                     "schema_sqlite.sql").read_text(encoding="utf-8")):
+                cur.execute(statement)
+            for statement in migration_steps(self.dialect, version):
                 cur.execute(statement)
             _seed_meta(cur, "?")
             cur.execute("COMMIT")
@@ -173,7 +176,7 @@ def _statements(script: str) -> list[str]:
 
 
 def _seed_meta(cur: Any, mark: str) -> None:
-    """Mint the epoch and the head once; later migrations only bump the version."""
+    """Mint the epoch once; later migrations only bump the version."""
     cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('epoch', {mark}) "
                 "ON CONFLICT (key) DO NOTHING", (secrets.token_hex(16),))
     cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('created_at', {mark}) "
@@ -181,4 +184,3 @@ def _seed_meta(cur: Any, mark: str) -> None:
     cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('schema_version', {mark}) "
                 f"ON CONFLICT (key) DO UPDATE SET value = {mark}",
                 (str(SCHEMA_VERSION), str(SCHEMA_VERSION)))
-    cur.execute("INSERT INTO ledger_head (one, revision) VALUES (1, 0) ON CONFLICT (one) DO NOTHING")
