@@ -1,8 +1,9 @@
 """A PostgreSQL connection killed mid-transaction with ``pg_terminate_backend``.
 
-A second connection holds a row lock so the write under test is provably
-inside its transaction (head row locked, earlier rows of a batch already
-inserted) when its server process is terminated.
+A second connection holds an uncommitted second version of knowledge:b, so
+the write under test is provably inside its transaction (write lock taken,
+earlier rows of a batch already inserted) when it waits on the unique
+``(id, revision)`` index, and its server process is terminated there.
 """
 
 from __future__ import annotations
@@ -55,16 +56,20 @@ def _waiting_backend(admin: Any, app: str, deadline: float = 20.0) -> int:
         if row:
             return int(row[0])
         time.sleep(0.05)
-    raise AssertionError("the write never blocked on the held row lock")
+    raise AssertionError("the write never blocked on the uncommitted version")
 
 
 def _kill_while_blocked(url: str, app: str, start: Callable[[], Any]) -> Any:
-    """Hold knowledge:b's row lock, start the write, terminate its backend, release the lock."""
+    """Hold an uncommitted knowledge:b revision 2, start the write, terminate its backend, roll back."""
     import psycopg
 
     assert PG_URL
     with psycopg.connect(PG_URL, autocommit=True) as admin, psycopg.connect(PG_URL) as locker:
-        locker.execute(f"SELECT 1 FROM {_schema(url)}.records WHERE id = 'knowledge:b' FOR UPDATE")
+        locker.execute(
+            f"INSERT INTO {_schema(url)}.record_versions (ledger_revision, id, revision, kind, "
+            "scope, data, data_sha256, status, links, audience, sources, origin, created_at) "
+            "VALUES (1000000, 'knowledge:b', 2, 'knowledge', %s, '{}', '', 'current', '[]', "
+            "'project', '[]', 'claim', '')", (SCOPE,))
         handle = start()
         pid = _waiting_backend(admin, app)
         assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0] is True

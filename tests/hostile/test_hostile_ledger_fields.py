@@ -16,6 +16,8 @@ CASES = [
     ({"request_id": "req\x00"}, "invalid_argument", "/request_id"),
     ({"request_id": "req\u2028"}, "invalid_argument", "/request_id"),
     ({"scope": "project:\ud800"}, "lone_surrogate", "/scope"),
+    ({"audience": "private:\udfff"}, "lone_surrogate", "/audience"),
+    ({"request_id": "req-\ud800"}, "lone_surrogate", "/request_id"),
 ]
 
 

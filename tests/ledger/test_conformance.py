@@ -325,29 +325,39 @@ def _has_table(store: Any, name: str) -> bool:
 
 
 def test_version_1_ledger_is_migrated(store: Any, ledger_url: str) -> None:
-    """A schema-1 ledger (with its ledger_head counter row) opens migrated and keeps every fact.
+    """A schema-1 ledger (with its counter row and heads table) opens migrated and keeps every fact.
 
-    Version 1 kept the ledger revision in a one-row ``ledger_head`` table;
-    version 2 reads it from the highest version key. The migration drops the
-    table; the revision, epoch and records stay, and the next write takes the
-    next revision.
+    Version 1 kept the ledger revision in a one-row ``ledger_head`` table and
+    each record's current revision in a ``records`` heads table; version 2
+    reads both from the versions. The migration drops the two tables; the
+    revision, epoch and records stay, and the next write takes the next
+    revisions.
     """
     store.put(w("knowledge:a"))
-    store.put(w("knowledge:a", data={"v": 2}))
+    store.put(w("knowledge:a", data={"v": 2}, status="retired"))
     store.put(w("knowledge:b"))
     epoch = store.info().epoch
     with store._write_transaction() as cur:  # how version 1 left a ledger, in SQL
         cur.execute("CREATE TABLE ledger_head (one INTEGER PRIMARY KEY CHECK (one = 1), "
                     "revision BIGINT NOT NULL)")
         cur.execute("INSERT INTO ledger_head (one, revision) VALUES (1, 3)")
+        cur.execute("CREATE TABLE records (id TEXT PRIMARY KEY, revision BIGINT NOT NULL, "
+                    "kind TEXT NOT NULL, scope TEXT NOT NULL, status TEXT NOT NULL, "
+                    "ledger_revision BIGINT NOT NULL)")
+        cur.execute("CREATE INDEX records_kind_scope ON records (kind, scope)")
+        cur.execute("INSERT INTO records VALUES ('knowledge:a', 2, 'knowledge', 'project:demo', "
+                    "'retired', 2), ('knowledge:b', 1, 'knowledge', 'project:demo', 'current', 3)")
+        if store.dialect == "postgres":  # version 1 compared ids by the database's collation
+            cur.execute('ALTER TABLE record_versions ALTER COLUMN id TYPE TEXT COLLATE "default"')
         cur.execute("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'")
     store.close()
     migrated = open_store(ledger_url)
     try:
         info = migrated.info()
-        assert (info.schema_version, info.epoch, info.ledger_revision, info.versions) == (
-            SCHEMA_VERSION, epoch, 3, 3)
-        assert not _has_table(migrated, "ledger_head")
+        assert (info.schema_version, info.epoch, info.ledger_revision, info.records,
+                info.versions, dict(info.by_status)) == (
+            SCHEMA_VERSION, epoch, 3, 2, 3, {"current": 1, "retired": 1})
+        assert not _has_table(migrated, "ledger_head") and not _has_table(migrated, "records")
         receipt = migrated.put(w("knowledge:a", data={"v": 3}, expect_revision=2))
         assert (receipt.revision, receipt.ledger_revision) == (3, 4)
         with migrated.reader() as r:

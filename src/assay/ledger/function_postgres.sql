@@ -10,9 +10,9 @@ $fn$;
 -- assay_put: one guarded write in one round trip (PostgreSQL).
 -- It applies exactly the rules of assay.ledger.sql.SqlLedger._commit for a
 -- single write (take the write lock, replay or refuse the request id, check
--- the write basis, upsert the head row taking the next ledger revision,
--- check the expected revision, append), and the store conformance suite
--- holds both paths to the same behaviour.
+-- the write basis, append the version with the next revisions, check the
+-- expected revision, index links and the request id), and the store
+-- conformance suite holds both paths to the same behaviour.
 -- Conflicts raise SQLSTATE AS001 (request), AS002 (revision), AS003 (epoch)
 -- with a JSON message; raising aborts the call's transaction, so a refused
 -- write changes nothing.
@@ -54,31 +54,31 @@ BEGIN
         END IF;
         FOR v_basis IN SELECT b.key, b.value::bigint AS expected
                        FROM jsonb_each_text(p_basis::jsonb) b ORDER BY b.key COLLATE "C" LOOP
-            SELECT r.revision INTO v_current FROM records r WHERE r.id = v_basis.key;
-            IF coalesce(v_current, 0) <> v_basis.expected THEN
+            SELECT coalesce(max(v.revision), 0) INTO v_current
+                FROM record_versions v WHERE v.id = v_basis.key;
+            IF v_current <> v_basis.expected THEN
                 RAISE EXCEPTION USING ERRCODE = 'AS002', MESSAGE = json_build_object(
-                    'id', v_basis.key, 'current_revision', coalesce(v_current, 0),
+                    'id', v_basis.key, 'current_revision', v_current,
                     'expected', v_basis.expected, 'basis', true)::text;
             END IF;
         END LOOP;
     END IF;
     -- Under the write lock, each statement's snapshot sees every earlier
-    -- write: the highest stored ledger revision plus one is the next.
-    INSERT INTO records AS r (id, revision, kind, scope, status, ledger_revision)
-        VALUES (p_id, 1, p_kind, p_scope, p_status,
-                (SELECT coalesce(max(v.ledger_revision), 0) + 1 FROM record_versions v))
-        ON CONFLICT (id) DO UPDATE SET revision = r.revision + 1, scope = excluded.scope,
-            status = excluded.status, ledger_revision = excluded.ledger_revision
-        RETURNING r.revision, r.ledger_revision INTO v_revision, v_ledger_revision;
+    -- write: the next ledger revision is the highest stored one plus one, and
+    -- the record's next revision its highest plus one. A failed expectation
+    -- raises, which rolls the appended version back.
+    INSERT INTO record_versions (ledger_revision, id, revision, kind, scope, data, data_sha256,
+        status, superseded_by, links, audience, sources, origin, created_at, request_id)
+        SELECT (SELECT coalesce(max(v.ledger_revision), 0) + 1 FROM record_versions v), p_id,
+            (SELECT coalesce(max(v.revision), 0) + 1 FROM record_versions v WHERE v.id = p_id),
+            p_kind, p_scope, p_data, p_data_sha256, p_status, p_superseded_by, p_links,
+            p_audience, p_sources, p_origin, p_now, p_request_id
+        RETURNING revision, ledger_revision INTO v_revision, v_ledger_revision;
     IF p_expect IS NOT NULL AND p_expect <> v_revision - 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'AS002', MESSAGE = json_build_object(
             'id', p_id, 'current_revision', v_revision - 1, 'expected', p_expect,
             'basis', false)::text;
     END IF;
-    INSERT INTO record_versions (id, revision, kind, scope, data, data_sha256, status,
-        superseded_by, links, audience, sources, origin, created_at, ledger_revision, request_id)
-        VALUES (p_id, v_revision, p_kind, p_scope, p_data, p_data_sha256, p_status,
-        p_superseded_by, p_links, p_audience, p_sources, p_origin, p_now, v_ledger_revision, p_request_id);
     IF v_revision > 1 THEN
         DELETE FROM record_links l WHERE l.id = p_id;
     END IF;

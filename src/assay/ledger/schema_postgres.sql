@@ -4,13 +4,19 @@ CREATE TABLE IF NOT EXISTS ledger_meta (
     value TEXT NOT NULL
 );
 
--- Every version of every record; append-only. Keyed by ledger revision, so
--- each write appends to the end of the table, and the ledger's revision is
--- the highest key (one index seek; no head row to update on every write).
--- (id, revision) is a unique index.
+-- Every version of every record; append-only, and the only copy of a record.
+-- Keyed by ledger revision, so each write appends to the end of the table
+-- and the ledger's revision is the highest key. A record's current version is
+-- its highest revision in the unique (id, revision) index, and the ids of one
+-- kind are a range of that index (an id starts with "<kind>:"). A write
+-- therefore touches the table and one index, and updates no counter or head
+-- row.
+-- Ids compare bytewise (COLLATE "C"), as on SQLite, whatever the database's
+-- collation: the kind range and the order of find results are the same on
+-- both backends.
 CREATE TABLE IF NOT EXISTS record_versions (
     ledger_revision BIGINT PRIMARY KEY,
-    id              TEXT NOT NULL,
+    id              TEXT COLLATE "C" NOT NULL,
     revision        BIGINT NOT NULL,
     kind            TEXT NOT NULL,
     scope           TEXT NOT NULL,
@@ -26,17 +32,6 @@ CREATE TABLE IF NOT EXISTS record_versions (
     request_id      TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, revision);
-
--- The current version of each record.
-CREATE TABLE IF NOT EXISTS records (
-    id              TEXT PRIMARY KEY,
-    revision        BIGINT NOT NULL,
-    kind            TEXT NOT NULL,
-    scope           TEXT NOT NULL,
-    status          TEXT NOT NULL,
-    ledger_revision BIGINT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS records_kind_scope ON records (kind, scope);
 
 -- The links of each current version, for link queries.
 CREATE TABLE IF NOT EXISTS record_links (

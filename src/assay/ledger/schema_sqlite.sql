@@ -4,10 +4,13 @@ CREATE TABLE IF NOT EXISTS ledger_meta (
     value TEXT NOT NULL
 ) WITHOUT ROWID;
 
--- Every version of every record; append-only. Keyed by ledger revision, so
--- each write appends to the end of the table, and the ledger's revision is
--- the highest key (one index seek; no head row to update on every write).
--- (id, revision) is a unique index.
+-- Every version of every record; append-only, and the only copy of a record.
+-- Keyed by ledger revision, so each write appends to the end of the table
+-- and the ledger's revision is the highest key. A record's current version is
+-- its highest revision in the unique (id, revision) index, and the ids of one
+-- kind are a range of that index (an id starts with "<kind>:"). A write
+-- therefore touches the table and one index, and updates no counter or head
+-- row.
 CREATE TABLE IF NOT EXISTS record_versions (
     ledger_revision INTEGER PRIMARY KEY,
     id              TEXT NOT NULL,
@@ -26,18 +29,6 @@ CREATE TABLE IF NOT EXISTS record_versions (
     request_id      TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, revision);
-
--- The current version of each record. An id starts with its kind, so the
--- records of one kind are a range of the primary key: no (kind, scope) index
--- to update on every write.
-CREATE TABLE IF NOT EXISTS records (
-    id              TEXT PRIMARY KEY,
-    revision        INTEGER NOT NULL,
-    kind            TEXT NOT NULL,
-    scope           TEXT NOT NULL,
-    status          TEXT NOT NULL,
-    ledger_revision INTEGER NOT NULL
-) WITHOUT ROWID;
 
 -- The links of each current version, for link queries.
 CREATE TABLE IF NOT EXISTS record_links (

@@ -55,31 +55,41 @@ _VERSION_COLUMNS = (
 )
 
 
-# What brings a ledger of an older schema version up to each version, per
-# dialect, run after the current DDL (every CREATE in it is IF NOT EXISTS).
+# What brings a ledger at an older schema version up to each version, per
+# dialect. A new ledger gets the current DDL and needs none of them.
 MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
-    # 2: the ledger revision is the highest version key, so the counter row
-    # goes; on SQLite a kind is found as a range of the records' primary key
-    # (an id starts with its kind), so the (kind, scope) index goes too.
-    "sqlite": {2: ("DROP TABLE IF EXISTS ledger_head", "DROP INDEX IF EXISTS records_kind_scope")},
-    "postgres": {2: ("DROP TABLE IF EXISTS ledger_head",)},
+    # 2: versions are the only copy of a record. The ledger revision is the
+    # highest version key and a record's current version its highest
+    # revision, so neither the counter row nor the heads table is kept up to
+    # date on every write. On PostgreSQL ids compare bytewise (as on SQLite),
+    # which makes the ids of one kind a range of the (id, revision) index.
+    "sqlite": {2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records")},
+    "postgres": {2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records",
+                     'ALTER TABLE record_versions ALTER COLUMN id TYPE TEXT COLLATE "C"')},
 }
 
 
 def migration_steps(dialect: str, version: int) -> list[str]:
-    """The statements that bring a ledger at schema ``version`` to the current one."""
+    """The statements that bring a ledger at schema ``version`` (0: new) to the current one."""
     steps = MIGRATIONS[dialect]
-    return [step for target in sorted(steps) if target > version for step in steps[target]]
+    return [step for target in sorted(steps) if 0 < version < target for step in steps[target]]
 
 
 # The ledger revision: the highest version key (0 for an empty ledger).
 _HEAD = "SELECT coalesce(max(ledger_revision), 0) FROM record_versions"
-_UPSERT_HEAD = (
-    "INSERT INTO records (id, revision, kind, scope, status, ledger_revision) "
-    "VALUES (?, 1, ?, ?, ?, (SELECT coalesce(max(ledger_revision), 0) + 1 FROM record_versions)) "
-    "ON CONFLICT (id) DO UPDATE SET revision = records.revision + 1, scope = excluded.scope, "
-    "status = excluded.status, ledger_revision = excluded.ledger_revision "
-    "RETURNING revision, ledger_revision"
+# A record's current revision: its highest (0 when it does not exist).
+_CURRENT = "SELECT coalesce(max(revision), 0) FROM record_versions WHERE id = ?"
+# Keeps only the current version of each record in a query over versions v.
+_IS_CURRENT = "v.revision = (SELECT max(x.revision) FROM record_versions x WHERE x.id = v.id)"
+# One write is one statement: the next ledger revision and the record's next
+# revision are read under the write lock by the statement that appends the
+# version; a failed expectation then rolls it back.
+_APPEND = (
+    "INSERT INTO record_versions (ledger_revision, id, revision, kind, scope, data, data_sha256, "
+    "status, superseded_by, links, audience, sources, origin, created_at, request_id) "
+    "SELECT (SELECT coalesce(max(ledger_revision), 0) + 1 FROM record_versions), ?, "
+    "(SELECT coalesce(max(revision), 0) + 1 FROM record_versions WHERE id = ?), "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? RETURNING revision, ledger_revision"
 )
 
 
@@ -137,9 +147,8 @@ class SqlReader:
 
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
         if revision is None:
-            rows = self._rows(
-                f"SELECT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
-                "ON v.ledger_revision = h.ledger_revision WHERE h.id = ?", (record_id,))
+            rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? "
+                              "ORDER BY v.revision DESC LIMIT 1", (record_id,))
         else:
             rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
                               "WHERE v.id = ? AND v.revision = ?", (record_id, revision))
@@ -152,8 +161,8 @@ class SqlReader:
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for row in self._rows(
-                f"SELECT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
-                f"ON v.ledger_revision = h.ledger_revision WHERE h.id IN ({marks})", chunk):
+                f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
+                f"WHERE v.id IN ({marks}) AND {_IS_CURRENT}", chunk):
                 out[row[0]] = _record(row)
         return out
 
@@ -173,7 +182,7 @@ class SqlReader:
         limit: int = 100,
         audiences: Sequence[str] | None = None,
     ) -> list[Record]:
-        where: list[str] = []
+        where: list[str] = [_IS_CURRENT]
         params: list[Any] = []
         joins = ""
         if audiences is not None:
@@ -184,22 +193,19 @@ class SqlReader:
         if scopes is not None:
             if not scopes:
                 return []
-            where.append(f"h.scope IN ({','.join('?' * len(scopes))})")
+            where.append(f"v.scope IN ({','.join('?' * len(scopes))})")
             params.extend(scopes)
         if kind is not None:
-            if self._ledger.dialect == "sqlite":
-                # An id is "<kind>:<name>": under SQLite's bytewise order the
-                # ids of one kind are the key range ["<kind>:", "<kind>;").
-                where.append("h.id >= ? AND h.id < ?")
-                params.extend([kind + ":", kind + ";"])
-            where.append("h.kind = ?")
-            params.append(kind)
+            # An id is "<kind>:<name>" and ids compare bytewise on both
+            # backends: the ids of one kind are the range ["<kind>:", "<kind>;").
+            where.append("v.id >= ? AND v.id < ? AND v.kind = ?")
+            params.extend([kind + ":", kind + ";", kind])
         if status is not None:
-            where.append("h.status = ?")
+            where.append("v.status = ?")
             params.append(status)
         if link is not None:
             rel, target = link
-            joins = " JOIN record_links l ON l.id = h.id"
+            joins = " JOIN record_links l ON l.id = v.id"
             where.append("l.target = ?")
             params.append(target)
             if rel is not None:
@@ -207,23 +213,22 @@ class SqlReader:
                 params.append(rel)
         if query:
             needle = query.lower()
-            where.append("(instr(lower(h.id), ?) > 0 OR instr(lower(v.data), ?) > 0)"
+            where.append("(instr(lower(v.id), ?) > 0 OR instr(lower(v.data), ?) > 0)"
                          if self._ledger.dialect == "sqlite"
-                         else "(strpos(lower(h.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
+                         else "(strpos(lower(v.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
             params.extend([needle, needle])
-        sql = (f"SELECT DISTINCT {_VERSION_COLUMNS} FROM records h JOIN record_versions v "
-               f"ON v.ledger_revision = h.ledger_revision{joins}")
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY v.id LIMIT ?"
+        sql = (f"SELECT DISTINCT {_VERSION_COLUMNS} FROM record_versions v{joins} WHERE "
+               + " AND ".join(where) + " ORDER BY v.id LIMIT ?")
         params.append(int(limit))
         return [_record(r) for r in self._rows(sql, params)]
 
     def counts(self) -> tuple[int, int, dict[str, int]]:
-        records = self._rows("SELECT COUNT(*) FROM records")[0][0]
+        # Every record has exactly one first version.
+        records = self._rows("SELECT COUNT(*) FROM record_versions WHERE revision = 1")[0][0]
         versions = self._rows("SELECT COUNT(*) FROM record_versions")[0][0]
         by_status = {row[0]: row[1] for row in self._rows(
-            "SELECT status, COUNT(*) FROM records GROUP BY status")}
+            f"SELECT v.status, COUNT(*) FROM record_versions v WHERE {_IS_CURRENT} "
+            "GROUP BY v.status")}
         return int(records), int(versions), by_status
 
 
@@ -328,10 +333,10 @@ class SqlLedger:
             now = now_rfc3339()
             for index, p in pending:
                 w = p.write
-                # Upsert the record's head row first: RETURNING gives its new
-                # revision and the next ledger revision in one statement; a
-                # failed expectation rolls it back.
-                row = self._one(cur, _UPSERT_HEAD, (w.id, p.kind, w.scope, w.status))
+                row = self._one(cur, _APPEND, (
+                    w.id, w.id, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
+                    w.superseded_by, p.links_text, w.audience, p.sources_text, w.origin, now,
+                    w.request_id))
                 revision, ledger_revision = int(row[0]), int(row[1])
                 if w.expect_revision is not None and w.expect_revision != revision - 1:
                     raise RevisionConflict(
@@ -340,7 +345,7 @@ class SqlLedger:
                         pointer=f"/writes/{index}/expect_revision" if len(prepared) > 1
                         else "/expect_revision",
                     )
-                self._append(cur, p, revision, ledger_revision, now)
+                self._index_write(cur, p, revision, ledger_revision)
                 receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
                                           w.request_id, False)
             return [r for r in receipts if r is not None]
@@ -368,8 +373,7 @@ class SqlLedger:
                 action="Read again from this ledger before writing.",
             )
         for record_id, expected in sorted(basis.records.items()):
-            row = self._one(cur, "SELECT revision FROM records WHERE id = ?", (record_id,))
-            current = int(row[0]) if row else 0
+            current = int(self._one(cur, _CURRENT, (record_id,))[0])
             if current != expected:
                 raise RevisionConflict(
                     f"{record_id} moved from revision {expected} to {current} since it was read",
@@ -377,16 +381,9 @@ class SqlLedger:
                     pointer=f"/write_basis/records/{record_id.replace('~', '~0').replace('/', '~1')}",
                 )
 
-    def _append(self, cur: Any, p: PreparedWrite, revision: int, ledger_revision: int,
-                now: str) -> None:
+    def _index_write(self, cur: Any, p: PreparedWrite, revision: int, ledger_revision: int) -> None:
+        """Point the link index at the new version's links; remember its request id."""
         w = p.write
-        cur.execute(self.sql(
-            "INSERT INTO record_versions (id, revision, kind, scope, data, data_sha256, status, "
-            "superseded_by, links, audience, sources, origin, created_at, ledger_revision, "
-            "request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-            (w.id, revision, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
-             w.superseded_by, p.links_text, w.audience, p.sources_text, w.origin, now,
-             ledger_revision, w.request_id))
         if revision > 1:
             cur.execute(self.sql("DELETE FROM record_links WHERE id = ?"), (w.id,))
         for link in {(link.rel, link.target) for link in w.links}:

@@ -286,6 +286,14 @@ _AUDIENCE_PREFIX = "private:"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
     """Check a write's fields and compute its canonical text and digests.
 
@@ -301,11 +309,16 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
         value = getattr(write, name)
         # Both backends must store exactly the same strings; PostgreSQL text
         # cannot hold NUL, so no control character is accepted in either.
-        # (Printable ASCII, the common case, holds none: skip the search.)
-        if isinstance(value, str) and not (value.isascii() and value.isprintable()) \
-                and _CONTROL.search(value):
+        # Nor can UTF-8 hold a lone surrogate. (Printable ASCII, the common
+        # case, holds neither: skip the checks.)
+        if not isinstance(value, str) or (value.isascii() and value.isprintable()):
+            continue
+        if _CONTROL.search(value):
             raise AssayError(f"{name} holds a control character", code=code,
                              pointer=base + "/" + name)
+        if not _encodable(value):
+            raise AssayError(f"{name} holds a lone surrogate, which UTF-8 cannot encode",
+                             code="lone_surrogate", pointer=base + "/" + name)
     if write.scope != "global" and not (
         isinstance(write.scope, str) and write.scope.startswith("project:") and len(write.scope) > 8
     ):
