@@ -24,29 +24,32 @@ from assay.ledger import Write, open_store
 from bench.harness import row
 
 SCOPE = "project:bench"
+ROUNDS = 15  # interleaved rounds per paired measurement
 PAYLOAD = {"text": "x" * 1800, "tags": ["a", "b", "c"], "n": 42}  # about 2 KB canonical
 
 
-def _paired(n: int, raw: Any, ours: Any, *, rounds: int = 5) -> tuple[float, float, float]:
+def _paired(n: int, raw: Any, ours: Any, *, rounds: int = ROUNDS) -> tuple[float, float, float]:
     """Interleave ``rounds`` rounds of the baseline and assay over disjoint id ranges.
 
     Each function takes a ``range`` of item numbers. Returns (median assay
-    rate, median baseline rate, spread of the per-round ratios): interleaving
-    exposes both sides to the same load, so the ratio survives a noisy machine.
+    rate, median baseline rate, spread of the per-round ratios): short
+    interleaved rounds expose both sides to the same load, and alternating
+    which side runs first cancels any advantage of going first or second, so
+    the ratio survives a noisy machine.
     """
     per = max(1, n // rounds)
     ours_rates, raw_rates, ratios = [], [], []
     for k in range(rounds):
         items = range(k * per, (k + 1) * per)
-        start = time.perf_counter()
-        raw(items)
-        raw_rate = per / (time.perf_counter() - start)
-        start = time.perf_counter()
-        ours(items)
-        our_rate = per / (time.perf_counter() - start)
-        raw_rates.append(raw_rate)
-        ours_rates.append(our_rate)
-        ratios.append(our_rate / raw_rate)
+        rates = {}
+        for name, fn in ((("raw", raw), ("ours", ours)) if k % 2 == 0
+                         else (("ours", ours), ("raw", raw))):
+            start = time.perf_counter()
+            fn(items)
+            rates[name] = per / (time.perf_counter() - start)
+        raw_rates.append(rates["raw"])
+        ours_rates.append(rates["ours"])
+        ratios.append(rates["ours"] / rates["raw"])
     return statistics.median(ours_rates), statistics.median(raw_rates), max(ratios) - min(ratios)
 
 
@@ -97,11 +100,11 @@ def _sqlite_rows_in(tmp: Path, text: str, n: int, batch: int) -> list[dict[str, 
     ours, raw_rate, spread = _paired(n, raw_single, assay_single)
     rows.append(row("sqlite single put", assay=ours, baseline=raw_rate, unit="writes/s",
                     baseline_name="raw sqlite3 insert+commit", higher_is_better=True,
-                    goal=">= 0.70x", spread=spread, runs=5))
+                    goal=">= 0.70x", spread=spread, runs=ROUNDS))
     ours, raw_rate, spread = _paired(n * 5, raw_batched, assay_batched)
     rows.append(row(f"sqlite batched put ({batch}/tx)", assay=ours, baseline=raw_rate,
                     unit="writes/s", baseline_name="raw executemany", higher_is_better=True,
-                    spread=spread, runs=5))
+                    spread=spread, runs=ROUNDS))
 
     def raw_get(items: range) -> None:
         for i in items:
@@ -115,7 +118,7 @@ def _sqlite_rows_in(tmp: Path, text: str, n: int, batch: int) -> list[dict[str, 
     ours, raw_rate, spread = _paired(n, raw_get, assay_get)
     rows.append(row("sqlite get by id", assay=ours, baseline=raw_rate, unit="reads/s",
                     baseline_name="raw SELECT by primary key", higher_is_better=True,
-                    spread=spread, runs=5))
+                    spread=spread, runs=ROUNDS))
     store.close()
     raw.close()
     return rows
@@ -156,10 +159,10 @@ def _postgres_rows(url: str, n: int) -> list[dict[str, Any]]:
         rows = [
             row("postgresql single put", assay=put_ours, baseline=put_raw, unit="writes/s",
                 baseline_name="raw psycopg insert (autocommit)", higher_is_better=True,
-                goal=">= 0.70x", spread=put_spread, runs=5),
+                goal=">= 0.70x", spread=put_spread, runs=ROUNDS),
             row("postgresql get by id", assay=get_ours, baseline=get_raw, unit="reads/s",
                 baseline_name="raw SELECT by primary key", higher_is_better=True,
-                spread=get_spread, runs=5),
+                spread=get_spread, runs=ROUNDS),
         ]
     finally:
         store.close()
@@ -233,7 +236,7 @@ def _scaling_rows(sizes: list[int]) -> list[dict[str, Any]]:
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    n = 300 if quick else 2000
+    n = 300 if quick else 3000
     rows = _sqlite_rows(n, batch=100)
     url = os.environ.get("ASSAY_TEST_POSTGRES_URL") or os.environ.get("ASSAY_BENCH_POSTGRES_URL")
     if url:

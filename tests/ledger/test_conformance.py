@@ -373,3 +373,17 @@ def test_find_filters_audiences_before_the_limit(store: Any) -> None:
     with store.reader() as r:
         assert [x.id for x in r.find(limit=1, audiences=["project", "private:bob"])] == ["note:b-public"]
         assert r.find(audiences=[]) == []
+
+
+def test_write_timestamps_are_rfc3339_utc_milliseconds(store: Any) -> None:
+    """created_at is the commit's UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ."""
+    import re
+    from datetime import UTC, datetime
+
+    before = datetime.now(UTC).replace(microsecond=0)
+    store.put(w("knowledge:t"))
+    after = datetime.now(UTC)
+    with store.reader() as r:
+        stamp = r.get("knowledge:t").created_at
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp)
+    assert before <= datetime.fromisoformat(stamp) <= after

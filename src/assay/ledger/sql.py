@@ -27,9 +27,9 @@ Any exception before commit rolls the transaction back: nothing is written.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 from assay.canonical import read_integer
@@ -93,9 +93,20 @@ _APPEND = (
 )
 
 
+_second: tuple[int, str] = (-1, "")
+
+
 def now_rfc3339() -> str:
-    """The current UTC time as RFC 3339 with milliseconds (``2026-01-02T03:04:05.678Z``)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+    """The current UTC time as RFC 3339 with milliseconds (``2026-01-02T03:04:05.678Z``).
+
+    Every write stamps one; the text of the current second is formatted once.
+    """
+    global _second
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    cached = _second
+    if cached[0] != seconds:
+        cached = _second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
+    return f"{cached[1]}.{nanos // 1_000_000:03d}Z"
 
 
 def _data(text: str) -> Any:
@@ -317,21 +328,16 @@ class SqlLedger:
         with self._write_transaction() as cur:
             if self.write_lock is not None:
                 cur.execute(self.write_lock)
-            epoch = self._epoch_of(cur)
-            receipts: list[Receipt | None] = [None] * len(prepared)
-            pending: list[tuple[int, PreparedWrite]] = []
-            for index, p in enumerate(prepared):
-                replay = self._replay(cur, p)
-                if replay is not None:
-                    receipts[index] = replay
-                else:
-                    pending.append((index, p))
-            if not pending:
+            receipts = [None if p.write.request_id is None else self._replay(cur, p)
+                        for p in prepared]
+            if None not in receipts:  # every write is a replay
                 return [r for r in receipts if r is not None]
             if basis is not None:
-                self._check_basis(cur, epoch, basis)
+                self._check_basis(cur, self._epoch_of(cur), basis)
             now = now_rfc3339()
-            for index, p in pending:
+            for index, p in enumerate(prepared):
+                if receipts[index] is not None:
+                    continue
                 w = p.write
                 row = self._one(cur, _APPEND, (
                     w.id, w.id, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
@@ -345,14 +351,13 @@ class SqlLedger:
                         pointer=f"/writes/{index}/expect_revision" if len(prepared) > 1
                         else "/expect_revision",
                     )
-                self._index_write(cur, p, revision, ledger_revision)
+                if revision > 1 or w.links or w.request_id is not None:
+                    self._index_write(cur, p, revision, ledger_revision)
                 receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
                                           w.request_id, False)
             return [r for r in receipts if r is not None]
 
     def _replay(self, cur: Any, p: PreparedWrite) -> Receipt | None:
-        if p.write.request_id is None:
-            return None
         row = self._one(cur, "SELECT body_sha256, id, revision, ledger_revision, data_sha256 "
                         "FROM requests WHERE request_id = ?", (p.write.request_id,))
         if row is None:

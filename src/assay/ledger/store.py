@@ -22,9 +22,9 @@ import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
-from assay.canonical import canonical_bytes, digest_bytes
+from assay.canonical import canonical_bytes, canonical_text, digest_bytes
 from assay.errors import AssayError, pointer
 from assay.ids import split_record_id
 
@@ -245,9 +245,11 @@ class Write:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class PreparedWrite:
-    """A validated write with its canonical data text and digests computed once."""
+class PreparedWrite(NamedTuple):
+    """A validated write with its canonical data text and digests computed once.
+
+    A named tuple: it is built on every write, and is internal to the backends.
+    """
 
     write: Write
     kind: str
@@ -300,8 +302,6 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
     Errors name the field with a pointer (``/id``, ``/data``, ``/links/0/rel``;
     prefixed with ``/writes/<index>`` inside a batch). Nothing is written here.
     """
-    from assay.canonical import canonical_text
-
     base = f"/writes/{index}" if index is not None else ""
     kind, _ = split_record_id(write.id, field=base + "/id")
     for name, code in (("scope", "invalid_scope"), ("audience", "invalid_audience"),
