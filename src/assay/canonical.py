@@ -314,20 +314,15 @@ class _Encoder:
                 keys.sort(key=_utf16_key)
             sep = "{"
             for key in keys:
-                item = value[key]
-                out.append(sep + _json_string(key) + ":")
-                sep = ","
-                if type(item) is str:  # the commonest leaf, without a call
-                    self.nodes += 1
-                    if self.nodes > MAX_NODES:
-                        raise _Limit("nodes")
-                    out.append(_json_string(item))
-                    continue
+                out.append(sep)
+                out.append(_json_string(key))
+                out.append(":")
                 try:
-                    self.encode(item, depth + 1)
+                    self.encode(value[key], depth + 1)
                 except _Reject as exc:
                     exc.path.insert(0, key)
                     raise
+                sep = ","
             out.append("}")
         elif kind is list or kind is tuple:
             if depth >= MAX_DEPTH:
@@ -338,18 +333,12 @@ class _Encoder:
             sep = "["
             for index, item in enumerate(value):
                 out.append(sep)
-                sep = ","
-                if type(item) is str:  # the commonest leaf, without a call
-                    self.nodes += 1
-                    if self.nodes > MAX_NODES:
-                        raise _Limit("nodes")
-                    out.append(_json_string(item))
-                    continue
                 try:
                     self.encode(item, depth + 1)
                 except _Reject as exc:
                     exc.path.insert(0, index)
                     raise
+                sep = ","
             out.append("]")
         elif value is None:
             out.append("null")
