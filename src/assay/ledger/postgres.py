@@ -34,7 +34,7 @@ from assay.errors import (
 )
 from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.sqlite import _seed_meta, _statements, schema_too_new
-from assay.ledger.store import SCHEMA_VERSION, Receipt, Write, WriteBasis, validate_write
+from assay.ledger.store import SCHEMA_VERSION, PreparedWrite, Receipt, Write, WriteBasis
 
 __all__ = ["PostgresStore"]
 
@@ -145,13 +145,12 @@ class PostgresStore(SqlLedger):
         except psycopg.Error as exc:
             raise _unavailable(exc) from None
 
-    def put(self, write: Write, *, basis: WriteBasis | None = None) -> Receipt:
+    def _put_prepared(self, p: PreparedWrite, basis: WriteBasis | None) -> Receipt:
         """One write in one round trip through the ``assay_put`` server function.
 
         Batches (:meth:`put_many`) take the shared multi-statement path; the
         conformance suite runs every rule through both.
         """
-        p = validate_write(write)
         w = p.write
         try:
             row = self._conn.execute(

@@ -13,13 +13,16 @@ checked against the state the write will commit on top of:
 1. take the write lock;
 2. replay or refuse request ids;
 3. check the write basis (epoch, then every record precondition);
-4. per write: move the record's head row, taking the next ledger revision
-   (the highest stored one plus one) and the record's next revision in one
-   statement, check the expected revision, and append the version.
+4. per write: append the version in one statement that takes the next
+   ledger revision (the highest stored one plus one) and the record's next
+   revision (its highest plus one), then check the expected revision and
+   index the version's links and request id.
 
-The ledger revision is the highest key of ``record_versions``: versions are
-only ever appended, one per write, under the write lock, so it is gap-free
-and strictly increasing in commit order without a counter row to update.
+Versions are the only copy of a record. They are only ever appended, one per
+write, under the write lock, so the ledger revision (the highest key of
+``record_versions``) is gap-free and strictly increasing in commit order, and
+a record's current version is simply its highest revision: no counter or
+head row is updated on every write.
 
 Any exception before commit rolls the transaction back: nothing is written.
 """
@@ -307,7 +310,11 @@ class SqlLedger:
             )
 
     def put(self, write: Write, *, basis: WriteBasis | None = None) -> Receipt:
-        return self._commit([validate_write(write)], basis)[0]
+        return self._put_prepared(validate_write(write), basis)
+
+    def _put_prepared(self, p: PreparedWrite, basis: WriteBasis | None) -> Receipt:
+        """Commit one validated write (the storage half of :meth:`put`)."""
+        return self._commit([p], basis)[0]
 
     def put_many(self, writes: Sequence[Write], *, basis: WriteBasis | None = None) -> list[Receipt]:
         if not writes:
