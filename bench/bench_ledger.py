@@ -291,11 +291,52 @@ def _scaling_rows(sizes: list[int]) -> list[dict[str, Any]]:
     return rows
 
 
+def _history_rows(records: int, versions: int) -> list[dict[str, Any]]:
+    """Reads over records with long histories, against the same records with one version each.
+
+    A record's current version is its highest revision, so a scan by kind
+    checks every version it passes; a read of known ids takes each id's
+    highest revision from the index alone.
+    """
+    from bench.harness import median_time
+
+    def fill(store: Any, depth: int) -> None:
+        for v in range(depth):
+            store.put_many([Write(id=f"task:t{i}", data={"v": v, "text": f"task {i}"}, scope=SCOPE)
+                            for i in range(records)])
+
+    ids = [f"task:t{i}" for i in range(0, records, 2)]
+    out: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="assay-bench-history-") as tmp:
+        shallow, deep = open_store(Path(tmp) / "shallow.db"), open_store(Path(tmp) / "deep.db")
+        try:
+            fill(shallow, 1)
+            fill(deep, versions)
+            for name, read in (
+                (f"find by kind, all {records:,} records", lambda r: r.find(kind="task",
+                                                                            limit=records)),
+                (f"get_many, {len(ids):,} of {records:,} records", lambda r: r.get_many(ids)),
+            ):
+                timings = []
+                for store in (deep, shallow):
+                    with store.reader() as r:
+                        timings.append(median_time(lambda r=r, read=read: read(r), runs=7))
+                (ours, spread), (base, _) = timings
+                out.append(row(f"{name}, {versions} versions each", assay=ours * 1e3,
+                               baseline=base * 1e3, unit="ms", spread=spread * 1e3, runs=7,
+                               baseline_name="the same records with 1 version each"))
+        finally:
+            shallow.close()
+            deep.close()
+    return out
+
+
 def run(quick: bool = False) -> list[dict[str, Any]]:
     n = 300 if quick else 3000
     rows = _sqlite_rows(n, batch=100)
     url = os.environ.get("ASSAY_TEST_POSTGRES_URL") or os.environ.get("ASSAY_BENCH_POSTGRES_URL")
     if url:
         rows += _postgres_rows(url, n)
+    rows += _history_rows(records=1000, versions=5 if quick else 20)
     rows += _scaling_rows([10_000, 100_000] if quick else [10_000, 100_000, 1_000_000])
     return rows

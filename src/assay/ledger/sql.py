@@ -82,8 +82,21 @@ def migration_steps(dialect: str, version: int) -> list[str]:
 _HEAD = "SELECT coalesce(max(ledger_revision), 0) FROM record_versions"
 # A record's current revision: its highest (0 when it does not exist).
 _CURRENT = "SELECT coalesce(max(revision), 0) FROM record_versions WHERE id = ?"
-# Keeps only the current version of each record in a query over versions v.
+# Keeps only the current version of each record in a query over versions v
+# (checked on the (id, revision) index, so a query that stops at its limit
+# reads only as far as it needs).
 _IS_CURRENT = "v.revision = (SELECT max(x.revision) FROM record_versions x WHERE x.id = v.id)"
+
+
+def _current_versions(id_filter: str = "") -> str:
+    """A FROM clause of the current versions ``v`` of the ids ``id_filter`` keeps.
+
+    For a known set of ids, or an aggregate over all of them: the (id,
+    revision) index alone gives each id's highest revision, so only one table
+    row per record is read, not one per version.
+    """
+    return (f"(SELECT id, max(revision) AS revision FROM record_versions{id_filter} "
+            "GROUP BY id) c JOIN record_versions v ON v.id = c.id AND v.revision = c.revision")
 # One write is one statement: the next ledger revision and the record's next
 # revision are read under the write lock by the statement that appends the
 # version; a failed expectation then rolls it back.
@@ -175,8 +188,8 @@ class SqlReader:
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for row in self._rows(
-                f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
-                f"WHERE v.id IN ({marks}) AND {_IS_CURRENT}", chunk):
+                f"SELECT {_VERSION_COLUMNS} FROM {_current_versions(f' WHERE id IN ({marks})')}",
+                chunk):
                 out[row[0]] = _record(row)
         return out
 
@@ -199,6 +212,14 @@ class SqlReader:
         where: list[str] = [_IS_CURRENT]
         params: list[Any] = []
         joins = ""
+        if kind is not None:
+            if ":" in kind:  # no kind holds ':' (it ends the kind in an id)
+                return []
+            # An id is "<kind>:<name>" and ids compare bytewise on both
+            # backends: the ids of one kind are the range ["<kind>:", "<kind>;"),
+            # read from the (id, revision) index in order.
+            where.append("v.id >= ? AND v.id < ?")
+            params.extend([kind + ":", kind + ";"])
         if audiences is not None:
             if not audiences:
                 return []
@@ -209,11 +230,6 @@ class SqlReader:
                 return []
             where.append(f"v.scope IN ({','.join('?' * len(scopes))})")
             params.extend(scopes)
-        if kind is not None:
-            # An id is "<kind>:<name>" and ids compare bytewise on both
-            # backends: the ids of one kind are the range ["<kind>:", "<kind>;").
-            where.append("v.id >= ? AND v.id < ? AND v.kind = ?")
-            params.extend([kind + ":", kind + ";", kind])
         if status is not None:
             where.append("v.status = ?")
             params.append(status)
@@ -241,8 +257,7 @@ class SqlReader:
         records = self._rows("SELECT COUNT(*) FROM record_versions WHERE revision = 1")[0][0]
         versions = self._rows("SELECT COUNT(*) FROM record_versions")[0][0]
         by_status = {row[0]: row[1] for row in self._rows(
-            f"SELECT v.status, COUNT(*) FROM record_versions v WHERE {_IS_CURRENT} "
-            "GROUP BY v.status")}
+            f"SELECT v.status, COUNT(*) FROM {_current_versions()} GROUP BY v.status")}
         return int(records), int(versions), by_status
 
 
