@@ -225,6 +225,16 @@ def test_find_by_kind_never_matches_a_longer_kind(store: Any) -> None:
         assert r.find(kind="ta") == []
 
 
+def test_find_orders_ids_bytewise(store: Any) -> None:
+    """find returns ids in bytewise (code point) order on both backends, whatever the collation."""
+    ids = ["note:b", "note:B", "note:a", "note:_", "note:\u00e9", "note:Z9", "note:z"]
+    for record_id in ids:
+        store.put(w(record_id))
+    with store.reader() as r:
+        assert [x.id for x in r.find(kind="note")] == sorted(ids)
+        assert [x.id for x in r.find()] == sorted(ids)
+
+
 def test_links_follow_the_current_version(store: Any) -> None:
     """Link queries see the links of the current version only."""
     store.put(w("evidence:e", links=(Link("supports", "knowledge:a"),)))
