@@ -97,6 +97,8 @@ def _current_versions(id_filter: str = "") -> str:
     """
     return (f"(SELECT id, max(revision) AS revision FROM record_versions{id_filter} "
             "GROUP BY id) c JOIN record_versions v ON v.id = c.id AND v.revision = c.revision")
+
+
 # One write is one statement: the next ledger revision and the record's next
 # revision are read under the write lock by the statement that appends the
 # version; a failed expectation then rolls it back.
@@ -373,8 +375,7 @@ class SqlLedger:
                         pointer=f"/writes/{index}/expect_revision" if len(prepared) > 1
                         else "/expect_revision",
                     )
-                if revision > 1 or w.links or w.request_id is not None:
-                    self._index_write(cur, p, revision, ledger_revision)
+                self._index_write(cur, p, revision, ledger_revision)
                 receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
                                           w.request_id, False)
             return [r for r in receipts if r is not None]
