@@ -6,6 +6,8 @@ Handlers import :mod:`assay.intent` lazily so the registry stays cheap to load.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from assay.errors import AssayError, UsageError
@@ -30,10 +32,22 @@ def _binding(inv: Invocation) -> Any:
                           principal=inv.principal)
 
 
-def _pin(reader: Any, at_revision: int | None) -> None:
+@contextmanager
+def _pinned(inv: Invocation, args: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
+    """A reader (refused unless the ledger is at ``--at-revision``, when given) and the binding."""
     from assay.ops.ledger import check_at_revision
 
-    check_at_revision(reader, at_revision)
+    binding = _binding(inv)
+    with inv.store().reader() as reader:
+        check_at_revision(reader, args.get("at_revision"))
+        yield reader, binding
+
+
+def _view(inv: Invocation, args: dict[str, Any], view: Callable[[Any, Any], Any]) -> Result:
+    """A read-only view of one snapshot, reported at the revision it was read at."""
+    with _pinned(inv, args) as (reader, binding):
+        data = view(reader, binding)
+    return Result(data, ledger_revision=data["ledger_revision"])
 
 
 def _report_schema() -> dict[str, Any]:
@@ -95,9 +109,7 @@ def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.check import work_check as check
     from assay.intent.checkpoint import inputs_envelope
 
-    binding = _binding(inv)
-    with inv.store().reader() as reader:
-        _pin(reader, args.get("at_revision"))
+    with _pinned(inv, args) as (reader, binding):
         report = check(reader, binding, args["id"])
         # The dependency envelope of the current record versions the report
         # and its continuity projection were built from (see assay.provenance).
@@ -119,11 +131,8 @@ def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
 def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.views import work_status as status
 
-    binding = _binding(inv)
-    with inv.store().reader() as reader:
-        _pin(reader, args.get("at_revision"))
-        data = status(reader, binding, limit=args.get("limit", 20))
-    return Result(data, ledger_revision=data["ledger_revision"])
+    return _view(inv, args, lambda reader, binding: status(reader, binding,
+                                                           limit=args.get("limit", 20)))
 
 
 @operation(
@@ -140,11 +149,8 @@ def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
 def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.views import work_history as history
 
-    binding = _binding(inv)
-    with inv.store().reader() as reader:
-        _pin(reader, args.get("at_revision"))
-        data = history(reader, binding, args["id"], limit=args.get("limit", 20))
-    return Result(data, ledger_revision=data["ledger_revision"])
+    return _view(inv, args, lambda reader, binding: history(
+        reader, binding, args["id"], limit=args.get("limit", 20)))
 
 
 @operation(
@@ -161,11 +167,7 @@ def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
 def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.views import work_attention as attention
 
-    binding = _binding(inv)
-    with inv.store().reader() as reader:
-        _pin(reader, args.get("at_revision"))
-        data = attention(reader, binding)
-    return Result(data, ledger_revision=data["ledger_revision"])
+    return _view(inv, args, attention)
 
 
 @operation(
@@ -274,12 +276,8 @@ def work_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
 def work_resume(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.checkpoint import journal_path, resume
 
-    binding = _binding(inv)
-    with inv.store().reader() as reader:
-        _pin(reader, args.get("at_revision"))
-        data = resume(reader, binding, args["id"],
-                      journal=journal_path(inv.project().root, args["id"]))
-    return Result(data, ledger_revision=data["ledger_revision"])
+    return _view(inv, args, lambda reader, binding: resume(
+        reader, binding, args["id"], journal=journal_path(inv.project().root, args["id"])))
 
 
 @operation(
@@ -378,9 +376,7 @@ def decision_show(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.decisions import replay, validate_key
 
     key = validate_key(args["key"])
-    binding = _binding(inv)
-    with inv.store().reader() as reader:
-        _pin(reader, args.get("at_revision"))
+    with _pinned(inv, args) as (reader, binding):
         outcome = replay(key, _stream(reader, binding, key))
         revision = reader.ledger_revision
     nxt: tuple[str, ...] = ()
