@@ -15,7 +15,9 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,29 @@ class Case:
     build: Callable[[Path], Any]
     expect: tuple[str, str, str] | None = None
     publication: str | None = "complete"
+
+
+@contextmanager
+def validated_packet(make: Callable[[Path], Any], prefix: str) -> Iterator[tuple[Path, Any]]:
+    """A packet that ``make`` writes into a fresh temporary directory, with its validated run.
+
+    The directory is removed afterwards. Returns ``(root, run)``.
+    """
+    from assay.packet.validate import validate
+
+    root = Path(tempfile.mkdtemp(prefix=prefix)) / "p"
+    try:
+        make(root)
+        outcome = validate(root)
+        assert outcome.run is not None
+        yield root, outcome.run
+    finally:
+        shutil.rmtree(root.parent)
+
+
+def boundary_files(run: Any) -> list[str]:
+    """The JSON files of a validated packet that the validator reads."""
+    return ["manifest.json", "claims.json", *(a.path for a in run.artifacts)]
 
 
 def unfinished(root: Path, profile: str = "quick", **kw: Any) -> PacketBuilder:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from packet_fixtures import CASES
+from packet_fixtures import CASES, boundary_files, validated_packet
 from recon_fixtures import RECON_CASES, RECON_INVALID, RECON_VALID, TWINS
+from test_packet_property import flip_one_byte
 from test_packet_robustness import replace_one_value
 
 from assay.packet.recon import line_range
@@ -127,14 +126,9 @@ def test_packet_recon_line_range_outside_capture_is_past_its_end() -> None:
 @pytest.fixture(scope="module")
 def recon_standard() -> Iterator[tuple[Path, str, list[str]]]:
     """A valid standard recon packet, its identity, and every file the boundary reads."""
-    root = Path(tempfile.mkdtemp(prefix="recon-property-")) / "p"
-    recon_packet(root, "standard")
-    outcome = validate(root)
-    assert outcome.run is not None
-    files = ["manifest.json", "claims.json", *(a.path for a in outcome.run.artifacts),
-             "raw/sources/src-0.txt"]
-    yield root, outcome.run.identity, files
-    shutil.rmtree(root.parent)
+    with validated_packet(lambda root: recon_packet(root, "standard"),
+                          "recon-property-") as (root, run):
+        yield root, run.identity, [*boundary_files(run), "raw/sources/src-0.txt"]
 
 
 @settings(max_examples=150, deadline=None,
@@ -144,19 +138,8 @@ def test_packet_recon_single_byte_change_is_never_silent(
         recon_standard: tuple[Path, str, list[str]], data: st.DataObject) -> None:
     """Changing any one byte of any file of a recon packet invalidates it or changes its identity."""
     root, identity, files = recon_standard
-    path = root / data.draw(st.sampled_from(files), label="file")
-    original = path.read_bytes()
-    offset = data.draw(st.integers(0, len(original) - 1), label="offset")
-    new = data.draw(st.integers(0, 255).filter(lambda b: b != original[offset]), label="byte")
-    changed = bytearray(original)
-    changed[offset] = new
-    path.write_bytes(bytes(changed))
-    try:
-        outcome = validate(root)
-    finally:
-        path.write_bytes(original)
+    outcome = flip_one_byte(root, files, data)
     assert outcome.run is None or outcome.run.identity != identity
-
 
 
 # Values that steer the recon reader into its branches (kinds, modes, verdicts,
@@ -181,12 +164,9 @@ RECON_JSON = st.recursive(
 @pytest.fixture(scope="module")
 def recon_thorough() -> Iterator[tuple[Path, list[str]]]:
     """A valid thorough recon packet and the JSON files the boundary reads."""
-    root = Path(tempfile.mkdtemp(prefix="recon-robust-")) / "p"
-    recon_packet(root, "thorough", claims=2)
-    outcome = validate(root)
-    assert outcome.run is not None
-    yield root, ["manifest.json", "claims.json", *(a.path for a in outcome.run.artifacts)]
-    shutil.rmtree(root.parent)
+    with validated_packet(lambda root: recon_packet(root, "thorough", claims=2),
+                          "recon-robust-") as (root, run):
+        yield root, boundary_files(run)
 
 
 @settings(max_examples=300, deadline=None,

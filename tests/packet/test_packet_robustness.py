@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from packet_fixtures import boundary_files, validated_packet
 
 from assay.canonical import canonical_text, parse
 from assay.packet.build import example_packet
@@ -31,12 +30,9 @@ JSON = st.recursive(
 @pytest.fixture(scope="module")
 def packet() -> Iterator[tuple[Path, list[str]]]:
     """A valid thorough packet and the JSON files the boundary reads."""
-    root = Path(tempfile.mkdtemp(prefix="packet-robust-")) / "p"
-    example_packet(root, "thorough", claims=2)
-    outcome = validate(root)
-    assert outcome.run is not None
-    yield root, ["manifest.json", "claims.json", *(a.path for a in outcome.run.artifacts)]
-    shutil.rmtree(root.parent)
+    with validated_packet(lambda root: example_packet(root, "thorough", claims=2),
+                          "packet-robust-") as (root, run):
+        yield root, boundary_files(run)
 
 
 def replace_one_value(root: Path, files: list[str], data: st.DataObject,
