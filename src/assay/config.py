@@ -3,7 +3,7 @@
 A project is the nearest directory at or above ``--cwd`` holding an
 ``assay.toml``. This module owns that file's closed schema: an unknown key is
 an ``invalid_config`` error whose pointer names it. It imports only
-:mod:`assay.errors`.
+:mod:`assay.errors` and :mod:`assay.ids` (the principal grammar).
 
 Sections::
 
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError, ConflictError, UnavailableError, UsageError, pointer
+from assay.ids import validate_principal
 
 __all__ = [
     "CONFIG_NAME",
@@ -47,7 +48,6 @@ __all__ = [
 CONFIG_NAME = "assay.toml"
 STATE_DIR = ".assay"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_PRINCIPAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,8 +247,10 @@ def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
         if scope != f"project:{name}" and scope not in scopes:
             scopes.append(scope)
     principal = project.get("principal", "agent")
-    if not isinstance(principal, str) or not _PRINCIPAL.fullmatch(principal):
-        raise _config_error(path, "/project/principal", "principal must be a simple name")
+    try:
+        validate_principal(principal)
+    except AssayError as exc:
+        raise _config_error(path, "/project/principal", exc.message) from None
     url = ledger.get("url")
     if url is not None and (not isinstance(url, str) or not url.strip()):
         raise _config_error(path, "/ledger/url", "url must be a non-empty string")

@@ -11,12 +11,35 @@ from typing import Any
 from assay.canonical import digest
 from assay.errors import AssayError
 
-__all__ = ["MAX_ID_BYTES", "content_id", "record_kind", "split_record_id", "validate_record_id"]
+__all__ = [
+    "MAX_ID_BYTES",
+    "MAX_PRINCIPAL_CHARS",
+    "content_id",
+    "invisible_character",
+    "record_kind",
+    "split_record_id",
+    "validate_principal",
+    "validate_record_id",
+]
 
 MAX_ID_BYTES = 512
+MAX_PRINCIPAL_CHARS = 128
 _KIND = re.compile(r"[a-z][a-z0-9-]*")
 _PREFIX = re.compile(r"[a-z][a-z0-9]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Characters that change how text looks without being seen: bidirectional
+# controls (U+202E makes "txt.exe" read "exe.txt") and zero-width ones (two
+# ids that print the same but differ). Names a person reads must not hold them.
+_INVISIBLE = re.compile(
+    "[\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\u3164\ufeff\uffa0]"
+)
+
+
+def invisible_character(text: str) -> str | None:
+    """The first bidirectional-control or zero-width character in ``text`` (as U+XXXX), or None."""
+    match = _INVISIBLE.search(text)
+    return None if match is None else f"U+{ord(match.group(0)):04X}"
 
 
 def split_record_id(record_id: Any, *, field: str = "") -> tuple[str, str]:
@@ -38,6 +61,9 @@ def split_record_id(record_id: Any, *, field: str = "") -> tuple[str, str]:
         problem = "the name after ':' is empty"
     elif _CONTROL.search(record_id):
         problem = "it holds a control character"
+    elif not record_id.isascii() and invisible_character(record_id):
+        problem = (f"it holds the invisible character {invisible_character(record_id)} "
+                   "(bidirectional control or zero-width)")
     elif len(record_id.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
         problem = f"it is longer than {MAX_ID_BYTES} bytes"
     else:
@@ -59,6 +85,38 @@ def validate_record_id(record_id: Any, *, field: str = "") -> str:
     """Return ``record_id`` unchanged if valid, else raise ``invalid_id``."""
     split_record_id(record_id, field=field)
     return str(record_id)
+
+
+def validate_principal(value: Any, *, field: str = "/principal") -> str:
+    """Return ``value`` if it is a valid principal name, else raise ``invalid_principal``.
+
+    One grammar for every entry point (``--as``, ``ASSAY_PRINCIPAL``,
+    assay.toml, MCP, ``private:<principal>`` audiences): 1 to 128 printable
+    characters, no whitespace, no bidirectional-control or zero-width
+    characters, and not starting with ``-``. A principal is rendered into
+    terminals, reports and goal files, so nothing in it may move or hide text.
+    """
+    problem = None
+    if not isinstance(value, str) or not value:
+        problem = "it is empty"
+    elif len(value) > MAX_PRINCIPAL_CHARS:
+        problem = f"it is longer than {MAX_PRINCIPAL_CHARS} characters"
+    elif not value.isprintable() or any(ch.isspace() for ch in value):
+        problem = "it holds a control or whitespace character"
+    elif not value.isascii() and invisible_character(value):
+        problem = f"it holds the invisible character {invisible_character(value)}"
+    elif value.startswith("-"):
+        problem = "it starts with '-'"
+    # (isprintable() is False for a lone surrogate, so UTF-8 can encode any accepted name.)
+    if problem:
+        shown = value[:80] if isinstance(value, str) else value
+        raise AssayError(
+            f"invalid principal {shown!r}: {problem}",
+            code="invalid_principal",
+            pointer=field or None,
+            action="Use a short printable name without spaces, e.g. alice or ci-bot.",
+        )
+    return str(value)
 
 
 def record_kind(record_id: str) -> str:

@@ -167,11 +167,11 @@ def test_todo_list_exact_read_of_private_todo_is_not_found(ctx) -> None:
     try:
         with store.reader() as reader:
             rec = reader.get("todo:parse")
-        store.put(Write(id=rec.id, data=rec.data, scope=rec.scope, audience="private:someone",
-                        expect_revision=1))
+        store.put(Write(id="todo:hidden", data=rec.data, scope=rec.scope,
+                        audience="private:someone", expect_revision=0))
     finally:
         store.close()
-    out = ctx.data("todo.list", goal_id="parser", todo_id="parse")
+    out = ctx.data("todo.list", goal_id="parser", todo_id="hidden")
     assert out["not_found"] is True
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assay.canonical import MAX_DEPTH, MAX_NODES
-from assay.ledger.store import MAX_DATA_BYTES
+from assay.ledger.store import MAX_DATA_BYTES, MAX_DATA_DEPTH
 from assay_testing import Project
 
 
@@ -72,11 +72,26 @@ def test_hostile_limits_deep_nesting_is_refused_before_parsing(project: Project,
     assert result.error["details"]["limit"] == "depth"
 
 
-def test_hostile_limits_nesting_at_the_bound_is_accepted(project: Project) -> None:
-    """Data nested exactly as deep as the record allows is stored."""
-    depth = MAX_DEPTH - 1  # the record's data sits one level below the document root
-    body = "[" * depth + "]" * depth
+def test_hostile_limits_nesting_at_the_bound_is_accepted_and_reads_back(project: Project) -> None:
+    """Data nested exactly as deep as a record allows is stored, and get and history return it."""
+    body = "[" * MAX_DATA_DEPTH + "]" * MAX_DATA_DEPTH
     assert project.ok("put", "--data-file", "-", "--", "knowledge:x", input=body)["ok"] is True
+    assert project.ok("put", "--data-file", "-", "--", "knowledge:x", input=body)["ok"] is True
+    assert project.ok("get", "--", "knowledge:x")["data"]["record"]["revision"] == 2
+    assert len(project.ok("get", "--history", "--", "knowledge:x")["data"]["versions"]) == 2
+    assert project.ok("find", "--kind", "knowledge")["data"]["count"] == 1
+
+
+@pytest.mark.parametrize("depth", [MAX_DATA_DEPTH + 1, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH])
+def test_hostile_limits_data_a_read_could_not_return_is_refused(project: Project,
+                                                                depth: int) -> None:
+    """Data nested past what a read's envelope can carry (101 to 128 levels) is refused, nothing written."""
+    body = "[" * depth + "]" * depth
+    result = project.run("put", "--data-file", "-", "--", "knowledge:x", input=body)
+    assert result.code == 1
+    assert (result.error["code"], result.error["pointer"], result.error["details"]["limit"]) == (
+        "resource_limit", "/data", "depth")
+    assert project.ok("ledger", "info")["data"]["ledger_revision"] == 0
 
 
 def test_hostile_limits_too_many_values_is_refused(project: Project) -> None:

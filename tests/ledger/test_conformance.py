@@ -244,14 +244,18 @@ def test_links_follow_the_current_version(store: Any) -> None:
         assert [x.id for x in r.find(link=("supports", "knowledge:b"))] == ["evidence:e"]
 
 
-def test_record_fields_round_trip(store: Any) -> None:
+def test_record_fields_round_trip(store: Any, ledger_url: str) -> None:
     """Status, successor, audience, sources, origin and links are stored as written."""
     store.put(w("knowledge:new"))
     store.put(w("note:n", status="superseded", superseded_by="knowledge:new",
                 audience="private:alice", sources=(SourceRef("knowledge:new", 1, "ab" * 32),),
                 links=(Link("derived-from", "knowledge:new"),), origin="derived"))
-    with store.reader() as r:
-        rec = r.get("note:n")
+    alice = open_store(ledger_url, principal="alice")
+    try:
+        with alice.reader() as r:
+            rec = r.get("note:n")
+    finally:
+        alice.close()
     assert (rec.status, rec.superseded_by, rec.audience, rec.origin) == (
         "superseded", "knowledge:new", "private:alice", "derived")
     assert rec.sources == (SourceRef("knowledge:new", 1, "ab" * 32),)

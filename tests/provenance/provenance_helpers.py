@@ -18,8 +18,20 @@ def access(principal: str = "alice", *, admitted: Sequence[str] = ()) -> Access:
     return Access.for_project(SCOPE, tuple(admitted), principal)
 
 
-def current(store: Store, record_id: str) -> Record:
-    with store.reader() as reader:
+@contextmanager
+def as_principal(store: Store, principal: str | None) -> Iterator[Store]:
+    """Another handle on the same ledger, reading and writing as ``principal``."""
+    handle = store.as_principal(principal)
+    try:
+        yield handle
+    finally:
+        handle.close()
+
+
+def current(store: Store, record_id: str, *, audience: str = "project") -> Record:
+    """The current version in ``audience``'s partition (read as that principal)."""
+    principal = audience.removeprefix("private:") if audience != "project" else None
+    with as_principal(store, principal) as handle, handle.reader() as reader:
         record = reader.get(record_id)
     assert record is not None, record_id
     return record
@@ -33,7 +45,7 @@ def put(store: Store, record_id: str, data: Any, *, audience: str = "project", s
                  for s in sources)
     store.put(Write(id=record_id, data=data, scope=scope, audience=audience, sources=refs,
                     status=status, superseded_by=superseded_by))
-    return current(store, record_id)
+    return current(store, record_id, audience=audience)
 
 
 def retire(store: Store, record_id: str) -> Record:

@@ -90,11 +90,12 @@ def test_goal_write_refuses_to_export_a_private_todo(tmp_path: Any) -> None:
     """The goal file is project-wide: alice's private todo is refused, bob's write leaves it out."""
     proj = _project(tmp_path)
     (proj.root / "goal.md").write_text(GOAL_WITH_REGION, encoding="utf-8")
-    added = proj.ok("todo", "add", "--goal-id", "parser", "--text", "secret refactor")["data"]
+    added = proj.ok("todo", "add", "--goal-id", "parser", "--text", "public task")["data"]
     todo_id = added["todo"]["id"] if "todo" in added else added["id"]
     data = proj.ok("get", "--", todo_id)["data"]["record"]["data"]
-    proj.ok("put", "--audience", "private:alice", "--expect-revision", "1", "--data-file", "-",
-            "--", todo_id, input=json.dumps(data))
+    data["text"] = "secret refactor"
+    proj.ok("put", "--as", "alice", "--audience", "private:alice", "--expect-revision", "0",
+            "--data-file", "-", "--", "todo:secret", input=json.dumps(data))
     revision = proj.ok("goal", "read", "--goal-id", "parser")["data"]["revision"]
     refused = proj.run("goal", "write", "--as", "alice", "--goal-id", "parser",
                        "--expect-revision", revision)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from provenance_helpers import SCOPE, access, put, retire, typed
+from provenance_helpers import SCOPE, access, as_principal, put, retire, typed
 
 from assay.errors import AssayError
 from assay.ledger.store import SourceRef
@@ -17,12 +17,13 @@ def remember(store: Any, text: str, who: str = "alice", *, sources: tuple[str, .
              **kw: Any) -> str:
     refs = [SourceRef(s.rpartition("@")[0], int(s.rpartition("@")[2])) for s in sources]
     kw.setdefault("scope", SCOPE)
-    out = saved.add(store, access(who), kind="memory", text=text, sources=refs, **kw)
+    with as_principal(store, who) as handle:
+        out = saved.add(handle, access(who), kind="memory", text=text, sources=refs, **kw)
     return str(out["receipt"]["id"])
 
 
 def search(store: Any, query: str, who: str = "alice", **kw: Any) -> dict[str, Any]:
-    with store.reader() as reader:
+    with as_principal(store, who) as handle, handle.reader() as reader:
         return saved.search(reader, access(who), query=query, **kw)
 
 
@@ -88,12 +89,13 @@ def test_memory_search_omits_entry_with_modified_content_digest(store: Any) -> N
 def test_memory_transformation_cannot_widen_a_private_memory(store: Any) -> None:
     """A note derived from alice's private memory stays private to alice, even if asked wider."""
     private = remember(store, "alice's private hunch")
-    note = saved.add(store, access("alice"), kind="note", text="summary of my hunch", scope=SCOPE,
-                     sources=[SourceRef(private, 1)])
-    assert note["audience"] == "private:alice"
-    with pytest.raises(AssayError) as caught:
-        saved.add(store, access("alice"), kind="note", text="public summary", scope=SCOPE,
-                  sources=[SourceRef(private, 1)], audience="project")
+    with as_principal(store, "alice") as alice:
+        note = saved.add(alice, access("alice"), kind="note", text="summary of my hunch",
+                         scope=SCOPE, sources=[SourceRef(private, 1)])
+        assert note["audience"] == "private:alice"
+        with pytest.raises(AssayError) as caught:
+            saved.add(alice, access("alice"), kind="note", text="public summary", scope=SCOPE,
+                      sources=[SourceRef(private, 1)], audience="project")
     assert (caught.value.code, caught.value.pointer) == ("audience_too_wide", "/audience")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from provenance_helpers import SCOPE, access, current, put, retire
+from provenance_helpers import SCOPE, access, as_principal, current, put, retire
 
 from assay.errors import AssayError
 from assay.ledger.store import SourceRef
@@ -14,8 +14,9 @@ from assay.provenance import pending
 
 def ask(store: Any, *sources: str, who: str = "alice", kind: str = "question") -> str:
     refs = [SourceRef(s.rpartition("@")[0], int(s.rpartition("@")[2])) for s in sources]
-    out = pending.ask(store, access(who), text="ship the rate limit at 5/min?", scope=SCOPE,
-                      kind=kind, sources=refs)
+    with as_principal(store, who) as handle:
+        out = pending.ask(handle, access(who), text="ship the rate limit at 5/min?", scope=SCOPE,
+                          kind=kind, sources=refs)
     return str(out["receipt"]["id"])
 
 
@@ -104,8 +105,8 @@ def test_pending_private_question_of_another_is_not_found(store: Any) -> None:
     """A question derived from alice's private record is private to her: bob cannot answer it."""
     put(store, "knowledge:mine", {"v": 1}, audience="private:alice")
     pid = ask(store, "knowledge:mine@1")
-    with pytest.raises(AssayError) as caught:
-        pending.answer(store, access("bob"), pending_id=pid, assent=True)
+    with as_principal(store, "bob") as bob, pytest.raises(AssayError) as caught:
+        pending.answer(bob, access("bob"), pending_id=pid, assent=True)
     assert (caught.value.code, caught.value.pointer) == ("record_not_found", "/id")
 
 

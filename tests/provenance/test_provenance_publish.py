@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from provenance_helpers import SCOPE, UnreachableAfter, access, put, retire, typed
+from provenance_helpers import SCOPE, UnreachableAfter, access, as_principal, put, retire, typed
 
 from assay.errors import RevisionConflict
 from assay.ledger.store import Write
@@ -129,21 +129,24 @@ def test_publish_check_withholds_an_envelope_from_the_future(store: Any) -> None
 def test_publish_check_private_source_of_another_reads_as_missing(store: Any) -> None:
     """Denied by audience and absent are the same answer: source_missing."""
     put(store, "knowledge:bobs", {"b": 1}, audience="private:bob")
-    env = envelope_of(store, "knowledge:bobs")
-    as_alice = publish.check(store, access("alice"), env)
-    assert (as_alice.published, as_alice.reason) == (False, "source_missing")
-    absent = Envelope("known", env.epoch, env.revision, (),
-                      (Leaf("knowledge:nothing", 1, "a" * 64, "project"),))
-    assert publish.check(store, access("alice"), absent).reason == "source_missing"
-    assert publish.check(store, access("bob"), env).published
+    with as_principal(store, "bob") as bob, as_principal(store, "alice") as alice:
+        env = envelope_of(bob, "knowledge:bobs")
+        as_alice = publish.check(alice, access("alice"), env)
+        assert (as_alice.published, as_alice.reason) == (False, "source_missing")
+        absent = Envelope("known", env.epoch, env.revision, (),
+                          (Leaf("knowledge:nothing", 1, "a" * 64, "project"),))
+        assert publish.check(alice, access("alice"), absent).reason == "source_missing"
+        assert publish.check(bob, access("bob"), env).published
 
 
 def test_publish_check_envelope_audience_excluding_the_caller_is_denied(store: Any) -> None:
     """A leaf whose recorded audience excludes the caller is access_denied, even if now public."""
     put(store, "knowledge:k", {"v": 1}, audience="private:bob")
-    env = envelope_of(store, "knowledge:k")
+    with as_principal(store, "bob") as bob:
+        env = envelope_of(bob, "knowledge:k")
     put(store, "knowledge:k", {"v": 1}, audience="project")
-    assert publish.check(store, access("alice"), env).reason == "access_denied"
+    with as_principal(store, "alice") as alice:
+        assert publish.check(alice, access("alice"), env).reason == "access_denied"
 
 
 def test_publish_require_basis_refuses_a_write_after_a_source_moves(store: Any) -> None:

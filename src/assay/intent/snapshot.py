@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.ledger.store import Record
+from assay.ledger.store import Record, view_audiences
 
 __all__ = ["AsOfReader", "ProjectBinding", "RecordSnapshot", "is_readable"]
 
@@ -149,10 +149,19 @@ class AsOfReader:
         self._reader = reader
         self.ledger_revision = ledger_revision
         self.epoch = reader.epoch
+        self.principal = reader.principal
 
-    def history(self, record_id: str) -> list[Record]:
-        return [r for r in self._reader.history(record_id)
-                if r.ledger_revision <= self.ledger_revision]
+    def history(self, record_id: str, *, audience: str | None = None) -> list[Record]:
+        # The reader's own partition overlays the project's only from the
+        # moment it held a version: as of an earlier revision, the project
+        # record is the one that was seen.
+        partitions = (audience,) if audience is not None else view_audiences(self.principal)[::-1]
+        for partition in partitions:
+            versions = [r for r in self._reader.history(record_id, audience=partition)
+                        if r.ledger_revision <= self.ledger_revision]
+            if versions:
+                return versions
+        return []
 
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
         versions = self.history(record_id)

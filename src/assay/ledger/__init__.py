@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from assay.ids import validate_principal
 from assay.ledger.store import (
     LedgerInfo,
     Link,
@@ -36,8 +37,13 @@ __all__ = [
 ]
 
 
-def open_store(url: str | os.PathLike[str], *, base: str | os.PathLike[str] | None = None) -> Store:
-    """Open (creating if needed) the ledger at ``url``.
+def open_store(url: str | os.PathLike[str], *, base: str | os.PathLike[str] | None = None,
+               principal: str | None = None) -> Store:
+    """Open (creating if needed) the ledger at ``url``, for ``principal``.
+
+    The handle reads and writes as ``principal`` (see
+    :mod:`assay.ledger.store` on private partitions); without one it reads
+    only project records.
 
     ``postgresql://...`` (or ``postgres://``) opens the PostgreSQL backend; an
     optional ``assay_schema=NAME`` query parameter selects the schema (default
@@ -45,10 +51,12 @@ def open_store(url: str | os.PathLike[str], *, base: str | os.PathLike[str] | No
     SQLite; relative paths are taken from ``base`` (the project root).
     """
     text = os.fspath(url)
+    if principal is not None:
+        validate_principal(principal)
     if text.startswith(("postgresql://", "postgres://")):
         from assay.ledger.postgres import PostgresStore
 
-        return PostgresStore(text)
+        return PostgresStore(text, principal=principal)
     if text.startswith("sqlite:"):
         text = text[len("sqlite:"):]
         if text.startswith("///"):
@@ -58,4 +66,4 @@ def open_store(url: str | os.PathLike[str], *, base: str | os.PathLike[str] | No
         path = Path(base) / path
     from assay.ledger.sqlite import SqliteStore
 
-    return SqliteStore(path)
+    return SqliteStore(path, principal=principal)

@@ -73,7 +73,9 @@ class PostgresStore(SqlLedger):
     backend = "postgresql"
     write_lock = "SELECT assay_write_lock()"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, principal: str | None = None) -> None:
+        self.principal = principal
+        self._url = url
         conninfo, self.schema = _split_url(url)
         self.location = f"{_redact(conninfo)} (schema {self.schema})"
         try:
@@ -154,37 +156,56 @@ class PostgresStore(SqlLedger):
         w = p.write
         try:
             row = self._conn.execute(
-                "SELECT * FROM assay_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s, %s, %s)",
+                "SELECT * FROM assay_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s::bigint, %s, %s, %s, %s::bigint, %s)",
                 (w.id, p.kind, w.scope, p.data_text, p.data_sha256, w.status, w.superseded_by,
                  p.links_text, w.audience, p.sources_text, w.origin, w.request_id, p.body_sha256,
                  w.expect_revision, now_rfc3339(),
                  basis.epoch if basis else None,
-                 json.dumps(dict(basis.records)) if basis else None),
+                 json.dumps(dict(basis.records)) if basis else None,
+                 basis.ledger_revision if basis else 0, self.principal or ""),
             ).fetchone()
         except psycopg.Error as exc:
             raise _conflict(exc, w) from None
         assert row is not None  # the function always returns one row or raises
         return Receipt(w.id, int(row[0]), int(row[1]), row[3], w.request_id, bool(row[2]))
 
+    def as_principal(self, principal: str | None) -> PostgresStore:
+        """Another handle on this ledger, reading and writing as ``principal``."""
+        return PostgresStore(self._url, principal=principal)
+
     def close(self) -> None:
         self._conn.close()
 
 
 def _unavailable(exc: psycopg.Error) -> AssayError:
-    """A server or connection failure as an error with a stable code (never a traceback)."""
+    """A server or connection failure as an error with a stable code (never a traceback).
+
+    Only a failure of the connection or the server itself is retryable: a
+    statement the server refuses for what it holds would be refused again.
+    """
+    detail = str(exc).strip()
     if isinstance(exc, psycopg.DataError):
-        # A value the server cannot hold (e.g. NUL in a read filter): the
-        # input is at fault, not the server.
-        return AssayError(f"the ledger refused a value: {str(exc).strip()}", code="invalid_input",
-                          action="Remove control characters from the ids, filters and fields.")
+        # A value the server cannot hold (e.g. NUL in a read filter, a number
+        # out of range): the input is at fault, not the server.
+        return AssayError(f"the ledger refused a value: {detail}", code="invalid_input",
+                          action="Remove control characters from the ids, filters and fields, "
+                                 "and keep numbers within range.")
     if isinstance(exc, psycopg.errors.DiskFull):
-        return UnavailableError(f"the ledger's disk is full: {str(exc).strip()}",
+        return UnavailableError(f"the ledger's disk is full: {detail}",
                                 code="ledger_disk_full", action="Free disk space, then retry the write.")
-    return UnavailableError(f"the ledger connection failed: {str(exc).strip()}",
-                            code="ledger_unavailable",
-                            action="Check the PostgreSQL server, then retry the call (a retry with "
-                                   "the same --request-id never writes twice).")
+    if isinstance(exc, (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected,
+                        psycopg.errors.LockNotAvailable)):
+        return UnavailableError(f"the ledger is busy: {detail}", code="ledger_busy")
+    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        return UnavailableError(f"the ledger connection failed: {detail}",
+                                code="ledger_unavailable",
+                                action="Check the PostgreSQL server, then retry the call (a retry "
+                                       "with the same --request-id never writes twice).")
+    return UnavailableError(f"the ledger refused the statement: {detail}", code="ledger_error",
+                            retryable=False,
+                            action="Check the ledger's schema and the server log; retrying the "
+                                   "same call will fail the same way.")
 
 
 def _conflict(exc: psycopg.Error, write: Write) -> AssayError:

@@ -1,4 +1,4 @@
--- assay ledger schema, version 2 (PostgreSQL).
+-- assay ledger schema, version 3 (PostgreSQL).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -6,11 +6,13 @@ CREATE TABLE IF NOT EXISTS ledger_meta (
 
 -- Every version of every record; append-only, and the only copy of a record.
 -- Keyed by ledger revision, so each write appends to the end of the table
--- and the ledger's revision is the highest key. A record's current version is
--- its highest revision in the unique (id, revision) index, and the ids of one
--- kind are a range of that index (an id starts with "<kind>:"). A write
--- therefore touches the table and one index, and updates no counter or head
--- row.
+-- and the ledger's revision is the highest key. A record is identified by its
+-- id and its audience ('project', or 'private:<principal>': each principal's
+-- private records are a partition of their own). Its current version is its
+-- highest revision in the unique (id, audience, revision) index, and the ids
+-- of one kind are a range of that index (an id starts with "<kind>:"). A
+-- write therefore touches the table and one index, and updates no counter or
+-- head row.
 -- Ids compare bytewise (COLLATE "C"), as on SQLite, whatever the database's
 -- collation: the kind range and the order of find results are the same on
 -- both backends.
@@ -31,22 +33,28 @@ CREATE TABLE IF NOT EXISTS record_versions (
     created_at      TEXT NOT NULL,
     request_id      TEXT
 );
-CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, revision);
+CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, audience, revision);
 
--- The links of each current version, for link queries.
+-- The links of each record's current version, for link queries.
 CREATE TABLE IF NOT EXISTS record_links (
-    id     TEXT NOT NULL,
-    rel    TEXT NOT NULL,
-    target TEXT NOT NULL,
-    PRIMARY KEY (id, rel, target)
+    id       TEXT COLLATE "C" NOT NULL,
+    audience TEXT NOT NULL,
+    rel      TEXT NOT NULL,
+    target   TEXT NOT NULL,
+    PRIMARY KEY (id, audience, rel, target)
 );
 CREATE INDEX IF NOT EXISTS record_links_target ON record_links (target, rel);
 
+-- Request ids belong to the principal that used them ('' for a handle
+-- opened without one).
 CREATE TABLE IF NOT EXISTS requests (
-    request_id      TEXT PRIMARY KEY,
+    principal       TEXT NOT NULL,
+    request_id      TEXT NOT NULL,
     body_sha256     TEXT NOT NULL,
     id              TEXT NOT NULL,
+    audience        TEXT NOT NULL,
     revision        BIGINT NOT NULL,
     ledger_revision BIGINT NOT NULL,
-    data_sha256     TEXT NOT NULL
+    data_sha256     TEXT NOT NULL,
+    PRIMARY KEY (principal, request_id)
 );

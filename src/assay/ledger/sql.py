@@ -25,6 +25,12 @@ a record's current version is simply its highest revision: no counter or
 head row is updated on every write.
 
 Any exception before commit rolls the transaction back: nothing is written.
+
+Every read statement is confined to the reader's partitions (``audience IN
+(...)``, built in one place, :meth:`SqlReader._view`); a record's versions,
+its current revision, its links and its request ids are all keyed by
+``(id, audience)``, so no statement can reach another principal's private
+versions by id alone.
 """
 
 from __future__ import annotations
@@ -35,9 +41,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from assay.canonical import read_integer
 from assay.errors import AssayError, EpochConflict, RequestConflict, RevisionConflict
 from assay.ledger.store import (
+    MAX_REVISION,
+    PROJECT_AUDIENCE,
+    Damage,
     LedgerInfo,
     Link,
     PreparedWrite,
@@ -47,6 +55,7 @@ from assay.ledger.store import (
     Write,
     WriteBasis,
     validate_write,
+    view_audiences,
 )
 
 __all__ = ["MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps", "now_rfc3339"]
@@ -66,9 +75,62 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
     # revision, so neither the counter row nor the heads table is kept up to
     # date on every write. On PostgreSQL ids compare bytewise (as on SQLite),
     # which makes the ids of one kind a range of the (id, revision) index.
-    "sqlite": {2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records")},
-    "postgres": {2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records",
-                     'ALTER TABLE record_versions ALTER COLUMN id TYPE TEXT COLLATE "C"')},
+    # 3: a record is keyed by (id, audience): each principal's private records
+    # are a partition of their own, with their own revisions, links and
+    # request ids. Existing versions keep their revisions; the link index is
+    # rebuilt per partition and earlier request ids belong to no principal.
+    "sqlite": {
+        2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records"),
+        3: ("DROP INDEX IF EXISTS record_versions_id",
+            "CREATE UNIQUE INDEX record_versions_id ON record_versions (id, audience, revision)",
+            "DROP TABLE IF EXISTS record_links",
+            ("CREATE TABLE record_links (id TEXT NOT NULL, audience TEXT NOT NULL, "
+            "rel TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (id, audience, rel, target)) "
+            "WITHOUT ROWID"),
+            "CREATE INDEX IF NOT EXISTS record_links_target ON record_links (target, rel)",
+            ("INSERT OR IGNORE INTO record_links (id, audience, rel, target) "
+            "SELECT v.id, v.audience, json_extract(j.value, '$.rel'), "
+            "json_extract(j.value, '$.target') FROM record_versions v, json_each(v.links) j "
+            "WHERE v.links <> '[]' AND v.revision = (SELECT max(x.revision) FROM record_versions x "
+            "WHERE x.id = v.id AND x.audience = v.audience)"),
+            "ALTER TABLE requests RENAME TO requests_v2",
+            ("CREATE TABLE requests (principal TEXT NOT NULL, request_id TEXT NOT NULL, "
+            "body_sha256 TEXT NOT NULL, id TEXT NOT NULL, audience TEXT NOT NULL, "
+            "revision INTEGER NOT NULL, ledger_revision INTEGER NOT NULL, "
+            "data_sha256 TEXT NOT NULL, PRIMARY KEY (principal, request_id)) WITHOUT ROWID"),
+            ("INSERT INTO requests SELECT '', q.request_id, q.body_sha256, q.id, "
+            "coalesce((SELECT v.audience FROM record_versions v "
+            "WHERE v.ledger_revision = q.ledger_revision), 'project'), q.revision, "
+            "q.ledger_revision, q.data_sha256 FROM requests_v2 q"),
+            "DROP TABLE requests_v2"),
+    },
+    "postgres": {
+        2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records",
+            'ALTER TABLE record_versions ALTER COLUMN id TYPE TEXT COLLATE "C"'),
+        3: ("DROP INDEX IF EXISTS record_versions_id",
+            "CREATE UNIQUE INDEX record_versions_id ON record_versions (id, audience, revision)",
+            "DROP TABLE IF EXISTS record_links",
+            ('CREATE TABLE record_links (id TEXT COLLATE "C" NOT NULL, audience TEXT NOT NULL, '
+            "rel TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (id, audience, rel, target))"),
+            "CREATE INDEX IF NOT EXISTS record_links_target ON record_links (target, rel)",
+            ("INSERT INTO record_links (id, audience, rel, target) "
+            "SELECT DISTINCT v.id, v.audience, x->>'rel', x->>'target' FROM record_versions v, "
+            "jsonb_array_elements(v.links::jsonb) x WHERE v.links <> '[]' AND v.revision = "
+            "(SELECT max(y.revision) FROM record_versions y WHERE y.id = v.id "
+            "AND y.audience = v.audience)"),
+            "ALTER TABLE requests RENAME TO requests_v2",
+            ("CREATE TABLE requests (principal TEXT NOT NULL, request_id TEXT NOT NULL, "
+            "body_sha256 TEXT NOT NULL, id TEXT NOT NULL, audience TEXT NOT NULL, "
+            "revision BIGINT NOT NULL, ledger_revision BIGINT NOT NULL, "
+            "data_sha256 TEXT NOT NULL, PRIMARY KEY (principal, request_id))"),
+            ("INSERT INTO requests SELECT '', q.request_id, q.body_sha256, q.id, "
+            "coalesce((SELECT v.audience FROM record_versions v "
+            "WHERE v.ledger_revision = q.ledger_revision), 'project'), q.revision, "
+            "q.ledger_revision, q.data_sha256 FROM requests_v2 q"),
+            "DROP TABLE requests_v2",
+            ("DROP FUNCTION IF EXISTS assay_put(text, text, text, text, text, text, text, text, "
+            "text, text, text, text, text, bigint, text, text, text)")),
+    },
 }
 
 
@@ -80,33 +142,30 @@ def migration_steps(dialect: str, version: int) -> list[str]:
 
 # The ledger revision: the highest version key (0 for an empty ledger).
 _HEAD = "SELECT coalesce(max(ledger_revision), 0) FROM record_versions"
-# A record's current revision: its highest (0 when it does not exist).
-_CURRENT = "SELECT coalesce(max(revision), 0) FROM record_versions WHERE id = ?"
-# Keeps only the current version of each record in a query over versions v
-# (checked on the (id, revision) index, so a query that stops at its limit
-# reads only as far as it needs).
-_IS_CURRENT = "v.revision = (SELECT max(x.revision) FROM record_versions x WHERE x.id = v.id)"
-
-
-def _current_versions(id_filter: str = "") -> str:
-    """A FROM clause of the current versions ``v`` of the ids ``id_filter`` keeps.
-
-    For a known set of ids, or an aggregate over all of them: the (id,
-    revision) index alone gives each id's highest revision, so only one table
-    row per record is read, not one per version.
-    """
-    return (f"(SELECT id, max(revision) AS revision FROM record_versions{id_filter} "
-            "GROUP BY id) c JOIN record_versions v ON v.id = c.id AND v.revision = c.revision")
+# A partition's current revision: its highest (0 when it does not exist).
+_CURRENT = "SELECT coalesce(max(revision), 0) FROM record_versions WHERE id = ? AND audience = ?"
+# Keeps only the current version of each (id, audience) in a query over
+# versions v (checked on the (id, audience, revision) index, so a query that
+# stops at its limit reads only as far as it needs).
+_IS_CURRENT = ("v.revision = (SELECT max(x.revision) FROM record_versions x "
+               "WHERE x.id = v.id AND x.audience = v.audience)")
+# A private record overlays the project record of the same id: in a view
+# with a private partition, a project version is shadowed when the viewer
+# holds a version of that id of its own.
+_NOT_SHADOWED = ("NOT (v.audience = 'project' AND EXISTS (SELECT 1 FROM record_versions y "
+                 "WHERE y.id = v.id AND y.audience = ?))")
+# Of a viewer's partitions holding an id, the one it sees: its own first.
+_PREFERRED = "CASE WHEN {a}audience = 'project' THEN 1 ELSE 0 END"
 
 
 # One write is one statement: the next ledger revision and the record's next
-# revision are read under the write lock by the statement that appends the
-# version; a failed expectation then rolls it back.
+# revision in its partition are read under the write lock by the statement
+# that appends the version; a failed expectation then rolls it back.
 _APPEND = (
     "INSERT INTO record_versions (ledger_revision, id, revision, kind, scope, data, data_sha256, "
     "status, superseded_by, links, audience, sources, origin, created_at, request_id) "
     "SELECT (SELECT coalesce(max(ledger_revision), 0) + 1 FROM record_versions), ?, "
-    "(SELECT coalesce(max(revision), 0) + 1 FROM record_versions WHERE id = ?), "
+    "(SELECT coalesce(max(revision), 0) + 1 FROM record_versions WHERE id = ? AND audience = ?), "
     "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? RETURNING revision, ledger_revision"
 )
 
@@ -127,41 +186,47 @@ def now_rfc3339() -> str:
     return f"{cached[1]}.{nanos // 1_000_000:03d}Z"
 
 
-def _data(text: str) -> Any:
-    """The stored canonical data text as values that canonicalise back to the same text.
-
-    JCS writes a large double such as 3.549762440783015e16 as the integer
-    literal 35497624407830150, which no double holds exactly; plain
-    ``json.loads`` would read that exact integer and the value could then be
-    neither digested nor written again (``unsafe_integer``). Integer literals
-    go through the canonical module's reading of such literals (a cheap call
-    per integer, never a scan of the whole text).
-    """
-    return json.loads(text, parse_int=read_integer)
-
-
 def _record(row: Sequence[Any]) -> Record:
-    # Most records have neither links nor sources: skip decoding "[]".
-    links = () if row[8] == "[]" else tuple(
-        Link(x["rel"], x["target"]) for x in json.loads(row[8]))
-    sources = () if row[10] == "[]" else tuple(
-        SourceRef(x["id"], x["revision"], x.get("data_sha256")) for x in json.loads(row[10]))
+    """A stored version; its data is decoded (and checked) only when used."""
+    damage = None
+    try:
+        # Most records have neither links nor sources: skip decoding "[]".
+        links = () if row[8] == "[]" else tuple(
+            Link(x["rel"], x["target"]) for x in json.loads(row[8]))
+        sources = () if row[10] == "[]" else tuple(
+            SourceRef(x["id"], x["revision"], x.get("data_sha256")) for x in json.loads(row[10]))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        links, sources = (), ()
+        damage = Damage("metadata_damaged", "the stored links or sources of this version are "
+                                            "not the JSON assay wrote")
     return Record(
-        id=row[0], revision=row[1], kind=row[2], scope=row[3], data=_data(row[4]),
+        id=row[0], revision=row[1], kind=row[2], scope=row[3], data_text=row[4],
         data_sha256=row[5], status=row[6], superseded_by=row[7], links=links,
         audience=row[9], sources=sources, origin=row[11], created_at=row[12],
-        ledger_revision=row[13], request_id=row[14], data_text=row[4],
+        ledger_revision=row[13], request_id=row[14], damage=damage,
     )
 
 
-class SqlReader:
-    """A consistent read view over one open transaction (see :class:`~assay.ledger.store.Reader`)."""
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
 
-    def __init__(self, ledger: SqlLedger, cursor: Any, epoch: str, ledger_revision: int) -> None:
+
+class SqlReader:
+    """A consistent read view over one open transaction (see :class:`~assay.ledger.store.Reader`).
+
+    Every statement is built through :meth:`_view`, which confines it to the
+    reader's partitions; no method takes an audience from its caller that
+    could widen them.
+    """
+
+    def __init__(self, ledger: SqlLedger, cursor: Any, epoch: str, ledger_revision: int,
+                 principal: str | None = None) -> None:
         self._ledger = ledger
         self._cur = cursor
         self.epoch = epoch
         self.ledger_revision = ledger_revision
+        self.principal = principal
+        self._audiences = view_audiences(principal)
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         try:
@@ -174,31 +239,61 @@ class SqlReader:
                              action="Pass ids and filters as valid UTF-8 text.") from None
         return list(self._cur.fetchall())
 
+    def _view(self, alias: str = "v.") -> tuple[str, list[Any]]:
+        """The condition (and its parameters) that keeps rows of this reader's partitions."""
+        return f"{alias}audience IN ({_marks(self._audiences)})", list(self._audiences)
+
+    def _partition(self, record_id: str) -> str | None:
+        """The partition this reader sees ``record_id`` in (its own first), or None."""
+        if len(self._audiences) == 1:
+            return PROJECT_AUDIENCE
+        view, params = self._view("")
+        rows = self._rows(f"SELECT audience FROM record_versions WHERE id = ? AND {view} "
+                          f"ORDER BY {_PREFERRED.format(a='')} LIMIT 1", [record_id, *params])
+        return str(rows[0][0]) if rows else None
+
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
         if revision is None:
+            view, params = self._view()
             rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? "
-                              "ORDER BY v.revision DESC LIMIT 1", (record_id,))
-        else:
-            rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
-                              "WHERE v.id = ? AND v.revision = ?", (record_id, revision))
+                              f"AND {view} ORDER BY {_PREFERRED.format(a='v.')}, v.revision DESC "
+                              "LIMIT 1", [record_id, *params])
+            return _record(rows[0]) if rows else None
+        if not 1 <= revision <= MAX_REVISION:
+            return None
+        audience = self._partition(record_id)
+        if audience is None:
+            return None
+        rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
+                          "WHERE v.id = ? AND v.audience = ? AND v.revision = ?",
+                          (record_id, audience, revision))
         return _record(rows[0]) if rows else None
 
     def get_many(self, record_ids: Sequence[str]) -> dict[str, Record]:
         out: dict[str, Record] = {}
         unique = sorted(set(record_ids))
+        view, params = self._view("")
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+            # The (id, audience, revision) index alone gives each partition's
+            # highest revision: one table row is read per record and partition.
             for row in self._rows(
-                f"SELECT {_VERSION_COLUMNS} FROM {_current_versions(f' WHERE id IN ({marks})')}",
-                chunk):
-                out[row[0]] = _record(row)
+                f"SELECT {_VERSION_COLUMNS} FROM (SELECT id, audience, max(revision) AS revision "
+                f"FROM record_versions WHERE id IN ({_marks(chunk)}) AND {view} "
+                "GROUP BY id, audience) c JOIN record_versions v ON v.id = c.id "
+                "AND v.audience = c.audience AND v.revision = c.revision", [*chunk, *params]):
+                if row[0] not in out or row[9] != PROJECT_AUDIENCE:
+                    out[row[0]] = _record(row)
         return out
 
-    def history(self, record_id: str) -> list[Record]:
+    def history(self, record_id: str, *, audience: str | None = None) -> list[Record]:
+        if audience is None:
+            audience = self._partition(record_id)
+        if audience not in self._audiences:
+            return []
         return [_record(r) for r in self._rows(
-            f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? "
-            "ORDER BY v.revision", (record_id,))]
+            f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? AND v.audience = ? "
+            "ORDER BY v.revision", (record_id, audience))]
 
     def find(
         self,
@@ -211,33 +306,37 @@ class SqlReader:
         limit: int = 100,
         audiences: Sequence[str] | None = None,
     ) -> list[Record]:
-        where: list[str] = [_IS_CURRENT]
-        params: list[Any] = []
+        view, params = self._view()
+        where: list[str] = [view, _IS_CURRENT]
         joins = ""
+        if len(self._audiences) > 1:
+            where.append(_NOT_SHADOWED)
+            params.append(self._audiences[1])
         if kind is not None:
             if ":" in kind:  # no kind holds ':' (it ends the kind in an id)
                 return []
             # An id is "<kind>:<name>" and ids compare bytewise on both
             # backends: the ids of one kind are the range ["<kind>:", "<kind>;"),
-            # read from the (id, revision) index in order.
+            # read from the (id, audience, revision) index in order.
             where.append("v.id >= ? AND v.id < ?")
             params.extend([kind + ":", kind + ";"])
         if audiences is not None:
+            # A narrower filter within the view (it can never widen it).
             if not audiences:
                 return []
-            where.append(f"v.audience IN ({','.join('?' * len(audiences))})")
+            where.append(f"v.audience IN ({_marks(audiences)})")
             params.extend(audiences)
         if scopes is not None:
             if not scopes:
                 return []
-            where.append(f"v.scope IN ({','.join('?' * len(scopes))})")
+            where.append(f"v.scope IN ({_marks(scopes)})")
             params.extend(scopes)
         if status is not None:
             where.append("v.status = ?")
             params.append(status)
         if link is not None:
             rel, target = link
-            joins = " JOIN record_links l ON l.id = v.id"
+            joins = " JOIN record_links l ON l.id = v.id AND l.audience = v.audience"
             where.append("l.target = ?")
             params.append(target)
             if rel is not None:
@@ -255,12 +354,19 @@ class SqlReader:
         return [_record(r) for r in self._rows(sql, params)]
 
     def counts(self) -> tuple[int, int, dict[str, int]]:
-        # Every record has exactly one first version.
-        records = self._rows("SELECT COUNT(*) FROM record_versions WHERE revision = 1")[0][0]
-        versions = self._rows("SELECT COUNT(*) FROM record_versions")[0][0]
-        by_status = {row[0]: row[1] for row in self._rows(
-            f"SELECT v.status, COUNT(*) FROM {_current_versions()} GROUP BY v.status")}
-        return int(records), int(versions), by_status
+        """Records, versions and current statuses as this reader sees them."""
+        view, params = self._view("")
+        shadow = ""
+        if len(self._audiences) > 1:
+            shadow = " WHERE " + _NOT_SHADOWED.replace("v.", "c.")
+            params.append(self._audiences[1])
+        rows = self._rows(
+            "SELECT v.status, COUNT(*), SUM(c.n) FROM (SELECT id, audience, max(revision) AS "
+            f"revision, COUNT(*) AS n FROM record_versions WHERE {view} GROUP BY id, audience) c "
+            "JOIN record_versions v ON v.id = c.id AND v.audience = c.audience "
+            f"AND v.revision = c.revision{shadow} GROUP BY v.status", params)
+        by_status = {str(row[0]): int(row[1]) for row in rows}
+        return sum(by_status.values()), sum(int(row[2]) for row in rows), by_status
 
 
 class SqlLedger:
@@ -309,12 +415,15 @@ class SqlLedger:
         epoch = self._epoch_of(cur)
         return epoch, int(self._one(cur, _HEAD)[0])
 
+    # Whom this handle reads and writes for (see assay.ledger.store.Store).
+    principal: str | None = None
+
     @contextmanager
     def reader(self) -> Iterator[SqlReader]:
         """A consistent read view; see :class:`~assay.ledger.store.Store.reader`."""
         with self._read_transaction() as cur:
             epoch, revision = self._head(cur)
-            yield SqlReader(self, cur, epoch, revision)
+            yield SqlReader(self, cur, epoch, revision, self.principal)
 
     def info(self) -> LedgerInfo:
         with self.reader() as r:
@@ -326,8 +435,20 @@ class SqlLedger:
                 versions=versions, by_status=by_status,
             )
 
+    def _prepare(self, write: Write, index: int | None = None) -> PreparedWrite:
+        """Validate a write for this handle's principal (see :func:`validate_write`)."""
+        prepared = validate_write(write, index=index)
+        if self.principal is not None and write.audience not in view_audiences(self.principal):
+            raise AssayError(
+                f"{self.principal} may write only project records or its own "
+                f"private:{self.principal} records, not {write.audience}",
+                code="audience_not_allowed",
+                pointer=("" if index is None else f"/writes/{index}") + "/audience",
+                action=f"Use --audience project or --audience private:{self.principal}.")
+        return prepared
+
     def put(self, write: Write, *, basis: WriteBasis | None = None) -> Receipt:
-        return self._put_prepared(validate_write(write), basis)
+        return self._put_prepared(self._prepare(write), basis)
 
     def _put_prepared(self, p: PreparedWrite, basis: WriteBasis | None) -> Receipt:
         """Commit one validated write (the storage half of :meth:`put`)."""
@@ -339,13 +460,14 @@ class SqlLedger:
         if len(writes) > MAX_BATCH:
             raise AssayError(f"a batch holds at most {MAX_BATCH} writes", code="resource_limit",
                              pointer="/writes")
-        prepared = [validate_write(w, index=i) for i, w in enumerate(writes)]
-        seen: set[str] = set()
+        prepared = [self._prepare(w, i) for i, w in enumerate(writes)]
+        seen: set[tuple[str, str]] = set()
         for i, p in enumerate(prepared):
-            if p.write.id in seen:
+            key = (p.write.id, p.write.audience)
+            if key in seen:
                 raise AssayError(f"{p.write.id} appears twice in one batch", code="duplicate_write",
                                  pointer=f"/writes/{i}/id")
-            seen.add(p.write.id)
+            seen.add(key)
         return self._commit(prepared, basis)
 
     def _commit(self, prepared: list[PreparedWrite], basis: WriteBasis | None) -> list[Receipt]:
@@ -364,7 +486,7 @@ class SqlLedger:
                     continue
                 w = p.write
                 row = self._one(cur, _APPEND, (
-                    w.id, w.id, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
+                    w.id, w.id, w.audience, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
                     w.superseded_by, p.links_text, w.audience, p.sources_text, w.origin, now,
                     w.request_id))
                 revision, ledger_revision = int(row[0]), int(row[1])
@@ -381,8 +503,11 @@ class SqlLedger:
             return [r for r in receipts if r is not None]
 
     def _replay(self, cur: Any, p: PreparedWrite) -> Receipt | None:
+        # Request ids belong to the principal that used them: another
+        # principal's id is simply unknown here.
         row = self._one(cur, "SELECT body_sha256, id, revision, ledger_revision, data_sha256 "
-                        "FROM requests WHERE request_id = ?", (p.write.request_id,))
+                        "FROM requests WHERE principal = ? AND request_id = ?",
+                        (self.principal or "", p.write.request_id))
         if row is None:
             return None
         if row[0] != p.body_sha256:
@@ -400,9 +525,18 @@ class SqlLedger:
                 details={"expected_epoch": basis.epoch, "epoch": epoch},
                 action="Read again from this ledger before writing.",
             )
+        audiences = view_audiences(self.principal)
         for record_id, expected in sorted(basis.records.items()):
-            current = int(self._one(cur, _CURRENT, (record_id,))[0])
-            if current != expected:
+            # The revision the writer sees now, in the partition its view
+            # shows; a version written after the read (even one that moved the
+            # view to another partition at the same revision number) is a change.
+            row = self._one(
+                cur, f"SELECT revision, ledger_revision FROM record_versions WHERE id = ? AND "
+                f"audience IN ({_marks(audiences)}) ORDER BY {_PREFERRED.format(a='')}, "
+                "revision DESC LIMIT 1", (record_id, *audiences))
+            current = 0 if row is None else int(row[0])
+            moved = row is not None and 0 < basis.ledger_revision < int(row[1])
+            if current != expected or moved:
                 raise RevisionConflict(
                     f"{record_id} moved from revision {expected} to {current} since it was read",
                     record_id=record_id, current_revision=current,
@@ -413,13 +547,14 @@ class SqlLedger:
         """Point the link index at the new version's links; remember its request id."""
         w = p.write
         if revision > 1:
-            cur.execute(self.sql("DELETE FROM record_links WHERE id = ?"), (w.id,))
+            cur.execute(self.sql("DELETE FROM record_links WHERE id = ? AND audience = ?"),
+                        (w.id, w.audience))
         for link in {(link.rel, link.target) for link in w.links}:
-            cur.execute(self.sql("INSERT INTO record_links (id, rel, target) VALUES (?, ?, ?)"),
-                        (w.id, *link))
+            cur.execute(self.sql("INSERT INTO record_links (id, audience, rel, target) "
+                                 "VALUES (?, ?, ?, ?)"), (w.id, w.audience, *link))
         if w.request_id is not None:
             cur.execute(self.sql(
-                "INSERT INTO requests (request_id, body_sha256, id, revision, ledger_revision, "
-                "data_sha256) VALUES (?, ?, ?, ?, ?, ?)"),
-                (w.request_id, p.body_sha256, w.id, revision, ledger_revision, p.data_sha256))
-
+                "INSERT INTO requests (principal, request_id, body_sha256, id, audience, revision, "
+                "ledger_revision, data_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                (self.principal or "", w.request_id, p.body_sha256, w.id, w.audience, revision,
+                 ledger_revision, p.data_sha256))

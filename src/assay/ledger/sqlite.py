@@ -34,7 +34,8 @@ class SqliteStore(SqlLedger):
     dialect = "sqlite"
     backend = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, principal: str | None = None) -> None:
+        self.principal = principal
         self.path = Path(path)
         self.location = str(self.path)
         try:
@@ -131,6 +132,10 @@ class SqliteStore(SqlLedger):
                 self._conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+    def as_principal(self, principal: str | None) -> SqliteStore:
+        """Another handle on this ledger, reading and writing as ``principal``."""
+        return SqliteStore(self.path, principal=principal)
 
     def close(self) -> None:
         self._conn.close()

@@ -14,39 +14,63 @@ Invariants every backend keeps:
   version, from 1.
 - A rejected write (conflict, invalid input) changes nothing at all.
 - Reads never write. A :class:`Reader` sees one consistent ledger revision.
+
+Privacy is part of a record's identity, not a filter applied afterwards. A
+record is keyed by its id *and* its audience: ``project`` records form one
+partition and each principal's ``private:<principal>`` records another, each
+with its own revision sequence. A store handle is opened for one principal
+(or none) and every query it runs is confined to the partitions that
+principal may read: the project's and its own. Where both hold the same id,
+the principal's own private record is the one it sees (its view overlays the
+project's). So another principal's private versions are never returned, not
+counted, and cannot answer a revision check or a request id: for anyone
+outside the audience they are exactly as if never written. The one shared
+signal is the ledger revision, a single counter across all partitions.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
-from assay.canonical import canonical_bytes, canonical_text, digest_bytes
+from assay.canonical import canonical_bytes, canonical_text, digest_bytes, read_integer
 from assay.errors import AssayError, pointer
-from assay.ids import split_record_id
+from assay.ids import invisible_character, split_record_id, validate_principal
 
 __all__ = [
     "LINK_RELATIONS",
     "MAX_DATA_BYTES",
+    "MAX_DATA_DEPTH",
+    "MAX_REVISION",
     "ORIGINS",
+    "PROJECT_AUDIENCE",
     "RECORD_STATUSES",
     "SCHEMA_VERSION",
+    "Damage",
     "LedgerInfo",
     "Link",
     "Reader",
     "Receipt",
     "Record",
+    "RecordUnreadable",
     "SourceRef",
     "Store",
     "Write",
     "WriteBasis",
+    "decode_stored",
     "validate_write",
+    "view_audiences",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+PROJECT_AUDIENCE = "project"
+# Revisions (a record's and the ledger's) stay far below both backends'
+# 64-bit integers; a larger number names nothing and is refused as input.
+MAX_REVISION = 2**53
 MAX_DATA_BYTES = 4 * 1024 * 1024
 RECORD_STATUSES = ("current", "retired", "superseded")
 # Who wrote a version. Only assay's own code paths write "machine" (an
@@ -84,35 +108,118 @@ class SourceRef:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One version of a record, exactly as stored."""
+_UNREAD: Any = object()  # a Record's data not decoded yet
 
-    id: str
-    kind: str
-    scope: str
-    revision: int
-    data: Any
-    data_sha256: str
-    status: str
-    superseded_by: str | None
-    links: tuple[Link, ...]
-    audience: str
-    sources: tuple[SourceRef, ...]
-    created_at: str
-    ledger_revision: int
-    request_id: str | None = None
-    origin: str = "claim"
-    data_text: str = field(default="", repr=False, compare=False)
+# Stored data is read back only if it could be written today: the bounds of
+# :func:`validate_write`. Deeper data is refused on write, so that every
+# envelope that embeds a record (a history page, a report) still fits the
+# canonical encoder's own bound.
+MAX_DATA_DEPTH = 100
+
+
+class Record:
+    """One version of a record, exactly as stored, checked before its data is used.
+
+    ``data`` is decoded from the stored canonical text on first use, and only
+    after the text has been checked: it must hash to ``data_sha256`` and parse
+    strictly within the bounds a write accepts (no duplicate keys, no integer
+    a double cannot hold, no lone surrogate, nesting at most
+    :data:`MAX_DATA_DEPTH`). A version that fails is *unreadable*: ``damage``
+    names why, and reading ``data`` raises :class:`RecordUnreadable` instead of
+    handing out values nobody wrote. Listings therefore never fail on one bad
+    row; whoever needs the data of that row gets a coded error naming it.
+
+    Records built in memory (``data`` given, no ``data_text``) are taken as
+    they are.
+    """
+
+    __slots__ = ("_damage", "_data", "audience", "created_at", "data_sha256", "data_text", "id",
+                 "kind", "ledger_revision", "links", "origin", "request_id", "revision", "scope",
+                 "sources", "status", "superseded_by")
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        kind: str,
+        scope: str,
+        revision: int,
+        data_sha256: str,
+        status: str,
+        superseded_by: str | None,
+        links: tuple[Link, ...],
+        audience: str,
+        sources: tuple[SourceRef, ...],
+        created_at: str,
+        ledger_revision: int,
+        request_id: str | None = None,
+        origin: str = "claim",
+        data: Any = _UNREAD,
+        data_text: str = "",
+        damage: Damage | None = None,
+    ) -> None:
+        self.id = id
+        self.kind = kind
+        self.scope = scope
+        self.revision = revision
+        self.data_sha256 = data_sha256
+        self.status = status
+        self.superseded_by = superseded_by
+        self.links = links
+        self.audience = audience
+        self.sources = sources
+        self.created_at = created_at
+        self.ledger_revision = ledger_revision
+        self.request_id = request_id
+        self.origin = origin
+        self.data_text = data_text
+        self._data = data
+        self._damage: Damage | None = damage
+
+    @property
+    def damage(self) -> Damage | None:
+        """Why the stored data cannot be used (None when it is intact)."""
+        if self._data is _UNREAD and self._damage is None:
+            self._decode()
+        return self._damage
+
+    @property
+    def is_intact(self) -> bool:
+        return self.damage is None
+
+    @property
+    def data(self) -> Any:
+        """The record's data; :class:`RecordUnreadable` when the stored text fails its checks."""
+        if self._data is _UNREAD and self._damage is None:
+            self._decode()
+        if self._damage is not None:
+            raise RecordUnreadable(self.id, self.revision, self._damage)
+        return self._data
+
+    def _decode(self) -> None:
+        try:
+            self._data = decode_stored(self.data_text, self.data_sha256)
+        except _Damaged as exc:
+            self._damage = exc.damage
+
+    @property
+    def is_machine_observed(self) -> bool:
+        """Whether assay itself wrote this version from what it observed."""
+        return self.origin == "machine"
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as JSON data (``data_text`` is the stored canonical text)."""
-        return {
+        """The record as JSON data.
+
+        An unreadable version has ``data: null`` and an ``unreadable`` object
+        (reason, message, and the read that shows the stored text) instead of
+        values nobody wrote.
+        """
+        out = {
             "id": self.id,
             "kind": self.kind,
             "scope": self.scope,
             "revision": self.revision,
-            "data": self.data,
+            "data": None if self.damage is not None else self._data,  # damage decodes
             "data_sha256": self.data_sha256,
             "status": self.status,
             "superseded_by": self.superseded_by,
@@ -124,11 +231,137 @@ class Record:
             "request_id": self.request_id,
             "origin": self.origin,
         }
+        if self._damage is not None:
+            out["unreadable"] = self._damage.to_dict(self.id, self.revision)
+        return out
 
-    @property
-    def is_machine_observed(self) -> bool:
-        """Whether assay itself wrote this version from what it observed."""
-        return self.origin == "machine"
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.audience, self.revision, self.ledger_revision, self.data_sha256)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return self._key() == other._key() and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Frozen after construction, like the other value objects; only the
+        # lazily decoded data fills in later.
+        if name not in ("_data", "_damage") and hasattr(self, "_damage"):
+            raise AttributeError(f"Record is immutable: cannot set {name}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        return (f"Record(id={self.id!r}, revision={self.revision}, audience={self.audience!r}, "
+                f"ledger_revision={self.ledger_revision})")
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """Why a stored version's data cannot be used."""
+
+    reason: str  # digest_mismatch | not_json | unsafe_integer | lone_surrogate | too_deep | ...
+    message: str
+
+    def to_dict(self, record_id: str, revision: int) -> dict[str, Any]:
+        return {"reason": self.reason, "message": self.message,
+                "read": ["assay", "get", "--raw", "--revision", str(revision), "--", record_id]}
+
+
+class _Damaged(Exception):
+    def __init__(self, damage: Damage) -> None:
+        super().__init__(damage.message)
+        self.damage = damage
+
+
+class RecordUnreadable(AssayError):
+    """A stored version whose data fails its integrity checks (never used, never guessed)."""
+
+    default_code = "record_unreadable"
+
+    def __init__(self, record_id: str, revision: int, damage: Damage) -> None:
+        super().__init__(
+            f"{record_id} revision {revision} is unreadable: {damage.message}",
+            details={"id": record_id, "revision": revision, "reason": damage.reason},
+            action=f"Inspect the stored text with 'assay get --raw --revision {revision} -- "
+                   f"{record_id}', then write a new version of the record.",
+        )
+        self.record_id = record_id
+        self.revision = revision
+        self.damage = damage
+
+
+_SAFE = 2**53
+
+
+def _strict_int(text: str) -> int:
+    value = read_integer(text)
+    # read_integer keeps a literal no double holds exact; such a number was
+    # never written by assay (the encoder refuses it), so the text is damaged.
+    if (value > _SAFE or value < -_SAFE) and float(value) != value:
+        raise _Damaged(Damage("unsafe_integer",
+                              f"the stored data holds the integer {text[:40]}, which no JSON "
+                              "double holds exactly"))
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _Damaged(Damage("not_json", f"the stored data holds {name}, which is not JSON"))
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Damaged(Damage("not_json", "the stored data holds a duplicate object key"))
+    return out
+
+
+def decode_stored(text: str, data_sha256: str) -> Any:
+    """Check stored canonical text against its digest and bounds, and parse it.
+
+    Raises ``_Damaged`` (internal) naming why the text cannot be used. The
+    digest is checked first: most damage (a value edited in place) stops
+    there, before any parsing.
+    """
+    try:
+        raw = text.encode("utf-8")
+    except (UnicodeEncodeError, AttributeError):
+        raise _Damaged(Damage("not_text", "the stored data is not UTF-8 text")) from None
+    if digest_bytes(raw) != data_sha256:
+        raise _Damaged(Damage("digest_mismatch",
+                              "the stored data does not hash to its recorded data_sha256"))
+    try:
+        value = json.loads(text, object_pairs_hook=_unique, parse_int=_strict_int,
+                           parse_constant=_no_constant)
+        if "\\ud" in text or "\\uD" in text:
+            # Canonical text escapes only control characters; a surrogate
+            # escape can only be forged, and a lone one must not reach UTF-8.
+            canonical_bytes(value)
+    except _Damaged:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise _Damaged(Damage("not_json", f"the stored data is not JSON: {str(exc)[:200]}")) from None
+    except AssayError as exc:
+        raise _Damaged(Damage(exc.code, f"the stored data cannot be canonicalised: {exc.message}")) \
+            from None
+    if (text.count("[") + text.count("{")) > MAX_DATA_DEPTH and _depth(value) > MAX_DATA_DEPTH:
+        raise _Damaged(Damage("too_deep",
+                              f"the stored data is nested deeper than {MAX_DATA_DEPTH} levels"))
+    return value
+
+
+def _depth(value: Any) -> int:
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,8 +554,10 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
                              code="lone_surrogate", pointer=base + "/" + name)
     if write.scope != "global" and not (
         isinstance(write.scope, str) and write.scope.startswith("project:") and len(write.scope) > 8
+        and (write.scope.isascii() or invisible_character(write.scope) is None)
     ):
-        raise AssayError(f"invalid scope {write.scope!r}", code="invalid_scope", pointer=base + "/scope")
+        raise AssayError(f"invalid scope {str(write.scope)[:80]!r}", code="invalid_scope",
+                         pointer=base + "/scope")
     if write.status not in RECORD_STATUSES:
         raise AssayError(
             f"unknown status {write.status!r}; use one of {', '.join(RECORD_STATUSES)}",
@@ -339,11 +574,17 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
     elif write.superseded_by is not None:
         raise AssayError("superseded_by is only for status 'superseded'",
                          code="invalid_status", pointer=base + "/superseded_by")
-    if write.audience != "project" and not (
-        write.audience.startswith(_AUDIENCE_PREFIX) and len(write.audience) > len(_AUDIENCE_PREFIX)
-    ):
-        raise AssayError(f"invalid audience {write.audience!r}; use 'project' or 'private:<principal>'",
-                         code="invalid_audience", pointer=base + "/audience")
+    if write.audience != PROJECT_AUDIENCE:
+        if not isinstance(write.audience, str) or not write.audience.startswith(_AUDIENCE_PREFIX):
+            raise AssayError(
+                f"invalid audience {str(write.audience)[:80]!r}; use 'project' or 'private:<principal>'",
+                code="invalid_audience", pointer=base + "/audience")
+        try:
+            validate_principal(write.audience[len(_AUDIENCE_PREFIX):], field=base + "/audience")
+        except AssayError as exc:
+            raise AssayError(exc.message.replace("principal", "audience principal", 1),
+                             code="invalid_audience", pointer=base + "/audience",
+                             action="Use 'project' or 'private:<principal>'.") from None
     for i, link in enumerate(write.links):
         if link.rel not in LINK_RELATIONS:
             raise AssayError(f"unknown link relation {link.rel!r}; use one of "
@@ -359,10 +600,11 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
         raise AssayError(f"unknown origin {write.origin!r}", code="invalid_origin",
                          pointer=base + "/origin")
     if write.expect_revision is not None and (
-        not isinstance(write.expect_revision, int) or write.expect_revision < 0
+        not isinstance(write.expect_revision, int) or isinstance(write.expect_revision, bool)
+        or not 0 <= write.expect_revision <= MAX_REVISION
     ):
-        raise AssayError("expect_revision is an integer >= 0", code="invalid_argument",
-                         pointer=base + "/expect_revision")
+        raise AssayError(f"expect_revision is an integer from 0 to {MAX_REVISION}",
+                         code="invalid_argument", pointer=base + "/expect_revision")
     if write.request_id is not None and (
         not isinstance(write.request_id, str) or not 0 < len(write.request_id) <= 200
     ):
@@ -373,6 +615,13 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
     except AssayError as exc:
         exc.pointer = base + "/data" + (exc.pointer or "")
         raise
+    if raw.count(b"[") + raw.count(b"{") > MAX_DATA_DEPTH and _depth(write.data) > MAX_DATA_DEPTH:
+        raise AssayError(
+            f"record data is nested deeper than {MAX_DATA_DEPTH} levels",
+            code="resource_limit", pointer=base + "/data",
+            details={"limit": "depth", "max_depth": MAX_DATA_DEPTH},
+            action="Flatten the document: every read embeds record data in an envelope, "
+                   "which must stay within the canonical encoder's depth bound.")
     if len(raw) > MAX_DATA_BYTES:
         raise AssayError(
             f"record data is {len(raw)} bytes; the limit is {MAX_DATA_BYTES}",
@@ -394,11 +643,24 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
     )
 
 
+def view_audiences(principal: str | None) -> tuple[str, ...]:
+    """The partitions a principal reads: the project's and its own private one."""
+    if principal is None:
+        return (PROJECT_AUDIENCE,)
+    return (PROJECT_AUDIENCE, _AUDIENCE_PREFIX + principal)
+
+
 class Reader(Protocol):
-    """A consistent read view at one ledger revision."""
+    """A consistent read view at one ledger revision, for one principal (or none).
+
+    Every method answers from the reader's partitions only (see the module
+    docstring): the project's, and the principal's own private records,
+    which take precedence over a project record with the same id.
+    """
 
     epoch: str
     ledger_revision: int
+    principal: str | None
 
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
         """The current version (or the given revision) of a record, or None."""
@@ -406,8 +668,12 @@ class Reader(Protocol):
     def get_many(self, record_ids: Sequence[str]) -> dict[str, Record]:
         """Current versions of the records that exist among ``record_ids``."""
 
-    def history(self, record_id: str) -> list[Record]:
-        """Every version of a record, oldest first."""
+    def history(self, record_id: str, *, audience: str | None = None) -> list[Record]:
+        """Every version of a record, oldest first.
+
+        ``audience`` names one of the reader's own partitions to read from
+        (default: the one the reader sees the id in); any other is empty.
+        """
 
     def find(
         self,
@@ -430,22 +696,37 @@ class Reader(Protocol):
 
 
 class Store(Protocol):
-    """A ledger backend. See the module docstring for the invariants."""
+    """A ledger backend, opened for one principal. See the module docstring for the invariants.
+
+    ``principal`` is whom reads answer for and whose request ids and private
+    partition writes use. A store opened without one reads only project
+    records and may write any audience (assay's own tools and tests).
+    """
 
     backend: str
     location: str
+    principal: str | None
 
     def reader(self) -> AbstractContextManager[Reader]:
-        """Open a consistent read view; it never writes."""
+        """Open a consistent read view for the store's principal; it never writes."""
 
     def put(self, write: Write, *, basis: WriteBasis | None = None) -> Receipt:
-        """Commit one write (see :class:`Write`) or raise, changing nothing."""
+        """Commit one write (see :class:`Write`) or raise, changing nothing.
+
+        A principal writes only ``project`` or its own ``private:<principal>``
+        audience (else ``audience_not_allowed``). ``expect_revision`` is
+        checked in the write's own partition; a write basis against the
+        writer's view.
+        """
 
     def put_many(self, writes: Sequence[Write], *, basis: WriteBasis | None = None) -> list[Receipt]:
         """Commit several writes atomically, in order, or none of them."""
 
     def info(self) -> LedgerInfo:
-        """Backend, epoch, ledger revision, schema version and counts."""
+        """Backend, epoch, ledger revision, schema version and counts (as the principal sees them)."""
+
+    def as_principal(self, principal: str | None) -> Store:
+        """Another handle on the same ledger for ``principal`` (the caller closes it)."""
 
     def close(self) -> None:
         """Release connections."""

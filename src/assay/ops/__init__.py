@@ -340,8 +340,22 @@ class Invocation:
 
     @property
     def principal(self) -> str:
-        """Who the call acts as: ``--as``, then ``ASSAY_PRINCIPAL``, then assay.toml."""
-        return self._principal or os.environ.get("ASSAY_PRINCIPAL") or self.project().principal
+        """Who the call acts as: ``--as``, then ``ASSAY_PRINCIPAL``, then assay.toml.
+
+        Every source is held to the one principal grammar
+        (:func:`assay.ids.validate_principal`); assay.toml checks its own.
+        """
+        from assay.ids import validate_principal
+
+        for value, where, label in ((self._principal, "/principal", ""),
+                                    (os.environ.get("ASSAY_PRINCIPAL"), None, "ASSAY_PRINCIPAL: ")):
+            if value:
+                try:
+                    return validate_principal(value, field=where or "")
+                except AssayError as exc:
+                    raise UsageError(label + exc.message, code="invalid_principal",
+                                     pointer=where, action=exc.action) from None
+        return self.project().principal
 
     def ledger_url(self) -> str:
         """The ledger to open: ``--db``, then ``ASSAY_DB``, then assay.toml, then the default."""
@@ -356,7 +370,8 @@ class Invocation:
         if self._store is None:
             from assay.ledger import open_store
 
-            self._store = open_store(self.ledger_url(), base=self.project().root)
+            self._store = open_store(self.ledger_url(), base=self.project().root,
+                                     principal=self.principal)
         return self._store
 
     def access(self) -> Access:
@@ -371,6 +386,8 @@ class Invocation:
             self._store.close()
             self._store = None
 
+
+_MAX_INTEGER = 2**53
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -398,6 +415,11 @@ def _check(value: Any, schema: Mapping[str, Any], where: str) -> None:
         raise UsageError(f"{where} must be one of {', '.join(map(str, schema['enum']))}",
                          code="invalid_argument", pointer=where)
     if isinstance(value, int) and not isinstance(value, bool):
+        # No integer argument means anything beyond what a JSON double holds
+        # exactly; a bigger one would overflow the ledger's 64-bit columns.
+        if not -_MAX_INTEGER <= value <= _MAX_INTEGER:
+            raise UsageError(f"{where or 'argument'} must be between -2^53 and 2^53",
+                             code="invalid_argument", pointer=where)
         if "minimum" in schema and value < schema["minimum"]:
             raise UsageError(f"{where} must be at least {schema['minimum']}",
                              code="invalid_argument", pointer=where)

@@ -79,7 +79,7 @@ def parse_sources(values: list[str]) -> tuple[Any, ...]:
     sources = []
     for index, value in enumerate(values):
         record_id, sep, rev = value.rpartition("@")
-        if not sep or not record_id or not rev.isdigit() or int(rev) < 1:
+        if not sep or not record_id or not rev.isdigit() or not 1 <= int(rev) <= 2**53:
             raise UsageError(f"--source takes ID@REVISION (e.g. note:x@2), not {value!r}",
                              code="invalid_source", pointer=pointer("source", index))
         sources.append(SourceRef(record_id, int(rev)))
@@ -166,6 +166,13 @@ def put(inv: Invocation, args: dict[str, Any]) -> Result:
     return Result(receipt.to_dict(), ledger_revision=receipt.ledger_revision)
 
 
+def _stored_text(value: Any) -> str:
+    """The stored data exactly as held, even when it is not text (a damaged row)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return value if isinstance(value, str) else str(value)
+
+
 def _not_found(record_id: str, revision: int | None = None) -> AssayError:
     what = f"{record_id} revision {revision}" if revision else record_id
     return AssayError(f"no record {what}", code="record_not_found", pointer="/id",
@@ -215,13 +222,22 @@ def get(inv: Invocation, args: dict[str, Any]) -> Result:
         record_id = args["id"]
         if args.get("history"):
             current = _readable(reader, inv, record_id)
+            # An unreadable version is listed with data null and its reason,
+            # never dropped and never read as data.
             data: dict[str, Any] = {"id": record_id,
                                     "versions": [r.to_dict() for r in reader.history(record_id)]}
         else:
             current = _readable(reader, inv, record_id)
             record = _readable(reader, inv, record_id, args.get("revision")) \
                 if args.get("revision") else current
-            data = {"raw": record.data_text} if args.get("raw") else {"record": record.to_dict()}
+            if args.get("raw"):
+                data = {"raw": _stored_text(record.data_text)}
+            else:
+                if record.damage is not None:
+                    from assay.ledger.store import RecordUnreadable
+
+                    raise RecordUnreadable(record.id, record.revision, record.damage)
+                data = {"record": record.to_dict()}
         data["write_basis"] = write_basis(reader, {record_id: current.revision})
         return Result(data, ledger_revision=reader.ledger_revision)
 
