@@ -76,3 +76,42 @@ def make_project(root: Path, *, name: str = "demo", db: str | None = None,
     (root / "assay.toml").write_text(f'[project]\nname = "{name}"\n{extra_toml}', encoding="utf-8")
     (root / ".assay").mkdir(exist_ok=True)
     return Project(root=root, db=db)
+
+
+def ledger_sql(project: Project, statement: str, params: tuple[Any, ...] = ()) -> None:
+    """Run one statement directly against the project's ledger (SQLite file or PostgreSQL schema).
+
+    For tests that damage stored rows as a disk fault or a hand edit would;
+    ``?`` placeholders work on both backends.
+    """
+    if project.db and project.db.startswith(("postgresql://", "postgres://")):
+        import psycopg
+
+        schema = project.db.rpartition("assay_schema=")[2]
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"SET search_path TO {schema}")
+            conn.execute(statement.replace("?", "%s"), params)
+        return
+    import sqlite3
+
+    path = Path(project.db) if project.db else project.root / ".assay" / "ledger.db"
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            conn.execute(statement, params)
+    finally:
+        conn.close()
+
+
+def corrupt_version(project: Project, record_id: str, revision: int, text: str | None,
+                    data_sha256: str | None, *, links: str | None = None,
+                    audience: str = "project") -> None:
+    """Overwrite a stored version's data text (and optionally digest or links) in place."""
+    sets, params = [], []
+    for column, value in (("data", text), ("data_sha256", data_sha256), ("links", links)):
+        if value is not None:
+            sets.append(f"{column} = ?")
+            params.append(value)
+    ledger_sql(project, f"UPDATE record_versions SET {', '.join(sets)} "
+               "WHERE id = ? AND revision = ? AND audience = ?",
+               (*params, record_id, revision, audience))

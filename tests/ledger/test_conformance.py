@@ -380,6 +380,57 @@ def test_version_1_ledger_is_migrated(store: Any, ledger_url: str) -> None:
         migrated.close()
 
 
+def _as_version_2(store: Any) -> None:
+    """Rebuild this ledger's tables the way schema version 2 laid them out, keeping every row.
+
+    Version 2 keyed versions by (id, revision) alone, so one sequence of
+    revisions could change audience; its link index and request ids knew no
+    audience or principal.
+    """
+    with store._write_transaction() as cur:
+        # knowledge:a: revision 1 for the project, then revision 2 made private to alice.
+        cur.execute(store.sql("UPDATE record_versions SET revision = 2 "
+                              "WHERE id = 'knowledge:a' AND ledger_revision = 2"))
+        cur.execute("DROP INDEX record_versions_id")
+        cur.execute("CREATE UNIQUE INDEX record_versions_id ON record_versions (id, revision)")
+        cur.execute("DROP TABLE record_links")
+        cur.execute("CREATE TABLE record_links (id TEXT NOT NULL, rel TEXT NOT NULL, "
+                    "target TEXT NOT NULL, PRIMARY KEY (id, rel, target))")
+        cur.execute("DROP TABLE requests")
+        cur.execute("CREATE TABLE requests (request_id TEXT PRIMARY KEY, body_sha256 TEXT NOT NULL, "
+                    "id TEXT NOT NULL, revision BIGINT NOT NULL, ledger_revision BIGINT NOT NULL, "
+                    "data_sha256 TEXT NOT NULL)")
+        cur.execute("INSERT INTO record_links VALUES ('knowledge:b', 'requires', 'knowledge:a')")
+        cur.execute("INSERT INTO requests VALUES ('r-1', 'ab', 'knowledge:b', 1, 3, 'cd')")
+        cur.execute("UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version'")
+
+
+def test_version_2_ledger_is_migrated_into_partitions(store: Any, ledger_url: str) -> None:
+    """A schema-2 ledger opens migrated: versions split by audience keep their revisions, links and requests move over."""
+    store.put(w("knowledge:a", data={"v": 1}))
+    store.put(w("knowledge:a", data={"v": 2}, audience="private:alice"))
+    store.put(w("knowledge:b", links=(Link("requires", "knowledge:a"),)))
+    _as_version_2(store)
+    store.close()
+    migrated = open_store(ledger_url)
+    alice = open_store(ledger_url, principal="alice")
+    try:
+        info = migrated.info()
+        assert (info.schema_version, info.ledger_revision, info.records) == (SCHEMA_VERSION, 3, 2)
+        with migrated.reader() as r:
+            assert [(v.revision, v.data) for v in r.history("knowledge:a")] == [(1, {"v": 1})]
+            assert [x.id for x in r.find(link=("requires", "knowledge:a"))] == ["knowledge:b"]
+        with alice.reader() as r:
+            assert [(v.revision, v.data) for v in r.history("knowledge:a")] == [(2, {"v": 2})]
+        receipt = alice.put(w("knowledge:a", data={"v": 3}, audience="private:alice",
+                              expect_revision=2))
+        assert (receipt.revision, receipt.ledger_revision) == (3, 4)
+        assert migrated.put(w("knowledge:a", data={"v": 4}, expect_revision=1)).revision == 2
+    finally:
+        migrated.close()
+        alice.close()
+
+
 def test_find_filters_audiences_before_the_limit(store: Any) -> None:
     """An audience filter applies before the limit, so hidden records never fill a page."""
     store.put(w("note:a-private", audience="private:alice"))
