@@ -179,9 +179,17 @@ def test_fuzz_ledger_write_commits_or_changes_nothing(ledger_url: str, fields: d
             assert CODE.match(exc.code) and exc.code != "internal_error", exc
             assert store.info().ledger_revision == before
             return
-        with store.reader() as r:
-            record = r.get(receipt.id, receipt.revision)
+        # Read back as "me", who sees the project's partition and its own.
+        me = store.as_principal("me")
+        try:
+            with me.reader() as r:
+                record = next((v for audience in ("project", "private:me")
+                               for v in r.history(receipt.id, audience=audience)
+                               if v.ledger_revision == receipt.ledger_revision), None)
+        finally:
+            me.close()
         assert record is not None and record.data_sha256 == receipt.data_sha256
+        assert record.revision == receipt.revision
         from assay.canonical import canonical_text
 
         assert canonical_text(record.data) == canonical_text(fields["data"])
