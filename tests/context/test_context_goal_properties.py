@@ -12,7 +12,7 @@ from assay.context.goal import read_goal_bytes, regenerate
 from assay.context.todo import render_region
 
 _chars = st.characters(blacklist_categories=("Cs",))
-_prose = st.text(_chars, max_size=40).map(lambda s: s.replace("\n", " ").replace("\r", " "))
+_prose = st.text(_chars, max_size=40).map(lambda s: " ".join((s + "x").splitlines())[:-1])
 _narrative_line = st.one_of(
     _prose.map(lambda s: "text " + s),
     st.just(""),
@@ -62,8 +62,7 @@ def test_goal_text_plus_regions_is_the_whole_file(doc: tuple[str, list[tuple[int
     read = read_goal_bytes(data, goal_id="g", path="goal.md")
     assert read.ownership == "explicit"
     assert [(r.start_line, r.end_line) for r in read.regions] == intervals
-    parts = data.split(b"\n")
-    lines = [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    lines = [line.encode() for line in text.splitlines(keepends=True)]
     inside = {n for a, b in intervals for n in range(a, b + 1)}
     assert read.text is not None
     assert read.text.encode() == b"".join(l for n, l in enumerate(lines, 1) if n not in inside)
