@@ -234,16 +234,21 @@ def _visible(access: Any, record: Record | None) -> Record | None:
     return record
 
 
-def exact_read(goal_id: str, todo_id: str, record: Record | None) -> dict[str, Any]:
+def exact_read(goal_id: str, todo_id: str, record: Record | None, *,
+               file_todo: dict[str, Any] | None = None) -> dict[str, Any]:
     """One complete todo, or ``matched: false, todo: null, not_found: true``.
 
     ``record`` is the caller-visible current record with that id (None when
     absent, retired or not readable). A record of another goal is filtered:
-    not found. No list view is ever included (``detail.omitted_views``).
+    not found. Without a record, ``file_todo`` (a todo item of the goal
+    file's own loopx regions, ``origin: "goal_file"``) is the answer. No list
+    view is ever included (``detail.omitted_views``).
     """
     matched = (record is not None and isinstance(record.data, dict)
                and record.data.get("goal_id") == goal_id)
     todo = project_record(record) if matched and record is not None else None
+    if record is None and file_todo is not None:
+        matched, todo = True, file_todo
     return {
         "goal_id": goal_id,
         "todo_id": todo_id,
