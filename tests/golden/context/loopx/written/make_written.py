@@ -51,12 +51,12 @@ CASES = {
              archived=True),
         todo("todo_approve_schema", "user", "Approve the schema", 1)]),
     "narrative_checkbox_after": (
-        "## User Todo / Owner Review Reading Queue\n\n## Agent Todo\n\n"
-        "# Next Action\n\n- [ ] Narrative checkbox, not a todo.\n",
+        ("## User Todo / Owner Review Reading Queue\n\n## Agent Todo\n\n"
+        "# Next Action\n\n- [ ] Narrative checkbox, not a todo.\n"),
         [todo("todo_only_agent", "agent", "Only agent work", 1)]),
     "legacy_list_adopted": (
-        "# Goal\n\n## Agent Todo\n- [ ] Old hand-written task\n  still indented detail\n\n"
-        "## User Todo\n\nAfter the lists.\n",
+        ("# Goal\n\n## Agent Todo\n- [ ] Old hand-written task\n  still indented detail\n\n"
+        "## User Todo\n\nAfter the lists.\n"),
         [todo("todo_old_task", "agent", "Old hand-written task still indented detail", 1)]),
     "fenced_example_kept": (
         "```markdown\n## Agent Todo\n- [ ] Example only.\n```\n\n## Agent Todo\n\n## User Todo\n",
