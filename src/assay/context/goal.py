@@ -70,6 +70,7 @@ _GENERATED = re.compile(
     r" {0,3}<!--\s*assay:generated\s+sha256=([0-9a-f]{64})\s+lines=(\d{1,9})\s*-->[ \t]*")
 # Inside an assay region; outside, the same task shape marks an unmarked list.
 _TASK = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[ xX]\](?:[ \t].*)?")
+_CHECKBOX = ("[ ]", "[x]", "[X]")
 _ONE_LINE_COMMENT = re.compile(r" {0,3}<!--.*-->[ \t]*")
 _CONTINUATION = re.compile(r"(?:  |\t).*")
 _DIFF_LINES = 200
@@ -292,29 +293,23 @@ class _Span:
     last: int
 
 
-class _Lines:
-    """A decoded goal split into lines (as :meth:`str.splitlines`) with their offsets."""
+class _Lines(loopx.Lines):
+    """A decoded goal split into lines (as :meth:`str.splitlines`), named for errors."""
 
     def __init__(self, text: str, path: str) -> None:
-        self.text = text
+        super().__init__(text)
         self.path = path
-        with_ends = text.splitlines(keepends=True)
-        self.lines = text.splitlines()
-        self.offsets = [0]
-        for line in with_ends:
-            self.offsets.append(self.offsets[-1] + len(line))
-        self.ends = [w[len(c):] for w, c in zip(with_ends, self.lines, strict=True)]
 
     def newline(self, index: int) -> str:
-        return "\r\n" if self.ends[index] == "\r\n" else "\n"
+        return "\r\n" if self.with_ends[index].endswith("\r\n") else "\n"
 
     def region(self, span: _Span, syntax: str, *, content_first: int, content_end: int,
                marked: bool = True) -> Region:
-        start, end = self.offsets[span.first], self.offsets[span.last + 1]
+        start, end = self.starts[span.first], self.starts[span.last + 1]
         return Region(
             id=span.id, role=span.role, syntax=syntax, start_line=span.first + 1,
             end_line=span.last + 1, start=start, end=end,
-            content_start=self.offsets[content_first], content_end=self.offsets[content_end],
+            content_start=self.starts[content_first], content_end=self.starts[content_end],
             sha256=hashlib.sha256(self.text[start:end].encode("utf-8")).hexdigest(),
             newline=self.newline(span.first), marked=marked)
 
@@ -406,8 +401,8 @@ def read_goal_bytes(data: bytes, *, goal_id: str, path: str) -> GoalRead:
         return span.last + 1
 
     try:
-        visible = loopx.visible_lines(lines, claim)
-        found = loopx.source_regions(lines, visible, marked_elsewhere=bool(assay_spans))
+        visible = loopx.visible_lines(doc, claim)
+        found = loopx.source_regions(doc, visible, marked_elsewhere=bool(assay_spans))
     except loopx.GrammarError as err:
         raise _fail(_LOOPX_CODES[err.kind], str(err), path, err.line + 1) from None
     assay_starts = {s.first for s in assay_spans}
@@ -442,8 +437,8 @@ def read_goal_bytes(data: bytes, *, goal_id: str, path: str) -> GoalRead:
     if assay_spans:
         # assay's stricter rule: a task line outside every region is an unmarked list.
         owned = {k for r in regions for k in range(r.start_line - 1, r.end_line)}
-        stray = next((k for k in sorted(visible) if k not in owned and _TASK.fullmatch(lines[k])),
-                     None)
+        stray = next((k for k in visible.among(doc.holding(_CHECKBOX))
+                      if k not in owned and _TASK.fullmatch(lines[k])), None)
         if stray is not None:
             unmarked_lines.append(stray + 1)
     marked = any(r.marked for r in regions)
@@ -472,7 +467,7 @@ def read_goal_bytes(data: bytes, *, goal_id: str, path: str) -> GoalRead:
 
 
 def _goal_todos(lines: Sequence[str], region: loopx.LoopxRegion, region_id: str,
-                visible: frozenset[int]) -> list[GoalTodo]:
+                visible: loopx.Visible) -> list[GoalTodo]:
     out: list[GoalTodo] = []
     archived = region.role == "archive"
     for item in loopx.decode_todos(lines, region, visible):
@@ -597,9 +592,9 @@ def regenerate(read: GoalRead, data: bytes,
         if rendered:
             head = f"<!-- assay:generated sha256={_digest_lines(rendered)} lines={len(rendered)} -->"
             block = "".join(line + region.newline for line in [head, *rendered])
-        parts.append(text[pos:doc.offsets[a]])
+        parts.append(text[pos:doc.starts[a]])
         parts.append(block)
-        pos = doc.offsets[b]
+        pos = doc.starts[b]
     if foreign:
         first = foreign[0]
         raise ConflictError(

@@ -29,15 +29,20 @@ TypeScript runtime or its repository and decision-scope models (see
 :data:`_APPROXIMATED`): a token of those keys counts as present when its
 decoded value is non-empty. ``docs/context.md`` lists them.
 
-Pure functions over lists of strings; imports nothing of assay.
+Pure functions over a :class:`Lines` view of the text. Cost: the text is
+split once, and only lines that can matter (those holding a comment, fence,
+heading, marker or checkbox) are visited one by one; everything between them
+is handled in slices. Imports nothing of assay.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from itertools import accumulate
+from typing import Any, overload
 from urllib.parse import unquote
 
 __all__ = [
@@ -45,8 +50,10 @@ __all__ = [
     "PROJECTION_PREFIX",
     "STRICT_HEADINGS",
     "GrammarError",
+    "Lines",
     "LoopxRegion",
     "LoopxTodo",
+    "Visible",
     "decode_todos",
     "find_regions",
     "marker",
@@ -152,46 +159,134 @@ def _compact(value: str) -> str:
     return " ".join(value.strip().split())
 
 
-def visible_lines(lines: Sequence[str],
-                  claim: Callable[[int], int | None] | None = None) -> frozenset[int]:
-    """Indexes of the lines that are neither frontmatter, fenced code nor a comment block.
+class _Bare(Sequence[str]):
+    """Lines without their endings, stripped when read (most lines never are)."""
 
-    ``claim(i)`` lets a caller take over a visible line: it returns the index
-    just past a block it owns (those lines are not visible), or None. Without
-    claims this is exactly loopx's reading.
+    def __init__(self, with_ends: list[str]) -> None:
+        self._with_ends = with_ends
+
+    def __len__(self) -> int:
+        return len(self._with_ends)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [_bare(line) for line in self._with_ends[index]]
+        return _bare(self._with_ends[index])
+
+
+def _bare(line: str) -> str:
+    parts = line.splitlines()
+    return parts[0] if parts else ""
+
+
+class Lines:
+    """A text split like :meth:`str.splitlines`, with each line's start offset.
+
+    ``lines`` holds the lines without their endings, ``with_ends`` with them,
+    ``starts[i]`` is the offset of line ``i`` (``starts[-1]`` the text length).
     """
-    seen: set[int] = set()
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.with_ends = text.splitlines(keepends=True)
+        self.lines: Sequence[str] = _Bare(self.with_ends)
+        self.starts = [0, *accumulate(map(len, self.with_ends))]
+
+    def __len__(self) -> int:
+        return len(self.with_ends)
+
+    def holding(self, needles: tuple[str, ...], start: int = 0) -> list[int]:
+        """Indexes (ascending, from line ``start``) of the lines holding any of ``needles``.
+
+        A needle never holds a line break, so each find is within one line.
+        """
+        found: set[int] = set()
+        text, starts = self.text, self.starts
+        for needle in needles:
+            pos = text.find(needle, starts[start])
+            while pos >= 0:
+                index = bisect_right(starts, pos) - 1
+                found.add(index)
+                pos = text.find(needle, starts[index + 1])
+        return sorted(found)
+
+
+class Visible:
+    """Which lines are visible: a mask with ``in`` and ordered iteration."""
+
+    def __init__(self, mask: bytearray) -> None:
+        self._mask = mask
+
+    def __contains__(self, index: object) -> bool:
+        return isinstance(index, int) and 0 <= index < len(self._mask) \
+            and self._mask[index] == 1
+
+    def among(self, indexes: Sequence[int]) -> Iterator[int]:
+        """The visible ones of ``indexes``, in their order."""
+        return (i for i in indexes if self._mask[i] == 1)
+
+
+_EVENTFUL = ("<!--", "-->", "```", "~~~")
+_HEADING_OR_MARKER = ("## ", MARKER_PREFIX)
+
+
+def visible_lines(doc: Lines, claim: Callable[[int], int | None] | None = None) -> Visible:
+    """The lines that are neither frontmatter, fenced code nor a comment block.
+
+    ``claim(i)`` lets a caller take over a visible line holding ``<!--``: it
+    returns the index just past a block it owns (those lines are not
+    visible), or None. Without claims this is exactly loopx's reading.
+    """
+    lines = doc.lines
     n = len(lines)
-    i = 0
+    mask = bytearray(b"\x01") * n
+    pos = 0
     if n and lines[0].strip() == "---":
         close = next((k for k in range(1, n) if lines[k].strip() in ("---", "...")), None)
         if close is None:
             raise GrammarError("frontmatter", 0, "frontmatter opened on line 1 is never closed")
-        i = close + 1
+        pos = close + 1
+        mask[0:pos] = bytes(pos)
     fence: str | None = None
     in_comment = False
-    while i < n:
+    for i in doc.holding(_EVENTFUL, pos) if pos < n else ():
+        if i < pos:
+            continue
+        if fence is not None or in_comment:
+            mask[pos:i] = bytes(i - pos)  # uneventful lines inside a fence or comment
+        pos = i + 1
         line = lines[i]
         if fence is not None:
+            mask[i] = 0
             if re.fullmatch(" {0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*",
                             line):
                 fence = None
-        elif in_comment:
+            continue
+        if in_comment:
+            mask[i] = 0
             in_comment = "-->" not in line
-        else:
-            taken = claim(i) if claim is not None else None
-            if taken is not None:
-                i = taken
-                continue
-            opening = _FENCE_OPEN.fullmatch(line)
-            if opening is not None:
-                fence = opening.group(1)
-            elif line.lstrip().startswith("<!--") and "-->" not in line:
-                in_comment = True
-            else:
-                seen.add(i)
-        i += 1
-    return frozenset(seen)
+            continue
+        taken = claim(i) if claim is not None and "<!--" in line else None
+        if taken is not None:
+            mask[i:taken] = bytes(taken - i)
+            pos = taken
+            continue
+        opening = _FENCE_OPEN.fullmatch(line)
+        if opening is not None:
+            fence = opening.group(1)
+            mask[i] = 0
+        elif line.lstrip().startswith("<!--") and "-->" not in line:
+            in_comment = True
+            mask[i] = 0
+    if (fence is not None or in_comment) and pos < n:
+        mask[pos:n] = bytes(n - pos)
+    return Visible(mask)
 
 
 def metadata(line: str) -> list[tuple[str, str]] | None:
@@ -230,22 +325,22 @@ def _marker_problem(line: str, role: str | None, index: int) -> GrammarError:
     return GrammarError("malformed", index, "a malformed loopx region marker")
 
 
-def find_regions(lines: Sequence[str], visible: frozenset[int]) -> list[LoopxRegion]:
+def find_regions(doc: Lines, visible: Visible) -> list[LoopxRegion]:
     """Todo regions under exact todo headings, marked or not; raises :class:`GrammarError`."""
     regions: list[LoopxRegion] = []
+    lines = doc.lines
     n = len(lines)
     i = 0
-    while i < n:
-        if i not in visible:
-            i += 1
-            continue
+    for candidate in visible.among(doc.holding(_HEADING_OR_MARKER)):
+        if candidate < i:
+            continue  # inside a region already read
+        i = candidate
         line = lines[i]
         if MARKER_PREFIX in line:
             raise _marker_problem(line, None, i)
         title = line[3:].strip() if line.startswith("## ") else ""
         role = STRICT_HEADINGS.get(title.lower())
         if role is None:
-            i += 1
             continue
         start = i
         i += 1
@@ -289,7 +384,7 @@ def _legacy_role(title: str) -> str | None:
     return None
 
 
-def source_regions(lines: Sequence[str], visible: frozenset[int], *,
+def source_regions(doc: Lines, visible: Visible, *,
                    marked_elsewhere: bool = False) -> list[LoopxRegion]:
     """The regions loopx reads todos from.
 
@@ -297,10 +392,12 @@ def source_regions(lines: Sequence[str], visible: frozenset[int], *,
     ``marked_elsewhere``), the strict regions of :func:`find_regions`;
     otherwise loopx's legacy heading reading.
     """
-    strict = find_regions(lines, visible)
+    strict = find_regions(doc, visible)
     if marked_elsewhere or any(r.marked for r in strict):
         return strict
-    headings = [i for i in sorted(visible) if lines[i].startswith("## ")]
+    lines = doc.lines
+    headings = [i for i in visible.among(doc.holding(_HEADING_OR_MARKER))
+                if lines[i].startswith("## ")]
     out: list[LoopxRegion] = []
     for k, start in enumerate(headings):
         title = lines[start][3:].strip()
@@ -313,7 +410,7 @@ def source_regions(lines: Sequence[str], visible: frozenset[int], *,
 
 
 def decode_todos(lines: Sequence[str], region: LoopxRegion,
-                 visible: frozenset[int]) -> list[LoopxTodo]:
+                 visible: Visible) -> list[LoopxTodo]:
     """The todo items of one region, in order.
 
     A task line starts an item; a following visible line that starts with
