@@ -77,8 +77,11 @@ def test_loop_e2e_four_rounds_contradicted_verified_stale_invalid_max_rounds(git
     assert d3["receipt"]["changes"]["contract"]["closure"] == "verified"
     assert d3["guidance"]["criteria"][0]["status"] == "verified"
 
-    # Round 4 asks to continue, but it is the last round: max_rounds stops the loop.
-    r4 = _next(gitproj, d3["submissionHandle"], evaluation(), "r4")
+    # Round 4 claims the new item and asks to continue, but it is the last round:
+    # max_rounds stops the loop.
+    item4 = d3["guidance"]["active_contract"]["items"][0]["id"]
+    r4 = _next(gitproj, d3["submissionHandle"], evaluation(
+        execution_report={"claims": [{"id": item4, "outcome": "met"}]}), "r4")
     assert r4.code == 0, r4.stderr
     d4 = r4.json["data"]
     assert d4["status"] == "stopped" and d4["stopReason"] == "max_rounds"
@@ -102,7 +105,7 @@ def test_loop_e2e_four_rounds_contradicted_verified_stale_invalid_max_rounds(git
 
 def test_loop_e2e_invalid_payload_writes_nothing(gitproj: Project) -> None:
     """A rejected payload leaves the ledger revision unchanged."""
-    started = gitproj.ok("loop", "start", "--task", "t", "--loop", "quiet")["data"]
+    started = gitproj.ok("loop", "start", "--task", "t", "--no-criteria", "--loop", "quiet")["data"]
     before = gitproj.ok("ledger", "info")["data"]["ledger_revision"]
     bad = _next(gitproj, started["submissionHandle"], {"outcome": "maybe"}, "bad")
     assert bad.error["code"] == "evaluation_invalid" and bad.error["pointer"] == "/outcome"
@@ -111,7 +114,7 @@ def test_loop_e2e_invalid_payload_writes_nothing(gitproj: Project) -> None:
 
 def test_loop_e2e_handle_from_stdin_file_dash(gitproj: Project) -> None:
     """`--evaluation -` reads the evaluation from standard input."""
-    started = gitproj.ok("loop", "start", "--task", "t", "--loop", "stdin")["data"]
+    started = gitproj.ok("loop", "start", "--task", "t", "--criterion", "c", "--loop", "stdin")["data"]
     ran = gitproj.run("loop", "next", "--handle", json.dumps(started["submissionHandle"]),
                       "--evaluation", "-",
                       input=json.dumps(evaluation("failed", False)))
