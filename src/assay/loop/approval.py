@@ -6,15 +6,15 @@ action is a one-line text, or a structured descriptor ``{description, scope,
 effects, reversibility, authorization}`` (:class:`~assay.loop.models.GateDescriptor`).
 The classification states a ``riskLevel`` and the ``reasonCodes`` behind it:
 
-- ``high``: a text rule matched (``rule:destructive_delete``, ``rule:publish``,
-  ...), the authorization is ``user_required``, the action is
-  ``irreversible`` or of ``unknown`` reversibility, or it has an effect that
-  always needs a person (``effect:production``, ``effect:credentials``,
-  ``effect:data_migration``, ``effect:public_api``, ``effect:publish``,
-  ``effect:payment``, ``effect:external_communication``);
-- ``unknown``: a descriptor that leaves the authorization ``unknown`` or
-  declares no effect;
-- ``low``: otherwise.
+- ``high``: a text rule matched the one-line action (``rule:destructive_delete``,
+  ``rule:publish``, ...), or the descriptor says ``authorization:user_required``,
+  ``reversibility:irreversible`` or ``reversibility:unknown``, or has an effect
+  that always needs a person (``effects:production``, ``effects:credentials``,
+  ``effects:data_migration``, ``effects:public_api``, ``effects:publish``,
+  ``effects:payment``, ``effects:external_communication``);
+- ``unknown``: a descriptor that cannot prove itself safe
+  (``authorization:unknown``, ``effects_empty``);
+- ``low``: otherwise (``scope_empty`` is reported but decides nothing).
 
 ``high`` and ``unknown`` gates are ``ask_user`` (kind ``user``): citing one
 in a submission's ``gate_ids`` is rejected (``gate_unapproved``) until a
@@ -79,27 +79,35 @@ def _gate_invalid(message: str, where: str, **details: Any) -> AssayError:
 
 
 def classify(text: str, descriptor: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``{riskLevel, reasonCodes, kind, decision, matchedRules}`` of one action (pure)."""
-    matched = [name for name, pattern in GATE_RULES if re.search(pattern, text, re.IGNORECASE)]
-    high = [f"rule:{name}" for name in matched]
-    unknown: list[str] = []
-    if descriptor is not None:
-        if descriptor["authorization"] == "user_required":
-            high.append("authorization_user_required")
-        if descriptor["reversibility"] == "irreversible":
-            high.append("irreversible")
-        elif descriptor["reversibility"] == "unknown":
-            high.append("reversibility_unknown")
-        high += [f"effect:{e}" for e in descriptor["effects"] if e in USER_EFFECTS]
-        if descriptor["authorization"] == "unknown":
-            unknown.append("authorization_unknown")
-        if not descriptor["effects"]:
-            unknown.append("no_effects")
-    level = "high" if high else "unknown" if unknown else "low"
+    """``{riskLevel, reasonCodes, kind, decision, matchedRules}`` of one action (pure).
+
+    A one-line text is judged by :data:`GATE_RULES`; a descriptor by what it
+    declares, never by keywords, and conservatively: what it does not prove
+    safe asks for a person.
+    """
+    if descriptor is None:
+        matched = [name for name, pattern in GATE_RULES if re.search(pattern, text, re.IGNORECASE)]
+        high = bool(matched)
+        codes = [f"rule:{name}" for name in matched]
+        level = "high" if high else "low"
+    else:
+        matched = []
+        effects = descriptor["effects"]
+        codes = [f"effects:{e}" for e in effects if e in USER_EFFECTS]
+        if descriptor["reversibility"] in ("irreversible", "unknown"):
+            codes.append(f"reversibility:{descriptor['reversibility']}")
+        if descriptor["authorization"] in ("user_required", "unknown"):
+            codes.append(f"authorization:{descriptor['authorization']}")
+        high = any(c != "authorization:unknown" for c in codes)
+        if not effects:
+            codes.append("effects_empty")
+        if not descriptor["scope"]:
+            codes.append("scope_empty")
+        unproven = descriptor["authorization"] == "unknown" or not effects
+        level = "high" if high else "unknown" if unproven else "low"
     user = level != "low"
-    return {"riskLevel": level, "reasonCodes": high + unknown,
-            "kind": "user" if user else "agent", "decision": "ask_user" if user else "proceed",
-            "matchedRules": matched}
+    return {"riskLevel": level, "reasonCodes": codes, "kind": "user" if user else "agent",
+            "decision": "ask_user" if user else "proceed", "matchedRules": matched}
 
 
 def _descriptor(value: Any) -> dict[str, Any]:

@@ -166,11 +166,16 @@ class GateResult:
     posture: dict[str, Any]
     progress: str
     blocking: list[tuple[str, str]] = field(default_factory=list)
+    required: frozenset[str] = frozenset()
 
     @property
     def command_verdict(self) -> str | None:
-        """What the required commands say of this round's claims: contradicted, insufficient or None."""
-        return required_verdict(self.blocking)
+        """What the required commands say of this round's claims: contradicted, insufficient or None.
+
+        Only commands declared required judge every claim; a contract's own
+        commands judge the criteria its items name (through the item statuses).
+        """
+        return required_verdict([b for b in self.blocking if b[0] in self.required])
 
 
 def required_verdict(blocking: Sequence[tuple[str, str]]) -> str | None:
@@ -283,4 +288,4 @@ def judge(*, round_number: int, evaluation: Mapping[str, Any],
     blocking = [(n, s) for n, s in sorted(command_statuses.items())
                 if s != "passed" and (n in required or n in bound)]
     return GateResult(statuses, findings, machine_backed, state, posture, comparison.progress,
-                      blocking)
+                      blocking, frozenset(required))

@@ -247,7 +247,9 @@ def limits_of(head: Mapping[str, Any]) -> Limits:
                   max_rejections=lim["maxRejections"],
                   max_active_constraints=lim["maxActiveConstraints"],
                   lease_seconds=lim["leaseMs"] / 1000, renew_seconds=lim["renewMs"] / 1000,
-                  backtrack_after=int(lim.get("backtrackAfter", 0)))
+                  backtrack_after=int(lim.get("backtrackAfter", 0)),
+                  ladder_terminate=int(lim.get("ladderTerminate", 3)),
+                  violation_rounds=int(lim.get("violationRounds", 3)))
 
 
 def terminal_event(head: Mapping[str, Any], stop_reason: str,
@@ -524,7 +526,9 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
                    "maxActiveConstraints": limits.max_active_constraints,
                    "leaseMs": int(limits.lease_seconds * 1000),
                    "renewMs": int(limits.renew_seconds * 1000),
-                   "backtrackAfter": limits.backtrack_after},
+                   "backtrackAfter": limits.backtrack_after,
+                   "ladderTerminate": limits.ladder_terminate,
+                   "violationRounds": limits.violation_rounds},
         "status": "active",
         "stopReason": None,
         "branchId": "main",
