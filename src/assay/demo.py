@@ -402,7 +402,7 @@ def _gated_success(story: _Story, held: dict[str, Any],
                                           "action": "publish the fix: git push origin main"}
                       )["data"]["gateDecision"]
     story.show("assay loop gate-check", f"{gate['gateId']} {gate['decision']}, risk "
-               f"{gate['riskLevel']} ({', '.join(gate['reasonCodes'])})")
+               f"{gate['risk']} ({', '.join(gate['reasonCodes'])})")
     done = {"constraint_violations": [], "outcome": "success", "should_continue": False,
             "output_summary": "add now adds; assay ran the unit test",
             "gate_ids": [gate["gateId"]]}

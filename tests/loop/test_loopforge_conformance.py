@@ -649,7 +649,7 @@ def test_conformance_gate_resolved_by_another_principal(lf: Loop) -> None:
     gate = lf.ok("loop.gate-check", {"handle": view["submissionHandle"],
                                      "action": "publish the release: git push origin main"},
                  principal=AGENT)["gateDecision"]
-    assert gate["decision"] == "ask_user" and gate["riskLevel"] == "high"
+    assert gate["decision"] == "ask_user" and gate["risk"] == "high"
     decided = lf.ok("loop.approve", {"gate": gate["gateId"], "loop": "lf",
                                      "reason": "release approved"}, principal=REVIEWER)
     approval = decided["gateDecision"]["approval"]
@@ -702,7 +702,7 @@ def test_conformance_structured_gate_high_risk_reason_codes(lf: Loop) -> None:
     gate = lf.ok("loop.gate-check", {"handle": view["submissionHandle"], "descriptor": {
         "description": "Ship the release", "scope": ["prod"], "effects": ["production", "publish"],
         "reversibility": "recoverable", "authorization": "unknown"}})["gateDecision"]
-    assert (gate["decision"], gate["riskLevel"]) == ("ask_user", "high")
+    assert (gate["decision"], gate["risk"]) == ("ask_user", "high")
     assert gate["reasonCodes"] == ["effects:production", "effects:publish",
                                    "authorization:unknown"]
 
@@ -716,7 +716,7 @@ def test_conformance_structured_gate_safe_action_proceeds(lf: Loop) -> None:
         "description": "Refactor src/store.ts", "scope": ["src/store.ts"],
         "effects": ["workspace_write"], "reversibility": "reversible",
         "authorization": "agent_allowed"}})["gateDecision"]
-    assert (gate["decision"], gate["riskLevel"], gate["reasonCodes"]) == ("proceed", "low", [])
+    assert (gate["decision"], gate["risk"], gate["reasonCodes"]) == ("proceed", "low", [])
 
 
 def test_conformance_structured_gate_unproven_is_unknown_risk(lf: Loop) -> None:
@@ -727,7 +727,7 @@ def test_conformance_structured_gate_unproven_is_unknown_risk(lf: Loop) -> None:
     gate = lf.ok("loop.gate-check", {"handle": view["submissionHandle"], "descriptor": {
         "description": "Tidy the cache", "scope": ["cache"], "effects": [],
         "reversibility": "reversible", "authorization": "agent_allowed"}})["gateDecision"]
-    assert (gate["decision"], gate["riskLevel"]) == ("ask_user", "unknown")
+    assert (gate["decision"], gate["risk"]) == ("ask_user", "unknown")
     assert "effects_empty" in gate["reasonCodes"]
 
 

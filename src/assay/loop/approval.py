@@ -4,7 +4,7 @@ A gate decision ``loop:<loopId>:gate:<g-id>`` is recorded in the held round
 by :func:`check` (``assay loop gate-check``), before a risky action. The
 action is a one-line text, or a structured descriptor ``{description, scope,
 effects, reversibility, authorization}`` (:class:`~assay.loop.models.GateDescriptor`).
-The classification states a ``riskLevel`` and the ``reasonCodes`` behind it:
+The classification states a ``risk`` and the ``reasonCodes`` behind it:
 
 - ``high``: a text rule matched the one-line action (``rule:destructive_delete``,
   ``rule:publish``, ...), or the descriptor says ``authorization:user_required``,
@@ -79,7 +79,7 @@ def _gate_invalid(message: str, where: str, **details: Any) -> AssayError:
 
 
 def classify(text: str, descriptor: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``{riskLevel, reasonCodes, kind, decision, matchedRules}`` of one action (pure).
+    """``{risk, reasonCodes, kind, decision, matchedRules}`` of one action (pure).
 
     A one-line text is judged by :data:`GATE_RULES`; a descriptor by what it
     declares, never by keywords, and conservatively: what it does not prove
@@ -106,7 +106,7 @@ def classify(text: str, descriptor: Mapping[str, Any] | None) -> dict[str, Any]:
         unproven = descriptor["authorization"] == "unknown" or not effects
         level = "high" if high else "unknown" if unproven else "low"
     user = level != "low"
-    return {"riskLevel": level, "reasonCodes": codes, "kind": "user" if user else "agent",
+    return {"risk": level, "reasonCodes": codes, "kind": "user" if user else "agent",
             "decision": "ask_user" if user else "proceed", "matchedRules": matched}
 
 
@@ -267,7 +267,7 @@ def cited(store: Store, head: Mapping[str, Any], gate_ids: Sequence[str]) -> lis
                                      "('assay loop gate-check')"})
         elif data["decision"] == "ask_user" and data.get("approval") is None:
             checks.append({"check": "gate_unapproved", "ref": gid,
-                           "detail": f"{gid} ({data['action'][:120]}) is {data['riskLevel']} "
+                           "detail": f"{gid} ({data['action'][:120]}) is {data['risk']} "
                                      "risk and waits for a person: another principal approves "
                                      f"it with 'assay loop approve --gate {gid} -- {loop_id}'"})
         elif (data.get("approval") or {}).get("status") == "denied":

@@ -608,7 +608,7 @@ class Governor:
                    principal: str = "agent", enabled: bool = True) -> dict[str, Any]:
         """Record a gate decision for a risky action in the held round, before it is taken.
 
-        See :func:`assay.loop.approval.check`: a ``riskLevel`` with its
+        See :func:`assay.loop.approval.check`: a ``risk`` with its
         ``reasonCodes``; ``ask_user`` gates wait for another principal.
         """
         from assay.loop.approval import check

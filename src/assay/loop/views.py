@@ -306,7 +306,7 @@ def audit(store: Store, loop_id: str) -> dict[str, Any]:
             "createdAt": d.get("createdAt")} for d in directives],
         "gateDecisions": [{"gateId": g["gateId"], "round": g["round"], "action": g["action"],
                            "decision": g["decision"], "matchedRules": g["matchedRules"],
-                           "riskLevel": g.get("riskLevel"), "reasonCodes": g.get("reasonCodes", []),
+                           "risk": g.get("risk"), "reasonCodes": g.get("reasonCodes", []),
                            "requestedBy": g.get("requestedBy"), "approval": g.get("approval")}
                           for g in gates],
         "pauses": list(head.get("pauses", [])) + ([head["pause"]] if head.get("pause") else []),
