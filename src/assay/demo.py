@@ -391,7 +391,7 @@ def _chapter_loop(story: _Story) -> None:
     story.show("the ladder", f"{checks[-1]['check']} {ladder['count']} in a row; the same "
                f"again is met with: {ladder['next']}")
     (story.root / "calc.py").write_text(_FIXED_CALC, encoding="utf-8")
-    story.say("   the agent fixes calc.py ('a - b' -> 'a + b') and submits again")
+    story.say("   the agent fixes calc.py ('a - b' -> 'a + b'); publishing the fix is a risky step")
     _gated_success(story, claim, submit)
 
 
@@ -403,12 +403,8 @@ def _gated_success(story: _Story, held: dict[str, Any],
                       )["data"]["gateDecision"]
     story.show("assay loop gate-check", f"{gate['gateId']} {gate['decision']}, risk "
                f"{gate['risk']} ({', '.join(gate['reasonCodes'])})")
-    done = {"constraint_violations": [], "outcome": "success", "should_continue": False,
-            "output_summary": "add now adds; assay ran the unit test",
-            "gate_ids": [gate["gateId"]]}
-    waiting = submit(held["submissionHandle"], done)
-    story.show("cited before anyone approved it", "rejected by "
-               + waiting["receipt"]["rejection"]["checks"][0]["check"])
+    story.show("until a second principal approves it", "citing it in gate_ids is rejected "
+               "(gate_unapproved)")
     from assay.errors import AssayError
 
     try:
@@ -421,7 +417,9 @@ def _gated_success(story: _Story, held: dict[str, Any],
                           )["data"]["gateDecision"]["approval"]
     story.show("assay --as reviewer loop approve", f"gate {gate['gateId']} {approved['status']} "
                f"by {approved['principal']}, a second principal")
-    finished = submit(waiting["submissionHandle"], done)
+    finished = submit(held["submissionHandle"], {
+        "constraint_violations": [], "outcome": "success", "should_continue": False,
+        "output_summary": "add now adds; assay ran the unit test", "gate_ids": [gate["gateId"]]})
     posture = finished["receipt"]["verification"]["evidence_posture"]
     terminal = finished["terminal"]
     story.show("round 2 after the fix", f"posture {posture['status']}, "

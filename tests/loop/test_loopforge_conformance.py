@@ -682,8 +682,8 @@ def test_conformance_gate_self_approval_forbidden(lf: Loop) -> None:
 
 
 def test_conformance_denied_gate_stays_refused(lf: Loop) -> None:
-    """A denied gate keeps the citing submission refused (cognitive-governance.test.ts
-    "keeps later decisions winning within a round by timestamp")."""
+    """A gate denied by another principal stays refused and cannot be approved after (mcp.test.ts
+    "resolves a persisted gate after the owning process is recreated", its resolveGate answer)."""
     view = lf.start()
     gid = lf.ok("loop.gate-check", {"handle": view["submissionHandle"],
                                     "action": "drop table users"})["gateDecision"]["gateId"]

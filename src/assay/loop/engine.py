@@ -287,8 +287,8 @@ class Governor:
                                          evaluation["constraint_violations"],
                                          limits.violation_rounds):
             checks.append({"check": "recurring_violation", "ref": text[:200],
-                           "detail": f"the violation {text[:200]!r} is reported for the "
-                                     f"{limits.violation_rounds}th round in a row: explain why it "
+                           "detail": f"the violation {text[:200]!r} is reported in "
+                                     f"{limits.violation_rounds} rounds in a row: explain why it "
                                      "keeps happening and take a different approach"})
         return checks + cited_gates(self.store, head, evaluation.get("gate_ids", []))
 

@@ -141,11 +141,13 @@ def load_head(store: Store, loop_id: str, *, scope: str | None = None,
     return record
 
 
-def resolve_loop(store: Store, scope: str, loop_id: str | None) -> str:
-    """``loop_id`` as given (it must exist), else the one live loop, else the only loop.
+def resolve_loop(store: Store, scope: str, loop_id: str | None, *,
+                 must_exist: bool = False) -> str:
+    """``loop_id`` as given, else the one live loop, else the only loop.
 
-    A live loop is active or paused. With no loop at all, or a named loop
-    that is not there, the answer is ``state_unavailable``; when several
+    A live loop is active or paused. With ``must_exist`` a named loop that
+    is not there is ``state_unavailable`` naming it and the loops that are;
+    with no loop at all the answer is ``state_unavailable``; when several
     loops could be meant it is ``invalid_argument`` naming each of them (with
     its status and stop reason), so a stopped loop can be picked by id.
     """
@@ -153,7 +155,8 @@ def resolve_loop(store: Store, scope: str, loop_id: str | None) -> str:
         if not identity.LOOP_ID.fullmatch(loop_id):
             raise UsageError(f"{loop_id!r} is not a loop id", code="invalid_argument",
                              pointer="/loop")
-        load_head(store, loop_id, scope=scope, code="state_unavailable")
+        if must_exist:
+            load_head(store, loop_id, scope=scope, code="state_unavailable")
         return loop_id
     heads = loop_heads(store, scope)
     live = [r for r in heads if r.data["status"] in ("active", "paused")]

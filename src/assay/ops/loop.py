@@ -215,7 +215,7 @@ def loop_status(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop import session
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = session.status(store, loop_id)
     return Result(data, ledger_revision=data["ledgerRevision"])
 
@@ -235,7 +235,7 @@ def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 
     store = inv.store()
     project = inv.project()
-    loop_id = session.resolve_loop(store, project.scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, project.scope, args.get("loop"), must_exist=True)
     data = session.stop(store, project, loop_id, reason=args.get("reason"))
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
 
@@ -257,7 +257,7 @@ def loop_resume(inv: Invocation, args: dict[str, Any]) -> Result:
 
     store = inv.store()
     project = inv.project()
-    loop_id = session.resolve_loop(store, project.scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, project.scope, args.get("loop"), must_exist=True)
     data = session.resume(store, project, loop_id,
                           invocation_lost=bool(args.get("invocation_lost")),
                           instruction=args.get("instruction"))
@@ -280,7 +280,7 @@ def loop_pause(inv: Invocation, args: dict[str, Any]) -> Result:
 
     store = inv.store()
     project = inv.project()
-    loop_id = session.resolve_loop(store, project.scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, project.scope, args.get("loop"), must_exist=True)
     data = session.pause(store, project, loop_id, reason=args.get("reason"),
                          principal=inv.principal)
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
@@ -321,7 +321,7 @@ def _decide(inv: Invocation, args: dict[str, Any], *, approve: bool) -> Result:
 
     store = inv.store()
     project = inv.project()
-    loop_id = session.resolve_loop(store, project.scope, args["loop"])
+    loop_id = session.resolve_loop(store, project.scope, args["loop"], must_exist=True)
     data = decide(store, project, loop_id, args["gate"], approve=approve,
                   principal=inv.principal, reason=args.get("reason"))
     return Result(data, ledger_revision=_revision(inv))
@@ -380,7 +380,7 @@ def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop import session
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     record = session.load_head(store, loop_id)
     return Result({"loopId": loop_id, "open_questions": record.data["facts"]["open_questions"]},
                   ledger_revision=record.ledger_revision)
@@ -488,7 +488,7 @@ def loop_explain(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop.views import explain
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = explain(store, loop_id, round_number=args.get("round"))
     return Result(data, ledger_revision=data["ledgerRevision"])
 
@@ -514,7 +514,7 @@ def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop.views import replay
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = replay(store, loop_id, round_number=args.get("round"), attempt=args.get("attempt"),
                   every=bool(args.get("all")))
     return Result(data, ledger_revision=data["ledgerRevision"],
@@ -537,6 +537,6 @@ def loop_audit(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop.views import audit
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = audit(store, loop_id)
     return Result(data, ledger_revision=data["ledgerRevision"])
