@@ -160,7 +160,7 @@ def _text(value: str, where: str, limit: int, diag: _Diagnostics) -> str:
 
 
 def _strings(value: Any, name: tuple[str | int, ...], diag: _Diagnostics,
-             limits: tuple[int, int], skip: frozenset[int] = frozenset()) -> list[str]:
+             limits: tuple[int, int]) -> list[str]:
     """A lenient list of non-blank, unique strings, capped."""
     where = pointer(*name)
     most, chars = limits
@@ -170,8 +170,6 @@ def _strings(value: Any, name: tuple[str | int, ...], diag: _Diagnostics,
     out: list[str] = []
     for index, entry in enumerate(value):
         at = pointer(*name, index)
-        if index in skip:
-            continue
         if not isinstance(entry, str) or not entry.strip():
             diag.add("entry_dropped", at, "entries are non-blank strings")
             continue
@@ -244,8 +242,8 @@ def precheck(raw: Any) -> None:
                        hit, "template_placeholder")
     bad = _Defects()
     _check_required(raw, bad)
-    for index, entry in enumerate(raw.get("emerged_subtasks") or []
-                                  if isinstance(raw.get("emerged_subtasks"), list) else []):
+    emerged = raw.get("emerged_subtasks")
+    for index, entry in enumerate(emerged if isinstance(emerged, list) else []):
         if isinstance(entry, str) and identity.SUBGOAL_ID.fullmatch(entry.strip()):
             bad.bad(pointer("emerged_subtasks", index), "subgoal_id_as_text",
                     "a description: creation never takes an sg- id (use subgoal_updates to change "
