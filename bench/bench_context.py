@@ -26,11 +26,14 @@ REGIONS = 200
 
 def goal_text(size: int, regions: int = REGIONS) -> str:
     """Narrative with ``regions`` agent regions spread evenly; about ``size`` bytes."""
+    generated = ["- [ ] Task first line <!-- todo:t status=open -->",
+                 "    detail line that belongs to the task",
+                 "- [x] Task done <!-- todo:d status=completed -->"]
+    digest = hashlib.sha256("\n".join(generated).encode("utf-8")).hexdigest()
     region_block = (
         "<!-- assay:todo-region role=agent id=r{i} begin -->\n"
-        "- [ ] Task {i} first line <!-- todo:t{i} status=open -->\n"
-        "    detail line that belongs to the task\n"
-        "- [x] Task {i} done <!-- todo:d{i} status=completed -->\n"
+        f"<!-- assay:generated sha256={digest} lines={len(generated)} -->\n"
+        + "".join(line + "\n" for line in generated) +
         "<!-- assay:todo-region id=r{i} end -->\n"
     )
     line = "Narrative of the goal, kept verbatim: requirements, history and stops.\n"

@@ -14,7 +14,8 @@ Sections::
     [goals.GOAL_ID]
                 path (a markdown file inside the project), acceptance (record id)
     [loop]      max_rounds, stall_rounds, max_rejections, max_active_constraints,
-                lease_seconds, renew_seconds, gate, recovery, backtrack_after
+                lease_seconds, renew_seconds, gate, recovery, backtrack_after,
+                ladder_terminate, violation_rounds
     [memory]    enabled (false: memory commands perform no reads)
 """
 
@@ -112,6 +113,8 @@ class LoopSettings:
     gate: bool = True
     recovery: bool = True
     backtrack_after: int = 0
+    ladder_terminate: int = 3
+    violation_rounds: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +283,8 @@ def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:
 
 _LOOP_BOUNDS = {"max_rounds": (1, 1000), "stall_rounds": (0, 1000), "max_rejections": (1, 100),
                 "max_active_constraints": (1, 15), "lease_seconds": (5, 3600),
-                "renew_seconds": (1, 3600), "backtrack_after": (0, 100)}
+                "renew_seconds": (1, 3600), "backtrack_after": (0, 100),
+                "ladder_terminate": (1, 100), "violation_rounds": (0, 20)}
 
 
 def _loop_settings(path: Path, raw: dict[str, Any]) -> LoopSettings:

@@ -383,20 +383,50 @@ def _chapter_loop(story: _Story) -> None:
         "output_summary": "add is done (it is not: nothing changed)"})
     receipt = claim["receipt"]
     posture = receipt["verification"]["evidence_posture"]
+    checks = receipt["rejection"]["checks"]
     story.show("round 2 claims success", f"accepted={str(claim['accepted']).lower()}, "
                f"posture {posture['status']}, rejected by "
-               f"{receipt['rejection']['checks'][0]['check']}; now attempt {claim['attempt']}")
+               f"{', '.join(c['check'] for c in checks)}; now attempt {claim['attempt']}")
+    ladder = checks[-1]["ladder"]
+    story.show("the ladder", f"{checks[-1]['check']} {ladder['count']} in a row; the same "
+               f"again is met with: {ladder['next']}")
     (story.root / "calc.py").write_text(_FIXED_CALC, encoding="utf-8")
-    story.say("   the agent fixes calc.py ('a - b' -> 'a + b') and submits again")
-    done = submit(claim["submissionHandle"], {
-        **base, "outcome": "success", "should_continue": False,
-        "output_summary": "add now adds; assay ran the unit test"})
-    posture = done["receipt"]["verification"]["evidence_posture"]
-    terminal = done["terminal"]
+    story.say("   the agent fixes calc.py ('a - b' -> 'a + b'); publishing the fix is a risky step")
+    _gated_success(story, claim, submit)
+
+
+def _gated_success(story: _Story, held: dict[str, Any],
+                   submit: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]) -> None:
+    """The fix wants a risky step: a gate the agent may not approve, a second principal does."""
+    gate = story.call("loop.gate-check", {"handle": json.dumps(held["submissionHandle"]),
+                                          "action": "publish the fix: git push origin main"}
+                      )["data"]["gateDecision"]
+    story.show("assay loop gate-check", f"{gate['gateId']} {gate['decision']}, risk "
+               f"{gate['risk']} ({', '.join(gate['reasonCodes'])})")
+    story.show("until a second principal approves it", "citing it in gate_ids is rejected "
+               "(gate_unapproved)")
+    from assay.errors import AssayError
+
+    try:
+        story.call("loop.approve", {"gate": gate["gateId"], "loop": "fix-add"})
+    except AssayError as exc:
+        story.show("the agent approves its own gate", f"refused ({exc.code})")
+    approved = story.call("loop.approve", {"gate": gate["gateId"], "loop": "fix-add",
+                                           "principal": "reviewer",
+                                           "reason": "the fix is small and tested"}
+                          )["data"]["gateDecision"]["approval"]
+    story.show("assay --as reviewer loop approve", f"gate {gate['gateId']} {approved['status']} "
+               f"by {approved['principal']}, a second principal")
+    finished = submit(held["submissionHandle"], {
+        "constraint_violations": [], "outcome": "success", "should_continue": False,
+        "output_summary": "add now adds; assay ran the unit test", "gate_ids": [gate["gateId"]]})
+    posture = finished["receipt"]["verification"]["evidence_posture"]
+    terminal = finished["terminal"]
     story.show("round 2 after the fix", f"posture {posture['status']}, "
                f"machineBackedSuccess={str(posture['machineBackedSuccess']).lower()}")
     story.show("loop stopped", f"{terminal['stopReason']} after {terminal['committedRounds']} "
-               f"committed rounds; trajectory {terminal['machineBackedSuccessTrajectory']}")
+               f"committed rounds; trajectory "
+               f"{json.dumps(terminal['machineBackedSuccessTrajectory'])}")
 
 
 def _chapter_provenance(story: _Story) -> None:

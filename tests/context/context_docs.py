@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import hashlib
 
+
+def generated(*lines: str) -> str:
+    """A block as goal write leaves it: the digest line, then the lines (LF endings)."""
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    return "".join(f"{line}\n" for line in
+                   (f"<!-- assay:generated sha256={digest} lines={len(lines)} -->", *lines))
+
+
 EXPLICIT = (
     "---\n"
     "title: Ship the parser\n"
@@ -14,8 +22,8 @@ EXPLICIT = (
     "\n"
     "## Agent Todo\n"
     "<!-- assay:todo-region role=agent id=agent-todo begin -->\n"
-    "- [ ] Parse the manifest <!-- todo:parse status=open -->\n"
-    "    keep the error pointers exact\n"
+    + generated("- [ ] Parse the manifest <!-- todo:parse status=open -->",
+                "    keep the error pointers exact") +
     "<!-- assay:todo-region id=agent-todo end -->\n"
     "\n"
     "## History\n"
@@ -23,7 +31,7 @@ EXPLICIT = (
     "\n"
     "## User Todo\n"
     "<!-- assay:todo-region role=user id=user-todo begin -->\n"
-    "- [ ] Approve the schema\n"
+    + generated("- [ ] Approve the schema") +
     "<!-- assay:todo-region id=user-todo end -->\n"
     "\n"
     "Final stop: the fixtures pass.\n"

@@ -33,7 +33,7 @@ def test_context_cli_malformed_goal_exits_1_with_code(ctx) -> None:
     proc = _run(ctx, "goal", "read", "--goal-id", "parser")
     assert proc.returncode == 1
     error = json.loads(proc.stderr)["error"]
-    assert (error["code"], error["details"]["line"]) == ("goal_marker_unbalanced", 19)
+    assert (error["code"], error["details"]["line"]) == ("goal_marker_unbalanced", 21)
 
 
 def test_context_cli_thin_with_todo_id_is_usage_exit_2(ctx) -> None:

@@ -9,6 +9,9 @@ from assay.errors import AssayError
 
 B = "<!-- assay:todo-region role=agent id=a begin -->\n"
 E = "<!-- assay:todo-region id=a end -->\n"
+LA = "## Agent Todo\n"
+LB = "<!-- loopx:todo-region-v0 role=agent begin -->\n"
+LE = "<!-- loopx:todo-region-v0 role=agent end -->\n"
 
 CASES = [
     # (case name, document, code, line)
@@ -22,18 +25,11 @@ CASES = [
      "goal_marker_mismatched", 2),
     ("end in the other syntax", B + "<!-- loopx:todo-region-v0 role=agent end -->\n",
      "goal_marker_mismatched", 2),
-    ("loopx end with another role",
-     "<!-- loopx:todo-region-v0 role=agent begin -->\n<!-- loopx:todo-region-v0 role=user end -->\n",
-     "goal_marker_mismatched", 2),
-    ("unknown role", "<!-- assay:todo-region role=owner id=a begin -->\n" + E,
-     "goal_marker_unknown_role", 1),
-    ("loopx unknown role", "<!-- loopx:todo-region-v0 role=bot begin -->\n",
-     "goal_marker_unknown_role", 1),
+    ("loopx end with another role", LA + LB + "<!-- loopx:todo-region-v0 role=user end -->\n",
+     "goal_marker_mismatched", 3),
+    ("loopx unknown role", LA + "<!-- loopx:todo-region-v0 role=bot begin -->\n",
+     "goal_marker_malformed", 2),
     ("duplicate region id", B + E + "text\n" + B + E, "goal_region_duplicate_id", 4),
-    ("duplicate loopx role",
-     ("<!-- loopx:todo-region-v0 role=user begin -->\n<!-- loopx:todo-region-v0 role=user end -->\n"
-      "<!-- loopx:todo-region-v0 role=user begin -->\n<!-- loopx:todo-region-v0 role=user end -->\n"),
-     "goal_region_duplicate_id", 3),
     ("no begin or end word", "<!-- assay:todo-region role=agent id=a -->\n",
      "goal_marker_malformed", 1),
     ("unknown token", "<!-- assay:todo-region role=agent id=a kind=x begin -->\n",
@@ -51,8 +47,13 @@ CASES = [
      "goal_marker_malformed", 1),
     ("loopx marker with an id", "<!-- loopx:todo-region-v0 role=agent id=a begin -->\n",
      "goal_marker_malformed", 1),
-    ("unknown marker version", "<!-- loopx:todo-region-v1 role=agent begin -->\n",
-     "goal_marker_malformed", 1),
+    ("loopx end without begin", "# G\n" + LE, "goal_marker_unbalanced", 2),
+    ("loopx begin not under its heading", "# G\n\n" + LB + LE, "goal_marker_malformed", 3),
+    ("loopx begin never closed", LA + LB + "- [ ] t\n", "goal_marker_unbalanced", 2),
+    ("loopx begin inside a loopx region", LA + LB + LB, "goal_marker_nested", 3),
+    ("prose inside a loopx region", LA + LB + "some prose\n" + LE,
+     "goal_region_foreign_content", 3),
+    ("loopx marker inside an assay region", B + LB + E, "goal_marker_nested", 2),
     ("malformed end inside a region", B + "<!-- assay:todo-region id=a stop -->\n",
      "goal_marker_malformed", 2),
     ("heading inside a region", B + "## Notes\n" + E, "goal_region_foreign_content", 2),

@@ -26,7 +26,7 @@ def test_goal_explicit_returns_all_non_generated_text_verbatim() -> None:
     read = _read(EXPLICIT)
     assert read.ownership == "explicit"
     expected = EXPLICIT
-    for start, end in ((18, 20), (9, 12)):
+    for start, end in ((19, 22), (9, 13)):
         expected = expected.replace(_lines(EXPLICIT, start, end), "", 1)
     assert read.text == expected
     assert "Final stop: the fixtures pass.\n" in read.text
@@ -38,9 +38,9 @@ def test_goal_explicit_reports_region_role_lines_and_digest() -> None:
     out = _read(EXPLICIT).to_dict()
     assert out["excluded_todo_regions"] == [
         {"id": "agent-todo", "role": "agent", "marker": "assay",
-         "lines": {"start": 9, "end": 12}, "sha256": sha(_lines(EXPLICIT, 9, 12))},
+         "lines": {"start": 9, "end": 13}, "sha256": sha(_lines(EXPLICIT, 9, 13))},
         {"id": "user-todo", "role": "user", "marker": "assay",
-         "lines": {"start": 18, "end": 20}, "sha256": sha(_lines(EXPLICIT, 18, 20))},
+         "lines": {"start": 19, "end": 22}, "sha256": sha(_lines(EXPLICIT, 19, 22))},
     ]
     assert out["required_reads"] == []
 
@@ -100,14 +100,14 @@ def test_goal_headings_never_decide_delivered_text() -> None:
                                      "<!-- assay:todo-region id=a end -->\n", "")
 
 
-def test_goal_loopx_markers_read_with_same_rules() -> None:
-    """The existing loopx:todo-region-v0 markers are regions, with id loopx-<role>."""
+def test_goal_loopx_region_owns_its_heading() -> None:
+    """A loopx region runs from its todo heading through its end marker, with id loopx-<role>."""
     text = ("# Goal\n\n## Agent Todo\n<!-- loopx:todo-region-v0 role=agent begin -->\n"
             "- [ ] task\n<!-- loopx:todo-region-v0 role=agent end -->\nafter\n")
     read = _read(text)
     assert read.ownership == "explicit"
-    assert read.text == "# Goal\n\n## Agent Todo\nafter\n"
-    assert [r.to_dict()["id"] for r in read.regions] == ["loopx-agent"]
+    assert read.text == "# Goal\n\nafter\n"
+    assert [(r.id, r.start_line, r.end_line) for r in read.regions] == [("loopx-agent", 3, 6)]
     assert read.regions[0].syntax == "loopx"
 
 
@@ -138,8 +138,8 @@ def test_goal_crlf_line_endings_are_preserved() -> None:
     assert read.ownership == "explicit"
     assert "\r\n" in read.text and read.text.count("\r\n") == read.text.count("\n")
     region = read.regions[0]
-    assert (region.start_line, region.end_line) == (9, 12)
-    assert region.sha256 == sha(_lines(text, 9, 12))
+    assert (region.start_line, region.end_line) == (9, 13)
+    assert region.sha256 == sha(_lines(text, 9, 13))
     assert region.newline == "\r\n"
 
 

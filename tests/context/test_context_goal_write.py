@@ -88,7 +88,7 @@ def test_goal_write_unchanged_leaves_file_untouched(tmp_path: Path, goal_file) -
     """When regeneration yields the same bytes the file is not rewritten."""
     path = goal_file(EXPLICIT)
     os.utime(path, (1_000_000, 1_000_000))
-    keep = lambda region: EXPLICIT.encode()[region.content_start:region.content_end].decode().splitlines()
+    keep = lambda region: EXPLICIT[region.content_start:region.content_end].splitlines()[1:]
     out = write_goal(tmp_path, "g", "goal.md", expect_revision=sha(EXPLICIT), render=keep)
     assert out["changed"] is False and out["revision"] == sha(EXPLICIT)
     assert path.stat().st_mtime_ns == 1_000_000 * 10**9
@@ -100,3 +100,54 @@ def test_goal_write_keeps_the_file_mode(tmp_path: Path, goal_file) -> None:
     path.chmod(0o640)
     write_goal(tmp_path, "g", "goal.md", expect_revision=sha(EXPLICIT), render=_render)
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_goal_write_refuses_a_hand_added_line_in_its_region(tmp_path: Path, goal_file) -> None:
+    """A line added by hand inside an assay region is goal_region_foreign_edit with a diff; nothing is written."""
+    edited = EXPLICIT.replace("    keep the error pointers exact\n",
+                              "    keep the error pointers exact\n- [ ] added by a person\n")
+    path = goal_file(edited)
+    with pytest.raises(ConflictError) as info:
+        write_goal(tmp_path, "g", "goal.md", expect_revision=sha(edited), render=_render)
+    err = info.value
+    assert err.code == "goal_region_foreign_edit"
+    region = err.details["regions"][0]
+    assert (region["region_id"], region["lines"]) == ("agent-todo", {"start": 9, "end": 14})
+    assert "-- [ ] added by a person" in region["diff"]
+    assert path.read_text() == edited
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["goal.md"]
+
+
+def test_goal_write_refuses_an_edited_generated_line(tmp_path: Path, goal_file) -> None:
+    """A generated line edited by hand no longer matches its digest: the region is not rewritten."""
+    edited = EXPLICIT.replace("Approve the schema", "Approve the schema today")
+    path = goal_file(edited)
+    with pytest.raises(ConflictError) as info:
+        write_goal(tmp_path, "g", "goal.md", expect_revision=sha(edited), render=_render)
+    assert [r["region_id"] for r in info.value.details["regions"]] == ["user-todo"]
+    assert path.read_text() == edited
+
+
+def test_goal_write_fills_an_empty_region_and_keeps_its_blank_lines() -> None:
+    """An empty region gets a digest line and the rendered lines; blank lines in it stay."""
+    doc = ("<!-- assay:todo-region role=agent id=a begin -->\n\n\n"
+           "<!-- assay:todo-region id=a end -->\n")
+    data = doc.encode()
+    new = regenerate(read_goal_bytes(data, goal_id="g", path="goal.md"), data,
+                     lambda region: ["- [ ] one"])
+    lines = new.decode().splitlines()
+    assert lines[1].startswith("<!-- assay:generated sha256=") and lines[1].endswith(" lines=1 -->")
+    assert lines[2:5] == ["- [ ] one", "", ""]
+    again = regenerate(read_goal_bytes(new, goal_id="g", path="goal.md"), new, lambda region: [])
+    assert again == data
+
+
+def test_goal_write_leaves_loopx_regions_beside_assay_regions() -> None:
+    """In a file with both families, only the assay region changes."""
+    loopx = ("## User Todo\n<!-- loopx:todo-region-v0 role=user begin -->\n- [ ] Approve\n"
+             "<!-- loopx:todo-region-v0 role=user end -->\n")
+    doc = EXPLICIT.replace("## User Todo\n", "## Notes\n") + loopx
+    data = doc.encode()
+    new = regenerate(read_goal_bytes(data, goal_id="g", path="goal.md"), data, _render).decode()
+    assert new.endswith(loopx)
+    assert "new agent task" in new and new.count("new user task") == 1

@@ -16,6 +16,8 @@ STORY = [
     "machine_observed=false: a claim stays a claim",
     "A governed loop: a claim is contradicted, the fix is verified",
     "round 2 claims success: accepted=false, posture contradicted",
+    "the agent approves its own gate: refused (approval_forbidden)",
+    "approved by reviewer, a second principal",
     "round 2 after the fix: posture verified, machineBackedSuccess=true",
     "loop stopped: completed after 2 committed rounds",
     "intent: knowledge:calc with R1, R2 (child of R1), R3",

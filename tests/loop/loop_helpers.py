@@ -34,12 +34,17 @@ def loop_project(root: Path, *, loop_toml: str = "", commands: bool = True,
     if loop_toml:
         toml += "\n[loop]\n" + loop_toml + "\n"
     project = make_project(root, name="loopdemo", git=True, extra_toml=toml)
+    commit_calc(root)
+    return project
+
+
+def commit_calc(root: Path) -> None:
+    """Write the buggy calc.py and its check.py into ``root`` and commit them."""
     (root / "calc.py").write_text(BUGGY, encoding="utf-8")
     (root / "check.py").write_text(CHECK, encoding="utf-8")
     (root / ".gitignore").write_text(".assay/\n__pycache__/\n", encoding="utf-8")
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "init"], cwd=root, check=True)
-    return project
 
 
 def op(project: Project, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:

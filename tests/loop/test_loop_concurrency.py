@@ -19,7 +19,7 @@ def test_loop_concurrency_same_handle_one_commit(tmp_path: Path, stagger: float)
     """Two `assay loop next` processes on one handle: one commits, the other gets
     lease_conflict or the held result; never two commits."""
     project = loop_project(tmp_path / "race", slow=1.0)
-    first = op(project, "loop.start", {"task": "race", "loop": "race"})
+    first = op(project, "loop.start", {"task": "race", "loop": "race", "criterion": ["one commit"]})
     r1 = submit(project, first["submissionHandle"], evaluation(round_contract=contract()))
     handle = json.dumps(r1["submissionHandle"])
     path = project.root / ".assay" / "ev.json"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from loop_helpers import FIXED, contract, evaluation, records
+from loop_surfaces import build_project
 
 from assay_testing import Project
 
@@ -77,8 +79,11 @@ def test_loop_e2e_four_rounds_contradicted_verified_stale_invalid_max_rounds(git
     assert d3["receipt"]["changes"]["contract"]["closure"] == "verified"
     assert d3["guidance"]["criteria"][0]["status"] == "verified"
 
-    # Round 4 asks to continue, but it is the last round: max_rounds stops the loop.
-    r4 = _next(gitproj, d3["submissionHandle"], evaluation(), "r4")
+    # Round 4 claims the new item and asks to continue, but it is the last round:
+    # max_rounds stops the loop.
+    item4 = d3["guidance"]["active_contract"]["items"][0]["id"]
+    r4 = _next(gitproj, d3["submissionHandle"], evaluation(
+        execution_report={"claims": [{"id": item4, "outcome": "met"}]}), "r4")
     assert r4.code == 0, r4.stderr
     d4 = r4.json["data"]
     assert d4["status"] == "stopped" and d4["stopReason"] == "max_rounds"
@@ -102,7 +107,7 @@ def test_loop_e2e_four_rounds_contradicted_verified_stale_invalid_max_rounds(git
 
 def test_loop_e2e_invalid_payload_writes_nothing(gitproj: Project) -> None:
     """A rejected payload leaves the ledger revision unchanged."""
-    started = gitproj.ok("loop", "start", "--task", "t", "--loop", "quiet")["data"]
+    started = gitproj.ok("loop", "start", "--task", "t", "--no-criteria", "--loop", "quiet")["data"]
     before = gitproj.ok("ledger", "info")["data"]["ledger_revision"]
     bad = _next(gitproj, started["submissionHandle"], {"outcome": "maybe"}, "bad")
     assert bad.error["code"] == "evaluation_invalid" and bad.error["pointer"] == "/outcome"
@@ -111,9 +116,64 @@ def test_loop_e2e_invalid_payload_writes_nothing(gitproj: Project) -> None:
 
 def test_loop_e2e_handle_from_stdin_file_dash(gitproj: Project) -> None:
     """`--evaluation -` reads the evaluation from standard input."""
-    started = gitproj.ok("loop", "start", "--task", "t", "--loop", "stdin")["data"]
+    started = gitproj.ok("loop", "start", "--task", "t", "--criterion", "c", "--loop", "stdin")["data"]
     ran = gitproj.run("loop", "next", "--handle", json.dumps(started["submissionHandle"]),
                       "--evaluation", "-",
                       input=json.dumps(evaluation("failed", False)))
     assert ran.code == 0, ran.stderr
     assert ran.json["data"]["stopReason"] == "failed"
+
+
+def test_loop_e2e_success_claimed_three_times_while_the_test_fails(tmp_path: Path) -> None:
+    """An agent claims success three times while the required test fails: each claim is
+    contradicted and rejected, the third ends the loop by the ladder, and the audit shows every
+    step."""
+    project = build_project(tmp_path / "p", unit="required")
+    started = project.ok("loop", "start", "--task", "Fix calc.add", "--criterion",
+                         "add returns the sum", "--loop", "claims")["data"]
+    crit = started["guidance"]["criteria"][0]["id"]
+    claim = evaluation("success", False, output_summary="calc.add is fixed (it is not)",
+                       execution_report={"claims": [{"id": crit, "outcome": "met"}]})
+    handle = started["submissionHandle"]
+    seen = []
+    for n in (1, 2, 3):
+        ran = _next(project, handle, claim, f"claim{n}")
+        assert ran.code == 1, ran.stderr
+        data = ran.json["data"]
+        receipt = data["receipt"]
+        check = receipt["rejection"]["checks"][0]
+        assert [c["check"] for c in receipt["rejection"]["checks"]] == ["completion_contradicted"]
+        assert check["ref"] == "unit" and "unit failed" in check["detail"]
+        assert receipt["verification"]["evidence_posture"]["commands"] == [
+            {"commandId": "unit", "required": True, "status": "failed"}]
+        assert receipt["verification"]["criteria"] == [
+            {"id": crit, "status": "contradicted", "source": "machine"}]
+        seen.append((data["status"], check["ladder"]["count"], check["ladder"]["consequence"],
+                     check["ladder"]["next"]))
+        handle = data["submissionHandle"]
+    assert seen == [("active", 1, "reject", "reject"), ("active", 2, "reject", "terminate"),
+                    ("stopped", 3, "terminate", None)]
+
+    status = project.ok("loop", "status", "--loop", "claims")["data"]
+    assert (status["status"], status["stopReason"]) == ("stopped", "enforcement_terminated")
+    terminal = status["terminal"]
+    assert terminal["completed"] is False and terminal["committedRounds"] == 0
+    assert "completion_contradicted x3" in terminal["stopDetail"]
+    assert "unit failed" in terminal["stopDetail"]
+
+    audit = project.ok("loop", "audit", "--loop", "claims")["data"]
+    assert audit["rounds"] == []
+    steps = [(r["attempt"], r["checks"], r["ladder"]["completion_contradicted"]["count"],
+              r["outcome"], r["criteria"], r["commands"], r["stopReason"])
+             for r in audit["rejections"]]
+    contradicted = [{"id": crit, "status": "contradicted"}]
+    failed = [{"commandId": "unit", "status": "failed"}]
+    assert steps == [
+        (1, ["completion_contradicted"], 1, "success", contradicted, failed, None),
+        (2, ["completion_contradicted"], 2, "success", contradicted, failed, None),
+        (3, ["completion_contradicted"], 3, "success", contradicted, failed,
+         "enforcement_terminated")]
+    assert audit["terminal"]["stopReason"] == "enforcement_terminated"
+    replayed = project.ok("loop", "replay", "--all", "--loop", "claims")["data"]
+    assert [r["source"] for r in replayed["replays"]] == ["rejected"] * 3
+    assert replayed["match"] is True

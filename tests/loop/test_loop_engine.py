@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from loop_helpers import contract, evaluation, start
@@ -19,7 +19,8 @@ class OneRoundPolicy:
     def after_commit(self, *, round_number: int, progress: Sequence[str]) -> str | None:
         return "stalled" if round_number >= 1 else None
 
-    def after_rejection(self, *, round_number: int, consecutive: int) -> str | None:
+    def after_rejection(self, *, round_number: int, consecutive: int,
+                        counts: Mapping[str, int]) -> str | None:
         return None
 
 

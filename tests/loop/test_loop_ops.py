@@ -60,7 +60,7 @@ def test_loop_start_same_acceptance_stopped(gitproj: Project) -> None:
     ({"task": "  "}, "/task"),
     ({"task": "t", "criterion": ["a", "a"]}, "/criterion/1"),
     ({"task": "t", "constraint": [""]}, "/constraint/0"),
-    ({"task": "t", "loop": "Bad Id"}, "/loop"),
+    ({"task": "t", "criterion": ["c"], "loop": "Bad Id"}, "/loop"),
 ])
 def test_loop_start_invalid_arguments(gitproj: Project, args: dict[str, Any], pointer: str) -> None:
     """Malformed start arguments are invalid_argument with the argument's pointer."""
@@ -89,13 +89,15 @@ def test_loop_start_plan_file_rendered(gitproj: Project) -> None:
      "/handle/transactionId"),
 ])
 def test_loop_next_handle_required(gitproj: Project, handle: str | None, pointer: str) -> None:
-    """A missing or malformed handle is submission_handle_required with a pointer."""
+    """A malformed handle is submission_handle_required with a pointer; a missing one
+    is missing_argument like any required argument."""
     start(gitproj)
     args: dict[str, Any] = {"evaluation": evaluation()}
     if handle is not None:
         args["handle"] = handle
     err = _err(gitproj, "loop.next", args)
-    assert (err.code, err.pointer) == ("submission_handle_required", pointer)
+    assert (err.code, err.pointer) == (
+        "missing_argument" if handle is None else "submission_handle_required", pointer)
 
 
 def test_loop_next_unknown_loop(gitproj: Project) -> None:
@@ -133,7 +135,9 @@ def test_loop_success_claim_with_failing_check_rejected(gitproj: Project) -> Non
     receipt = out["receipt"]
     assert out["accepted"] is False and receipt["record"] == "none"
     assert receipt["verification"]["evidence_posture"]["status"] == "contradicted"
-    assert [c["check"] for c in receipt["rejection"]["checks"]] == ["completion_contract_open"]
+    assert [c["check"] for c in receipt["rejection"]["checks"]] == [
+        "completion_contract_open", "completion_contradicted"]
+    assert receipt["rejection"]["checks"][1]["ref"] == "unit"
     assert (out["round"], out["attempt"], out["status"]) == (2, 2, "active")
     assert out["promptArtifact"]["contextReason"] == "enforcement_retry"
     assert "completion_contract_open" in out["prompt"]
@@ -290,9 +294,9 @@ def test_loop_stop_twice(gitproj: Project) -> None:
 
 
 def test_loop_status_resolution(gitproj: Project) -> None:
-    """status finds the one active loop; none is session_not_found; two need --loop."""
+    """status finds the one active loop; none is state_unavailable; two need --loop."""
     err = _err(gitproj, "loop.status", {})
-    assert err.code == "session_not_found"
+    assert err.code == "state_unavailable"
     view = start(gitproj, loop="a")
     assert op(gitproj, "loop.status", {})["submissionHandle"] == view["submissionHandle"]
     start(gitproj, loop="b", task="another")
@@ -328,7 +332,7 @@ def test_loop_gate_check_classifies_and_records(gitproj: Project) -> None:
     assert again["recorded"] is False and again["gateDecision"] == risky["gateDecision"]
     safe = op(gitproj, "loop.gate-check", {"handle": handle, "action": "run the unit tests"})
     assert safe["gateDecision"]["decision"] == "proceed"
-    gid = risky["gateDecision"]["gateId"]
+    gid = safe["gateDecision"]["gateId"]
     out = submit(gitproj, view["submissionHandle"], evaluation("failed", False, gate_ids=[gid]))
     assert out["accepted"] is True
 
@@ -396,7 +400,8 @@ def test_loop_mcp_tools_answer_with_error_objects(gitproj: Project) -> None:
     """The MCP tools exist and return the same error object with its stable code."""
     from assay.mcp.server import invoke
 
-    ok, is_error = invoke("loop_start", {"task": "Fix calc.add"}, cwd=str(gitproj.root))
+    ok, is_error = invoke("loop_start", {"task": "Fix calc.add", "criterion": ["adds"]},
+                          cwd=str(gitproj.root))
     assert is_error is False and ok["data"]["round"] == 1
     bad, is_error = invoke("loop_next", {"handle": ok["data"]["submissionHandle"],
                                          "evaluation": {"outcome": "success"}},
@@ -420,7 +425,7 @@ def test_loop_schema_published() -> None:
 
 def test_loop_cli_next_rejection_exit_status(gitproj: Project) -> None:
     """A rejected submission prints its receipt and exits 1."""
-    view = gitproj.ok("loop", "start", "--task", "t")["data"]
+    view = gitproj.ok("loop", "start", "--task", "t", "--criterion", "c")["data"]
     path = gitproj.root / ".assay" / "ev.json"
     path.write_text(json.dumps(evaluation()), encoding="utf-8")
     ran = gitproj.run("loop", "next", "--handle", json.dumps(view["submissionHandle"]),

@@ -17,7 +17,7 @@ def test_recover_on_each_backend(tmp_path: Path, ledger_url: str) -> None:
     project = loop_project(tmp_path / "p")
     project.db = ledger_url
     root = project.root
-    view = project.ok("loop", "start", "--task", "t", "--loop", "b")["data"]
+    view = project.ok("loop", "start", "--task", "t", "--criterion", "c", "--loop", "b")["data"]
     handle = json.dumps(view["submissionHandle"])
     (root / "calc.py").write_text("def add(a, b):\n    return b + a\n", encoding="utf-8")
     (root / "blob.bin").write_bytes(os.urandom(1024 * 1024 + 7))

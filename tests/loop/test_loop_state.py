@@ -166,16 +166,30 @@ def _judge(outcome: str, statuses: dict[str, str], claims: list[dict[str, str]] 
      "contradicted"),
     ("success", [], "failed", "contradicted", "contradicted"),
     ("success", [], "timeout", "insufficient", "unknown"),
-    ("partial", [{"id": "rci-aaaaaaaa", "outcome": "remaining"}], "passed", "verified",
-     "verified"),
+    ("partial", [{"id": "rci-aaaaaaaa", "outcome": "met"}], "passed", "verified", "verified"),
+    ("partial", [{"id": "rci-aaaaaaaa", "outcome": "remaining"}], "passed", "pending",
+     "insufficient"),
+    ("partial", [], "passed", "pending", "insufficient"),
+    ("success", [{"id": "rci-aaaaaaaa", "outcome": "remaining"}], "passed", "pending",
+     "insufficient"),
 ])
 def test_gate_item_status_and_posture(outcome: str, claims: list[dict[str, str]], command: str,
                                       item: str, posture: str) -> None:
-    """Item statuses come from observations; a claim only turns a failure into a contradiction."""
+    """An item needs a claim (rci- met or success); the observations then decide its status."""
     result = _judge(outcome, {"unit": command}, claims,
                     required=frozenset({"unit"}) if command == "timeout" else frozenset())
     assert result.item_statuses == {"rci-aaaaaaaa": item}
     assert result.posture["status"] == posture
+
+
+def test_gate_earlier_claim_carries_until_taken_back() -> None:
+    """An item claimed met in an earlier round of the contract is verified once its check passes."""
+    earlier = dict(CONTRACT, claims={"rci-aaaaaaaa": "met"})
+    result = judge(round_number=3, evaluation=_ev(outcome="partial"), contract=earlier,
+                   command_statuses={"unit": "passed"}, required=frozenset(),
+                   git_status="observed", comparison=Comparison("changed", ("a.py",)),
+                   verification_configured=True, superseded=False)
+    assert result.item_statuses == {"rci-aaaaaaaa": "verified"} and result.closure == "verified"
 
 
 def test_gate_finding_ids_are_stable() -> None:
@@ -206,7 +220,10 @@ def test_policy_stop_reasons() -> None:
     assert policy.after_commit(round_number=3, progress=["changed", "unchanged",
                                                          "unchanged"]) == "stalled"
     assert policy.after_commit(round_number=3, progress=["unchanged", "unknown"]) is None
-    assert policy.after_rejection(round_number=1, consecutive=2) == "enforcement_terminated"
+    assert policy.after_rejection(round_number=1, consecutive=2,
+                                  counts={"contract_required": 1}) == "enforcement_terminated"
+    assert policy.after_rejection(round_number=1, consecutive=1,
+                                  counts={"contract_required": 1}) is None
 
 
 def test_prompt_same_facts_same_hash_and_coverage() -> None:

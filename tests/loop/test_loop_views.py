@@ -106,7 +106,8 @@ def test_explain_held_prompt(gitproj: Project) -> None:
 
 def test_explain_readable_on_terminal_matches_json(gitproj: Project) -> None:
     """The readable explain and audit views render without error."""
-    start(gitproj, loop="one")
+    view = start(gitproj, loop="one")
+    submit(gitproj, view["submissionHandle"], evaluation(round_contract=contract()))
     for name in ("explain", "audit"):
         ran = gitproj.run("loop", name, "--loop", "one", "--format", "table")
         assert ran.code == 0, ran.stderr

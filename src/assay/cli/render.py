@@ -389,6 +389,10 @@ def _loop_view(envelope: dict[str, Any]) -> None:
             console.print(f"  [red]{escape(check['check'])}[/red]: {escape(check['detail'])}")
         for diag in receipt["diagnostics"]:
             console.print(f"  diagnostic {escape(diag['code'])} at {escape(diag['pointer'])}")
+    if data["status"] == "paused":
+        console.print(f"[bold]loop {escape(data['loopId'])} paused[/bold]: resume it with "
+                      f"'assay loop resume --loop {escape(data['loopId'])}'")
+        return
     if data["status"] != "active":
         terminal = data.get("terminal") or {}
         console.print(f"[bold]loop {escape(data['loopId'])} stopped[/bold]: "
@@ -529,10 +533,10 @@ def _loop_audit(envelope: dict[str, Any]) -> None:
         t = d["terminal"]
         console.print(f"terminal: {t['stopReason']}, machineBackedSuccess="
                       f"{str(t['machineBackedSuccess']).lower()}, trajectory "
-                      f"{t['machineBackedSuccessTrajectory']}")
+                      f"{json.dumps(t['machineBackedSuccessTrajectory'])}")
 
 
-for _name in ("loop.start", "loop.next", "loop.resume", "loop.stop"):
+for _name in ("loop.start", "loop.next", "loop.resume", "loop.stop", "loop.pause"):
     READABLE[_name] = _loop_view
 READABLE["loop.status"] = _loop_status
 READABLE["loop.recover"] = _loop_recovered

@@ -1,51 +1,58 @@
-"""Goal markdown files: reading them with strict region ownership, regenerating regions.
+"""Goal markdown files: reading them with strict region ownership, regenerating assay's regions.
 
 A goal is a markdown file registered in ``assay.toml`` (``[goals.GOAL_ID]``,
-``path = "..."``). Assay owns only the todo lists it writes between explicit
-region markers; every other byte of the file belongs to the people and agents
-who edit it and is returned verbatim, never summarised, classified or clipped.
-The marker grammar is documented in ``docs/context.md``; in short::
+``path = "..."``). Two families of todo regions are read:
 
-    <!-- assay:todo-region role=agent id=agent-todo begin -->
-    - [ ] Parse the manifest <!-- todo:parse-manifest status=open -->
-    <!-- assay:todo-region id=agent-todo end -->
+- assay's own, written by ``goal write`` between explicit markers::
 
-and the existing ``<!-- loopx:todo-region-v0 role=agent begin|end -->`` pair,
-read with the same rules (its region id is ``loopx-<role>``).
+      <!-- assay:todo-region role=agent id=agent-todo begin -->
+      <!-- assay:generated sha256=... lines=1 -->
+      - [ ] Parse the manifest <!-- todo:parse-manifest status=open -->
+      <!-- assay:todo-region id=agent-todo end -->
+
+- loopx's, read exactly as loopx 2.1.1 reads them (:mod:`assay.context.loopx`):
+  a todo heading, optionally paired with ``<!-- loopx:todo-region-v0 ...
+  begin|end -->`` markers. Their todo items are delivered as todos that come
+  from the goal file; assay never writes these regions.
+
+Every other byte belongs to the people and agents who edit the file and is
+returned verbatim, never summarised, classified or clipped. The grammar of
+both families is in ``docs/context.md``.
 
 Contracts:
 
 - :func:`read_goal_bytes` is pure: bytes in, :class:`GoalRead` out. The
-  revision is the SHA-256 of every byte, regions included. Invalid UTF-8 and
-  every malformed marker raise an :class:`~assay.errors.AssayError` with a
-  specific ``goal_*`` code; nothing is guessed.
-- Frontmatter (a ``---`` block at the very start), fenced code blocks and HTML
-  comment blocks that span lines are never scanned for markers.
-- Line endings are kept exactly (LF, CRLF or none on the last line); lines are
-  split at ``\\n`` only, and line numbers are 1-based.
-- :func:`read_goal` reads a file and never writes. :func:`write_goal` replaces
-  only the lines between marker pairs, under a revision guard, and leaves
-  every other byte untouched.
+  revision is the SHA-256 of every byte. Invalid UTF-8 and every malformed
+  marker raise an :class:`~assay.errors.AssayError` with a ``goal_*`` code.
+- Lines are split as loopx splits them (:meth:`str.splitlines`), line
+  numbers are 1-based, and line endings are kept byte for byte.
+- :func:`read_goal` reads the file through :mod:`assay.context.project_file`
+  (no symlink followed, regular files only, size-bounded) and never writes.
+- :func:`write_goal` replaces only the block assay generated last time in
+  each assay region (or fills an empty one); a region holding anything else
+  is ``goal_region_foreign_edit`` and nothing is written.
 
-Imports: errors, canonical (digests) and config (goal registration) only.
+Imports errors and the sibling context modules only.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
-import os
 import re
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.errors import AssayError, ConflictError, UnavailableError, pointer
+from assay.context import loopx
+from assay.context.project_file import open_project_file
+from assay.errors import AssayError, ConflictError, pointer
 
 __all__ = [
     "ROLES",
     "GoalRead",
+    "GoalTodo",
     "Region",
     "full_read",
     "goal_path",
@@ -57,40 +64,39 @@ __all__ = [
 
 ROLES = ("user", "agent", "archive")
 _REGION_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
-# Titles of the todo lists the existing tool writes under H2 headings. A heading
-# never decides what text is delivered: an unmarked list heading only makes the
-# ownership non-explicit, which widens the required read, never narrows it.
-_LIST_TITLES = frozenset({"agent todo", "agent todos", "user todo", "user todos",
-                          "completed work archive", "todo archive"})
-
-# One pass finds every line that can matter outside a region; everything else
-# is narrative and is copied, not looked at. The search pattern starts with a
-# literal newline so the regex engine can skip ahead quickly between lines.
-_LINE_BODY = (r"(?: {0,3}(?P<lead><!--|```|~~~|##[ \t])"
-              r"|[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[ xX]\](?:[ \t]|\r?$))")
-_INTERESTING = re.compile(_LINE_BODY, re.MULTILINE)
-_NEXT_INTERESTING = re.compile(r"\n(?=" + _LINE_BODY.replace("?P<lead>", "") + ")", re.MULTILINE)
-_CANDIDATE = re.compile(r" {0,3}<!--\s*(?:assay|loopx):todo-region")
-_MARKER = re.compile(
-    r" {0,3}<!--\s*(assay:todo-region|loopx:todo-region-v0)((?:\s+[^\s]+)*?)\s*-->[ \t]*\r?\n?")
-_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})([^\n]*)")
-_HEADING2 = re.compile(r" {0,3}##[ \t]+([^\n]*?)[ \t]*(?:#+[ \t]*)?\r?(?:\n|\Z)")
-_BLANKS = re.compile(r"(?:[ \t]*\r?\n)*")
-_TASK = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[ xX]\](?:[ \t][^\n]*)?\r?\n?")
-_ONE_LINE_COMMENT = re.compile(r" {0,3}<!--.*-->[ \t]*\r?\n?")
-_CONTINUATION = re.compile(r"(?:  |\t)[^\n]*\n?")
-_BLANK = re.compile(r"[ \t]*\r?\n?")
+_CANDIDATE = re.compile(r" {0,3}<!--\s*assay:todo-region")
+_MARKER = re.compile(r" {0,3}<!--\s*assay:todo-region((?:\s+\S+)*?)\s*-->[ \t]*")
+_GENERATED = re.compile(
+    r" {0,3}<!--\s*assay:generated\s+sha256=([0-9a-f]{64})\s+lines=(\d{1,9})\s*-->[ \t]*")
+# Inside an assay region; outside, the same task shape marks an unmarked list.
+_TASK = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[ xX]\](?:[ \t].*)?")
+_CHECKBOX = ("[ ]", "[x]", "[X]")
+_ONE_LINE_COMMENT = re.compile(r" {0,3}<!--.*-->[ \t]*")
+_CONTINUATION = re.compile(r"(?:  |\t).*")
+_DIFF_LINES = 200
+_LOOPX_CODES = {
+    "frontmatter": "goal_frontmatter_unterminated",
+    "orphan_end": "goal_marker_unbalanced",
+    "unterminated": "goal_marker_unbalanced",
+    "misplaced_begin": "goal_marker_malformed",
+    "malformed": "goal_marker_malformed",
+    "nested": "goal_marker_nested",
+    "mismatched": "goal_marker_mismatched",
+    "foreign_content": "goal_region_foreign_content",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Region:
-    """One marked todo region.
+    """One todo region.
 
-    ``start_line`` is the begin marker's line and ``end_line`` the end
-    marker's (1-based, inclusive); ``start`` and ``end`` are the character
-    offsets of the region (begin marker line through end marker line, with
-    its line ending). ``content_start``/``content_end`` bound the generated
-    lines between the markers. ``sha256`` hashes the region's bytes.
+    ``start_line``/``end_line`` are 1-based and inclusive: for an assay
+    region the begin and end marker lines, for a loopx region its heading
+    and its last line (the end marker when ``marked``). ``start``/``end``
+    are character offsets of those lines (line endings included);
+    ``content_start``/``content_end`` bound the lines between the markers
+    (after the heading, for an unmarked loopx region). ``sha256`` hashes the
+    region's bytes.
     """
 
     id: str
@@ -104,6 +110,7 @@ class Region:
     content_end: int
     sha256: str
     newline: str
+    marked: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,8 +123,56 @@ class Region:
 
 
 @dataclass(frozen=True, slots=True)
+class GoalTodo:
+    """A todo item read from a loopx region of the goal file (not a ledger record).
+
+    ``role`` is the owner role (the region's, or a ``role=`` metadata token;
+    None for an archived item without one). ``detail`` holds the item's
+    lines after its task line, verbatim (metadata comments and continuation
+    text), without trailing blank lines.
+    """
+
+    todo_id: str | None
+    region_id: str
+    role: str | None
+    archived: bool
+    status: str
+    done: bool
+    text: str
+    detail: tuple[str, ...]
+    fields: tuple[tuple[str, str], ...]
+    start_line: int
+    end_line: int
+
+    @property
+    def is_active(self) -> bool:
+        return not self.archived and self.status in ("open", "blocked")
+
+    def to_dict(self, goal_id: str, path: str, revision: str) -> dict[str, Any]:
+        return {
+            "id": None if self.todo_id is None else "todo:" + self.todo_id,
+            "origin": "goal_file",
+            "goal_id": goal_id,
+            "owner_role": self.role,
+            "region": self.region_id,
+            "archived": self.archived,
+            "status": self.status,
+            "done": self.done,
+            "text": self.text,
+            "detail": list(self.detail),
+            "metadata": [[k, v] for k, v in self.fields],
+            "source": {"kind": "goal", "goal_id": goal_id, "path": path, "revision": revision,
+                       "lines": {"start": self.start_line, "end": self.end_line}},
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class GoalRead:
-    """What reading a goal file found. See :meth:`to_dict` for the wire form."""
+    """What reading a goal file found. See :meth:`to_dict` for the wire form.
+
+    ``regions`` holds every region in file order, marked or not; ``todos``
+    the items of the loopx regions.
+    """
 
     goal_id: str
     path: str
@@ -128,10 +183,15 @@ class GoalRead:
     regions: tuple[Region, ...]
     text: str | None
     first_unmarked_line: int | None
+    todos: tuple[GoalTodo, ...] = ()
 
     @property
     def is_explicit(self) -> bool:
         return self.ownership == "explicit"
+
+    def todo_views(self) -> list[dict[str, Any]]:
+        """Every goal-file todo as JSON data, in file order."""
+        return [t.to_dict(self.goal_id, self.path, self.revision) for t in self.todos]
 
     def to_dict(self, *, full_text: str | None = None) -> dict[str, Any]:
         """The read as JSON data.
@@ -139,6 +199,7 @@ class GoalRead:
         Explicit ownership carries the complete non-generated ``text`` and
         ``excluded_todo_regions``; unmarked or mixed ownership carries only the
         path and revision plus the progressive read that remains required.
+        ``todos`` always lists the goal file's own todo items (loopx regions).
         ``full_text`` (the whole file) is included when the caller asked for it.
         """
         out: dict[str, Any] = {
@@ -158,6 +219,7 @@ class GoalRead:
             out["excluded_todo_regions"] = None
             out["first_unmarked_line"] = self.first_unmarked_line
             out["required_reads"] = [full_read(self.goal_id)]
+        out["todos"] = self.todo_views()
         if full_text is not None:
             out["full_text"] = full_text
         return out
@@ -188,21 +250,9 @@ def _fail(code: str, message: str, path: str, line: int | None = None,
     )
 
 
-@dataclass(slots=True)
-class _Open:
-    id: str
-    role: str
-    syntax: str
-    line: int
-    start: int
-    content_start: int
-    newline: str
-
-
-def _parse_marker(match: re.Match[str], path: str, line: int) -> tuple[str, str, str | None, str]:
-    """Return ``(syntax, edge, role, id)`` of a well-formed marker line."""
-    family, rest = match.group(1), match.group(2).split()
-    syntax = "assay" if family.startswith("assay") else "loopx"
+def _parse_marker(match: re.Match[str], path: str, line: int) -> tuple[str, str | None, str]:
+    """Return ``(edge, role, id)`` of a well-formed assay marker line."""
+    rest = match.group(1).split()
     if not rest or rest[-1] not in ("begin", "end"):
         raise _fail("goal_marker_malformed", "a region marker ends with 'begin' or 'end'",
                     path, line)
@@ -219,11 +269,6 @@ def _parse_marker(match: re.Match[str], path: str, line: int) -> tuple[str, str,
         raise _fail("goal_marker_unknown_role",
                     f"unknown region role {role[:40]!r}; use user, agent or archive", path, line,
                     role=role[:40])
-    if syntax == "loopx":
-        if "id" in attrs or role is None:
-            raise _fail("goal_marker_malformed",
-                        "a loopx:todo-region-v0 marker carries role=... and no id", path, line)
-        return syntax, edge, role, f"loopx-{role}"
     region_id = attrs.get("id")
     if region_id is None or not _REGION_ID.fullmatch(region_id):
         raise _fail("goal_marker_malformed",
@@ -231,74 +276,110 @@ def _parse_marker(match: re.Match[str], path: str, line: int) -> tuple[str, str,
     if edge == "begin" and role is None:
         raise _fail("goal_marker_malformed", "a begin marker carries role=user|agent|archive",
                     path, line)
-    return syntax, edge, role, region_id
+    return edge, role, region_id
 
 
-def _line_end(text: str, pos: int) -> int:
-    """Offset just past the line that starts at ``pos`` (its newline included)."""
-    nl = text.find("\n", pos)
-    return len(text) if nl < 0 else nl + 1
+def _is_blank(line: str) -> bool:
+    return not line.strip(" \t")
 
 
-class _Scanner:
-    """Walks a decoded goal once, tracking line numbers lazily."""
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """A region's 0-based line indexes: ``first`` and ``last`` inclusive."""
 
-    def __init__(self, text: str, path: str, original: str) -> None:
-        self.text = text
-        self.original = original
+    id: str
+    role: str
+    first: int
+    last: int
+
+
+class _Lines(loopx.Lines):
+    """A decoded goal split into lines (as :meth:`str.splitlines`), named for errors."""
+
+    def __init__(self, text: str, path: str) -> None:
+        super().__init__(text)
         self.path = path
-        self._line_pos = 0
-        self._line_no = 1
 
-    def line_of(self, pos: int) -> int:
-        # Positions are visited in increasing order, so counting newlines from
-        # the last visited position keeps the whole scan linear.
-        if pos < self._line_pos:
-            self._line_pos, self._line_no = 0, 1
-        self._line_no += self.text.count("\n", self._line_pos, pos)
-        self._line_pos = pos
-        return self._line_no
+    def newline(self, index: int) -> str:
+        return "\r\n" if self.with_ends[index].endswith("\r\n") else "\n"
 
-    def skip_frontmatter(self) -> int:
-        text = self.text
-        start = 1 if self.original.startswith("\ufeff") else 0
-        first_end = _line_end(text, start)
-        if text[start:first_end].rstrip("\r\n").rstrip(" \t") != "---":
-            return 0
-        pos = first_end
-        while pos < len(text):
-            end = _line_end(text, pos)
-            if text[pos:end].rstrip("\r\n").rstrip(" \t") in ("---", "..."):
-                return end
-            pos = end
-        raise _fail("goal_frontmatter_unterminated",
-                    "frontmatter opened by '---' on line 1 is never closed", self.path, 1)
+    def region(self, span: _Span, syntax: str, *, content_first: int, content_end: int,
+               marked: bool = True) -> Region:
+        start, end = self.starts[span.first], self.starts[span.last + 1]
+        return Region(
+            id=span.id, role=span.role, syntax=syntax, start_line=span.first + 1,
+            end_line=span.last + 1, start=start, end=end,
+            content_start=self.starts[content_first], content_end=self.starts[content_end],
+            sha256=hashlib.sha256(self.text[start:end].encode("utf-8")).hexdigest(),
+            newline=self.newline(span.first), marked=marked)
 
-    def skip_fence(self, pos: int, match: re.Match[str]) -> int:
-        fence, info = match.group(1), match.group(2)
-        if fence[0] == "`" and "`" in info:
-            return _line_end(self.text, pos)  # not a fence (CommonMark): plain text
-        closing = re.compile(r"^ {0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) +
-                             r",}[ \t]*\r?$", re.MULTILINE)
-        found = closing.search(self.text, _line_end(self.text, pos))
-        # An unclosed fence runs to the end of the document, as CommonMark renders it.
-        return len(self.text) if found is None else _line_end(self.text, found.start())
 
-    def skip_comment(self, pos: int) -> int:
-        line_end = _line_end(self.text, pos)
-        close = self.text.find("-->", self.text.find("<!--", pos) + 4)
-        if close < 0:
-            # A comment block never closed runs to the end, as CommonMark renders it.
-            return len(self.text)
-        return line_end if close < line_end else _line_end(self.text, close)
+def _assay_line(lines: Sequence[str], index: int) -> str:
+    # A byte-order mark never hides an assay marker on line 1.
+    return lines[0].removeprefix("\ufeff") if index == 0 else lines[index]
+
+
+def _read_assay_region(doc: _Lines, first: int, seen: dict[str, int]) -> _Span:
+    """The assay region whose begin marker is line ``first``; raises on any grammar fault."""
+    lines, path = doc.lines, doc.path
+    marker = _MARKER.fullmatch(_assay_line(lines, first))
+    if marker is None:
+        raise _fail("goal_marker_malformed",
+                    "a region marker is one whole line '<!-- ... begin|end -->'", path, first + 1)
+    edge, role, region_id = _parse_marker(marker, path, first + 1)
+    if edge == "end":
+        raise _fail("goal_marker_unbalanced", f"end marker of region {region_id!r} has no begin",
+                    path, first + 1, region_id=region_id)
+    assert role is not None
+    if region_id in seen:
+        raise _fail("goal_region_duplicate_id",
+                    f"region id {region_id!r} is already used on line {seen[region_id]}",
+                    path, first + 1, region_id=region_id, first_line=seen[region_id])
+    seen_task = False
+    for k in range(first + 1, len(lines)):
+        line = lines[k]
+        if _CANDIDATE.match(line):
+            inner = _MARKER.fullmatch(line)
+            if inner is None:
+                raise _fail("goal_marker_malformed",
+                            "a region marker is one whole line '<!-- ... begin|end -->'",
+                            path, k + 1)
+            i_edge, i_role, i_id = _parse_marker(inner, path, k + 1)
+            if i_edge == "begin":
+                raise _fail("goal_marker_nested",
+                            f"region {i_id!r} begins inside region {region_id!r} "
+                            f"(opened on line {first + 1})", path, k + 1,
+                            region_id=i_id, enclosing_region_id=region_id)
+            if i_id != region_id or (i_role is not None and i_role != role):
+                raise _fail("goal_marker_mismatched",
+                            f"end marker does not match region {region_id!r} opened on line "
+                            f"{first + 1}", path, k + 1, region_id=region_id)
+            seen[region_id] = first + 1
+            return _Span(region_id, role, first, k)
+        if loopx.MARKER_PREFIX in line:
+            code = "goal_marker_mismatched" if line.rstrip().endswith("end -->") \
+                else "goal_marker_nested"
+            raise _fail(code, f"a loopx region marker inside assay region {region_id!r}",
+                        path, k + 1, region_id=region_id)
+        if _is_blank(line) or _ONE_LINE_COMMENT.fullmatch(line):
+            continue
+        if _TASK.fullmatch(line):
+            seen_task = True
+        elif not (seen_task and _CONTINUATION.fullmatch(line)):
+            raise _fail("goal_region_foreign_content",
+                        f"region {region_id!r} holds a line that is not a task, an indented "
+                        "task detail, a one-line comment or blank", path, k + 1,
+                        region_id=region_id)
+    raise _fail("goal_marker_unbalanced", f"region {region_id!r} is never closed", path,
+                first + 1, region_id=region_id)
 
 
 def read_goal_bytes(data: bytes, *, goal_id: str, path: str) -> GoalRead:
     """Read a goal from its bytes; pure. See the module docstring for the rules.
 
-    Cost: one SHA-256 over the bytes, one UTF-8 decode, one regex pass over
-    the text plus a line check inside each region; the non-generated text is
-    one join of slices. Nothing is clipped, whatever the size.
+    Cost: one SHA-256 over the bytes, one UTF-8 decode, one pass over the
+    lines for visibility and assay regions and one for loopx headings; the
+    non-generated text is one join of slices. Nothing is clipped.
     """
     revision = hashlib.sha256(data).hexdigest()
     try:
@@ -307,55 +388,61 @@ def read_goal_bytes(data: bytes, *, goal_id: str, path: str) -> GoalRead:
         line = data.count(b"\n", 0, exc.start) + 1
         raise _fail("goal_invalid_utf8", f"not valid UTF-8 at byte {exc.start}", path, line,
                     offset=exc.start) from None
-    # A byte-order mark is one character; scanning a copy where it is a space
-    # keeps every offset and lets a marker on line 1 be seen, not skipped.
-    scan = _Scanner(" " + text[1:] if text.startswith("\ufeff") else text, path, text)
-    regions: list[Region] = []
-    seen_ids: dict[str, int] = {}
-    first_unmarked: int | None = None
-    pos = scan.skip_frontmatter()
-    stext = scan.text
-    n = len(stext)
-    while pos < n:
-        match = _INTERESTING.match(stext, pos)
-        if match is None:
-            found = _NEXT_INTERESTING.search(stext, pos)
-            if found is None:
-                break
-            match = _INTERESTING.match(stext, found.start() + 1)
-            assert match is not None
-        at = match.start()
-        head = match.group("lead") or ""
-        fence = _FENCE_OPEN.match(stext, at) if head[:1] in ("`", "~") else None
-        if fence is not None:
-            pos = scan.skip_fence(at, fence)
-            continue
-        if head.startswith("<!--"):
-            if _CANDIDATE.match(stext, at):
-                region = _read_region(scan, at, seen_ids)
-                regions.append(region)
-                seen_ids[region.id] = region.start_line
-                pos = region.end
-            else:
-                pos = scan.skip_comment(at)
-            continue
-        if head.startswith("##"):
-            heading = _HEADING2.match(stext, at)
-            pos = _line_end(stext, at)
-            if heading is not None and " ".join(heading.group(1).lower().split()) in _LIST_TITLES:
-                blanks = _BLANKS.match(stext, pos)
-                after = blanks.end() if blanks is not None else pos
-                if not _CANDIDATE.match(stext, after) and first_unmarked is None:
-                    first_unmarked = scan.line_of(at)
-            continue
-        # A task-list item outside every marked region is an unmarked todo list.
-        if first_unmarked is None:
-            first_unmarked = scan.line_of(at)
-        pos = _line_end(stext, at)
-    if first_unmarked is None:
-        ownership = "explicit"
-    else:
-        ownership = "mixed" if regions else "unmarked"
+    doc = _Lines(text, path)
+    lines = doc.lines
+    assay_spans: list[_Span] = []
+    seen: dict[str, int] = {}
+
+    def claim(index: int) -> int | None:
+        if not _CANDIDATE.match(_assay_line(lines, index)):
+            return None
+        span = _read_assay_region(doc, index, seen)
+        assay_spans.append(span)
+        return span.last + 1
+
+    try:
+        visible = loopx.visible_lines(doc, claim)
+        found = loopx.source_regions(doc, visible, marked_elsewhere=bool(assay_spans))
+    except loopx.GrammarError as err:
+        raise _fail(_LOOPX_CODES[err.kind], str(err), path, err.line + 1) from None
+    assay_starts = {s.first for s in assay_spans}
+    regions: list[Region] = [
+        doc.region(s, "assay", content_first=s.first + 1, content_end=s.last)
+        for s in assay_spans]
+    unmarked_lines: list[int] = []
+    todos: list[GoalTodo] = []
+    counts: dict[str, int] = {}
+    for found_region in found:
+        adopted = (not found_region.marked and found_region.body_end in assay_starts
+                   and all(not lines[k].strip()
+                           for k in range(found_region.start + 1, found_region.body_end)))
+        if adopted:
+            continue  # a todo heading directly above an assay region belongs to it
+        counts[found_region.role] = counts.get(found_region.role, 0) + 1
+        number = counts[found_region.role]
+        region_id = f"loopx-{found_region.role}" + ("" if number == 1 else f"-{number}")
+        if region_id in seen:
+            raise _fail("goal_region_duplicate_id",
+                        f"region id {region_id!r} is already used on line {seen[region_id]}",
+                        path, found_region.start + 1, region_id=region_id)
+        span = _Span(region_id, found_region.role, found_region.start, found_region.end - 1)
+        content_first = found_region.start + (2 if found_region.marked else 1)
+        regions.append(doc.region(span, "loopx", content_first=content_first,
+                                  content_end=found_region.body_end,
+                                  marked=found_region.marked))
+        if not found_region.marked:
+            unmarked_lines.append(found_region.start + 1)
+        todos.extend(_goal_todos(lines, found_region, region_id, visible))
+    regions.sort(key=lambda r: r.start_line)
+    if assay_spans:
+        # assay's stricter rule: a task line outside every region is an unmarked list.
+        owned = {k for r in regions for k in range(r.start_line - 1, r.end_line)}
+        stray = next((k for k in visible.among(doc.holding(_CHECKBOX))
+                      if k not in owned and _TASK.fullmatch(lines[k])), None)
+        if stray is not None:
+            unmarked_lines.append(stray + 1)
+    marked = any(r.marked for r in regions)
+    ownership = "explicit" if not unmarked_lines else "mixed" if marked else "unmarked"
     body: str | None = None
     if ownership == "explicit":
         parts: list[str] = []
@@ -365,99 +452,42 @@ def read_goal_bytes(data: bytes, *, goal_id: str, path: str) -> GoalRead:
             last = region.end
         parts.append(text[last:])
         body = "".join(parts)
-    line_count = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
     return GoalRead(
         goal_id=goal_id,
         path=path,
         revision=revision,
         size_bytes=len(data),
-        line_count=line_count,
+        line_count=len(lines),
         ownership=ownership,
         regions=tuple(regions),
         text=body,
-        first_unmarked_line=first_unmarked,
+        first_unmarked_line=min(unmarked_lines) if unmarked_lines else None,
+        todos=tuple(todos),
     )
 
 
-def _read_region(scan: _Scanner, at: int, seen_ids: Mapping[str, int]) -> Region:
-    text, path = scan.text, scan.path
-    line = scan.line_of(at)
-    marker = _MARKER.match(text, at)
-    if marker is None or marker.end() != _line_end(text, at):
-        raise _fail("goal_marker_malformed",
-                    "a region marker is one whole line '<!-- ... begin|end -->'", path, line)
-    syntax, edge, role, region_id = _parse_marker(marker, path, line)
-    if edge == "end":
-        raise _fail("goal_marker_unbalanced", f"end marker of region {region_id!r} has no begin",
-                    path, line, region_id=region_id)
-    assert role is not None
-    if region_id in seen_ids:
-        raise _fail("goal_region_duplicate_id",
-                    f"region id {region_id!r} is already used on line {seen_ids[region_id]}",
-                    path, line, region_id=region_id, first_line=seen_ids[region_id])
-    newline = "\r\n" if marker.group(0).endswith("\r\n") else "\n"
-    opened = _Open(region_id, role, syntax, line, at, marker.end(), newline)
-    pos = marker.end()
-    current = line
-    seen_task = False
-    n = len(text)
-    while pos < n:
-        end = _line_end(text, pos)
-        current += 1
-        if _CANDIDATE.match(text, pos):
-            inner = _MARKER.match(text, pos)
-            if inner is None or inner.end() != end:
-                raise _fail("goal_marker_malformed",
-                            "a region marker is one whole line '<!-- ... begin|end -->'",
-                            path, current)
-            i_syntax, i_edge, i_role, i_id = _parse_marker(inner, path, current)
-            if i_edge == "begin":
-                raise _fail("goal_marker_nested",
-                            f"region {i_id!r} begins inside region {region_id!r} "
-                            f"(opened on line {line})", path, current,
-                            region_id=i_id, enclosing_region_id=region_id)
-            if i_syntax != syntax or i_id != region_id or (i_role is not None and i_role != role):
-                raise _fail("goal_marker_mismatched",
-                            f"end marker does not match region {region_id!r} opened on line "
-                            f"{line}", path, current, region_id=region_id)
-            scan.line_of(end)
-            return _finish(scan.original, opened, pos, end, current)
-        if _BLANK.fullmatch(text, pos, end) or _TASK.fullmatch(text, pos, end) or \
-                _ONE_LINE_COMMENT.fullmatch(text, pos, end):
-            seen_task = seen_task or bool(_TASK.fullmatch(text, pos, end))
-        elif seen_task and _CONTINUATION.fullmatch(text, pos, end):
-            pass
-        else:
-            raise _fail("goal_region_foreign_content",
-                        f"region {region_id!r} holds a line that is not a task, an indented "
-                        "task detail, a one-line comment or blank", path, current,
-                        region_id=region_id)
-        pos = end
-    raise _fail("goal_marker_unbalanced", f"region {region_id!r} is never closed", path, line,
-                region_id=region_id)
-
-
-def _finish(text: str, opened: _Open, end_start: int, end: int, end_line: int) -> Region:
-    return Region(
-        id=opened.id,
-        role=opened.role,
-        syntax=opened.syntax,
-        start_line=opened.line,
-        end_line=end_line,
-        start=opened.start,
-        end=end,
-        content_start=opened.content_start,
-        content_end=end_start,
-        sha256=hashlib.sha256(text[opened.start:end].encode("utf-8")).hexdigest(),
-        newline=opened.newline,
-    )
+def _goal_todos(lines: Sequence[str], region: loopx.LoopxRegion, region_id: str,
+                visible: loopx.Visible) -> list[GoalTodo]:
+    out: list[GoalTodo] = []
+    archived = region.role == "archive"
+    for item in loopx.decode_todos(lines, region, visible):
+        detail = list(lines[item.start + 1:item.end])
+        while detail and not detail[-1].strip():
+            detail.pop()
+        out.append(GoalTodo(
+            todo_id=item.field("todo_id"), region_id=region_id,
+            role=item.field("role") or (None if archived else region.role), archived=archived,
+            status=item.status, done=item.done, text=item.text, detail=tuple(detail),
+            fields=item.fields, start_line=item.start + 1, end_line=item.start + 1 + len(detail)))
+    return out
 
 
 def goal_path(root: Path, goal_id: str, relative: str) -> Path:
     """The goal's file under ``root``; ``goal_path_outside_project`` if it escapes.
 
-    Symlinks are resolved before the containment check, so a link pointing out
-    of the project is refused rather than followed.
+    A quick check that names the usual mistake; the reads themselves go
+    through :func:`~assay.context.project_file.open_project_file`, which
+    follows no symlink at all.
     """
     base = root.resolve()
     candidate = (base / relative).resolve()
@@ -471,49 +501,114 @@ def goal_path(root: Path, goal_id: str, relative: str) -> Path:
     return candidate
 
 
-def _read_bytes(file: Path, relative: str, goal_id: str) -> bytes:
-    try:
-        return file.read_bytes()
-    except OSError as exc:
-        raise UnavailableError(
-            f"goal {goal_id!r}: cannot read {relative}: {exc.strerror or exc}",
-            code="goal_unavailable",
-            details={"goal_id": goal_id, "path": relative},
-            action="Restore the goal file or fix [goals.GOAL_ID] path in assay.toml.",
-        ) from None
+def _open(root: Path, goal_id: str, relative: str) -> Any:
+    goal_path(root, goal_id, relative)
+    return open_project_file(root, relative, label=f"goal {goal_id!r}",
+                             details={"goal_id": goal_id, "path": relative})
 
 
 def read_goal(root: Path, goal_id: str, relative: str) -> tuple[GoalRead, bytes]:
     """Read the registered goal file; return the read and the bytes it was computed from.
 
-    Never writes. ``goal_unavailable`` (exit 4) when the file cannot be read.
+    Never writes. ``goal_unavailable`` (exit 4) when the file cannot be read,
+    ``goal_not_regular_file`` for a FIFO, device or directory,
+    ``goal_path_symlink`` when the path goes through a link, and
+    ``resource_limit`` beyond :data:`~assay.context.project_file.MAX_GOAL_BYTES`.
     """
-    file = goal_path(root, goal_id, relative)
-    data = _read_bytes(file, relative, goal_id)
+    with _open(root, goal_id, relative) as handle:
+        data, _ = handle.read()
     return read_goal_bytes(data, goal_id=goal_id, path=relative), data
+
+
+# -- regeneration --------------------------------------------------------------------------
+
+
+def _digest_lines(lines: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+class _NotGenerated(Exception):
+    """A region holds lines assay did not generate."""
+
+
+def _generated_block(doc: _Lines, region: Region) -> tuple[int, int]:
+    """Line indexes ``[a, b)`` of what assay generated last time in ``region``.
+
+    An empty or blank-only region gives an empty block right after the begin
+    marker. Otherwise the first non-blank line must be assay's digest line,
+    the lines it covers must still hash to it, and every other line must be
+    blank; anything else raises :class:`_NotGenerated`.
+    """
+    first, last = region.start_line - 1, region.end_line - 1
+    filled = [k for k in range(first + 1, last) if not _is_blank(doc.lines[k])]
+    if not filled:
+        return first + 1, first + 1
+    head = _GENERATED.fullmatch(doc.lines[filled[0]])
+    if head is not None:
+        block = range(filled[0] + 1, filled[0] + 1 + int(head.group(2)))
+        if block.stop <= last and all(k in block for k in filled[1:]) \
+                and _digest_lines([doc.lines[k] for k in block]) == head.group(1):
+            return filled[0], block.stop
+    raise _NotGenerated
+
+
+def _diff(doc: _Lines, region: Region, proposed: list[str]) -> dict[str, Any]:
+    current = doc.lines[region.start_line:region.end_line - 1]
+    diff = list(difflib.unified_diff(current, proposed, "current", "generated", lineterm="",
+                                     n=1))
+    return {"region_id": region.id,
+            "lines": {"start": region.start_line, "end": region.end_line},
+            "diff": diff[:_DIFF_LINES], "diff_truncated": len(diff) > _DIFF_LINES}
 
 
 def regenerate(read: GoalRead, data: bytes,
                render: Callable[[Region], Sequence[str]]) -> bytes:
-    """New file bytes with each region's generated lines replaced by ``render(region)``.
+    """New file bytes with each assay region's generated block replaced by ``render(region)``.
 
-    ``render`` returns the lines (without line endings) to place between the
-    markers; they are joined with the begin marker's own line ending. Marker
-    lines and every byte outside regions are copied unchanged. The result is
-    re-read, so a rendering that would not read back (say, a line that is not
-    allowed inside a region) is refused before anything is written.
+    ``render`` returns the lines (without line endings) to place in the
+    region; they follow a digest line ``<!-- assay:generated sha256=...
+    lines=N -->`` and use the begin marker's line ending. Only that block
+    changes: marker lines, blank lines around the block, loopx regions and
+    every byte outside regions are copied unchanged. A region holding lines
+    assay did not generate is ``goal_region_foreign_edit`` (a conflict whose
+    details carry a diff per region), and nothing is returned. The result is
+    re-read, so a rendering that would not read back is refused too.
     """
     text = data.decode("utf-8")
+    doc = _Lines(text, read.path)
     parts: list[str] = []
-    last = 0
+    pos = 0
+    foreign: list[dict[str, Any]] = []
     for region in read.regions:
-        parts.append(text[last:region.content_start])
-        parts.extend(line + region.newline for line in render(region))
-        last = region.content_end
-    parts.append(text[last:])
+        if region.syntax != "assay":
+            continue
+        rendered = list(render(region))
+        try:
+            a, b = _generated_block(doc, region)
+        except _NotGenerated:
+            foreign.append(_diff(doc, region, rendered))
+            continue
+        block = ""
+        if rendered:
+            head = f"<!-- assay:generated sha256={_digest_lines(rendered)} lines={len(rendered)} -->"
+            block = "".join(line + region.newline for line in [head, *rendered])
+        parts.append(text[pos:doc.starts[a]])
+        parts.append(block)
+        pos = doc.starts[b]
+    if foreign:
+        first = foreign[0]
+        raise ConflictError(
+            f"region {first['region_id']!r} (lines {first['lines']['start']}-"
+            f"{first['lines']['end']}) holds lines assay did not generate; writing it would "
+            "lose them", code="goal_region_foreign_edit",
+            details={"path": read.path, "regions": foreign},
+            action="Move hand-written lines out of the region (into the goal text, or into "
+                   "todos with assay todo add), then read and write again.")
+    parts.append(text[pos:])
     out = "".join(parts).encode("utf-8")
     again = read_goal_bytes(out, goal_id=read.goal_id, path=read.path)
-    if [(r.id, r.role) for r in again.regions] != [(r.id, r.role) for r in read.regions]:
+    if [(r.id, r.role) for r in again.regions] != [(r.id, r.role) for r in read.regions] \
+            or again.text != read.text:
         raise AssayError("the regenerated regions do not read back as the same regions",
                          code="goal_render_invalid")
     return out
@@ -533,40 +628,34 @@ def _revision_conflict(read: GoalRead, expected: str) -> ConflictError:
 
 def write_goal(root: Path, goal_id: str, relative: str, *, expect_revision: str,
                render: Callable[[Region], Sequence[str]]) -> dict[str, Any]:
-    """Regenerate the marked regions of a goal file, guarded by its revision.
+    """Regenerate the assay regions of a goal file, guarded by its revision.
 
     The file must be at ``expect_revision`` (``goal_revision_conflict``
-    otherwise, and nothing is written). The new bytes go to a temporary file
-    in the same directory which replaces the goal atomically after a second
-    revision check, so a concurrent edit made before that check is never
+    otherwise, and nothing is written). The read, the temporary file and the
+    rename all go through one directory descriptor
+    (:mod:`assay.context.project_file`); the revision is checked again just
+    before the rename, so a concurrent edit made before that check is never
     overwritten. An edit landing between that check and the rename (a window
     of one system call) is not detected: editors do not lock files. When the
-    regenerated bytes equal the current ones the file is not touched.
+    regenerated bytes equal the current ones the file is not touched. loopx
+    regions are never written; they are listed in ``untouched_regions``.
     """
-    file = goal_path(root, goal_id, relative)
-    data = _read_bytes(file, relative, goal_id)
-    read = read_goal_bytes(data, goal_id=goal_id, path=relative)
-    if read.revision != expect_revision:
-        raise _revision_conflict(read, expect_revision)
-    new = regenerate(read, data, render)
-    after = read_goal_bytes(new, goal_id=goal_id, path=relative)
-    changed = new != data
-    if changed:
-        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".assay-tmp", dir=file.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(new)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, file.stat().st_mode & 0o7777)
-            current = read_goal_bytes(_read_bytes(file, relative, goal_id), goal_id=goal_id,
-                                      path=relative)
-            if current.revision != expect_revision:
-                raise _revision_conflict(current, expect_revision)
-            os.replace(tmp, file)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    with _open(root, goal_id, relative) as handle:
+        data, mode = handle.read()
+        read = read_goal_bytes(data, goal_id=goal_id, path=relative)
+        if read.revision != expect_revision:
+            raise _revision_conflict(read, expect_revision)
+        new = regenerate(read, data, render)
+        after = read_goal_bytes(new, goal_id=goal_id, path=relative)
+        changed = new != data
+
+        def guard(current: bytes) -> None:
+            if hashlib.sha256(current).hexdigest() != expect_revision:
+                raise _revision_conflict(
+                    read_goal_bytes(current, goal_id=goal_id, path=relative), expect_revision)
+
+        if changed:
+            handle.replace(new, mode, guard)
     return {
         "goal_id": goal_id,
         "path": relative,
@@ -576,6 +665,10 @@ def write_goal(root: Path, goal_id: str, relative: str, *, expect_revision: str,
         "regions": [
             {**r.to_dict(), "previous_sha256": p.sha256,
              "previous_lines": {"start": p.start_line, "end": p.end_line}}
-            for r, p in zip(after.regions, read.regions, strict=True)
+            for r, p in zip(after.regions, read.regions, strict=True) if r.syntax == "assay"
+        ],
+        "untouched_regions": [
+            {**r.to_dict(), "owner": "loopx", "marked": r.marked}
+            for r in after.regions if r.syntax != "assay"
         ],
     }

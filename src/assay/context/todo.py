@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from assay.context import refs
 from assay.errors import AssayError, ConflictError, RevisionConflict, UsageError, pointer
@@ -48,6 +49,8 @@ __all__ = [
     "authority",
     "claim_todo",
     "complete_todo",
+    "escape_goal_text",
+    "escape_goal_token",
     "exact_read",
     "inventory",
     "load_todos",
@@ -231,16 +234,21 @@ def _visible(access: Any, record: Record | None) -> Record | None:
     return record
 
 
-def exact_read(goal_id: str, todo_id: str, record: Record | None) -> dict[str, Any]:
+def exact_read(goal_id: str, todo_id: str, record: Record | None, *,
+               file_todo: dict[str, Any] | None = None) -> dict[str, Any]:
     """One complete todo, or ``matched: false, todo: null, not_found: true``.
 
     ``record`` is the caller-visible current record with that id (None when
     absent, retired or not readable). A record of another goal is filtered:
-    not found. No list view is ever included (``detail.omitted_views``).
+    not found. Without a record, ``file_todo`` (a todo item of the goal
+    file's own loopx regions, ``origin: "goal_file"``) is the answer. No list
+    view is ever included (``detail.omitted_views``).
     """
     matched = (record is not None and isinstance(record.data, dict)
                and record.data.get("goal_id") == goal_id)
     todo = project_record(record) if matched and record is not None else None
+    if record is None and file_todo is not None:
+        matched, todo = True, file_todo
     return {
         "goal_id": goal_id,
         "todo_id": todo_id,
@@ -598,6 +606,37 @@ def complete_todo(store: Store, access: Any, *, principal: str, todo_id: str,
 # -- goal regions --------------------------------------------------------------------------
 
 _REGION_STATUSES = {"agent": ACTIVE, "user": ACTIVE, "archive": ("completed", "archived")}
+# Characters that never reach a goal file as themselves: controls (every line
+# break str.splitlines knows among them), line and paragraph separators,
+# surrogates, and the bidirectional controls that reorder what a reader sees.
+_UNSAFE_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
+                          "\u2066-\u2069\ud800-\udfff]")
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
+
+
+def escape_goal_text(value: str) -> str:
+    """One line of todo text as it may appear in a goal file.
+
+    Nothing in the result can open or close an HTML comment (so no region
+    marker and no metadata comment), start or end a code fence, or break
+    the line: ``<!--`` and ``-->`` become ``&lt;!--`` and ``--&gt;``, runs
+    of three or more backticks or tildes are backslash-escaped, a tab is a
+    space, and every other control, separator or bidirectional control is
+    written as ``\\uXXXX``.
+    """
+    value = value.replace("\t", " ")
+    value = _UNSAFE_CHAR.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    value = value.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+    return _FENCE_RUN.sub(lambda m: "".join("\\" + ch for ch in m.group()), value)
+
+
+def escape_goal_token(value: str) -> str:
+    """A value written as ``key=value`` inside a goal file comment: percent-encoded.
+
+    Only ASCII letters, digits and ``_.-~:@+`` stay as they are, so a value
+    can never hold a space, ``=``, ``<``, ``>`` or a line break.
+    """
+    return quote(value, safe=":@+")
 
 
 def render_region(role: str, records: Sequence[Record]) -> list[str]:
@@ -605,9 +644,11 @@ def render_region(role: str, records: Sequence[Record]) -> list[str]:
 
     Agent and user regions list that role's open, claimed and blocked todos;
     the archive region lists completed and archived todos of both roles. Each
-    task line ends with a one-line comment naming the todo and its status.
-    Continuation lines are indented four spaces so no line of a todo's text
-    can ever read as a region marker.
+    task line ends with a one-line comment naming the todo, its status and
+    its claimant. Every value is escaped (:func:`escape_goal_text`,
+    :func:`escape_goal_token`), and continuation lines are indented four
+    spaces, so no todo text, id or principal can close a region, open or
+    close a fence, inject a comment or a marker, or add a line.
     """
     out: list[str] = []
     for record in records:
@@ -621,8 +662,8 @@ def render_region(role: str, records: Sequence[Record]) -> list[str]:
         who = ""
         claim = data.get("claim")
         if isinstance(claim, dict):
-            who = f" by={claim.get('principal')}"
-        first = lines[0].replace("\t", " ")
-        out.append(f"- [{box}] {first} <!-- {record.id} status={data['status']}{who} -->")
-        out.extend("    " + line if line.strip() else "" for line in lines[1:])
+            who = f" by={escape_goal_token(str(claim.get('principal')))}"
+        note = f"{escape_goal_token(record.id)} status={escape_goal_token(data['status'])}{who}"
+        out.append(f"- [{box}] {escape_goal_text(lines[0])} <!-- {note} -->")
+        out.extend("    " + escape_goal_text(line) if line.strip() else "" for line in lines[1:])
     return out

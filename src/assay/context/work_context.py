@@ -11,7 +11,9 @@ assembles ``work_context``:
 - ``acceptance``: the enabled acceptance for the selected work, when an
   acceptance provider supplied one (the intent capability; see
   :class:`AcceptanceProvider`).
-- ``user_obligations``: the goal's open, claimed and blocked user todos.
+- ``user_obligations``: the goal's open, claimed and blocked user todos,
+  from the ledger and then from the goal file's own (loopx) todo regions
+  (``origin: "goal_file"``).
 - ``sources``: every source with its revision and delivery status
   (``delivered``, ``pending``, ``failed``, ``blocked``).
 - ``required_reads``: the exact argument arrays still to run, in order;
@@ -71,6 +73,13 @@ class AcceptanceProvider(Protocol):
     """
 
     def __call__(self, record_id: str, selected: Record | None) -> AcceptanceRead: ...
+
+
+def _first_open_file_todo(goal: GoalRead) -> dict[str, Any] | None:
+    for todo, view in zip(goal.todos, goal.todo_views(), strict=True):
+        if todo.role == "agent" and not todo.archived and todo.status == "open":
+            return view
+    return None
 
 
 def select_todo(records: Sequence[Record], principal: str) -> Record | None:
@@ -153,12 +162,14 @@ def build_work_context(
         sources.append({"source": "goal_state", "goal_id": goal_id, "status": "delivered",
                         "path": goal.path, "revision": goal.revision,
                         "ownership": goal.ownership, "text": goal.text,
-                        "excluded_todo_regions": [r.to_dict() for r in goal.regions]})
+                        "excluded_todo_regions": [r.to_dict() for r in goal.regions],
+                        "todos": goal.todo_views()})
     else:
         read = full_read(goal_id)
         sources.append({"source": "goal_state", "goal_id": goal_id, "status": "pending",
                         "path": goal.path, "revision": goal.revision,
-                        "ownership": goal.ownership, "read": read})
+                        "ownership": goal.ownership, "todos": goal.todo_views(),
+                        "read": read})
         reads.append(read)
 
     # 2. acceptance (optional source)
@@ -204,31 +215,44 @@ def build_work_context(
         selection = "unavailable"
     else:
         chosen: Record | None
+        file_todos = [] if isinstance(goal, AssayError) else goal.todo_views()
+        file_chosen: dict[str, Any] | None = None
         if todo_id is not None:
             chosen = next((r for r in todos if r.id == todo_id), None)
-            selection = "exact" if chosen is not None else "not_found"
+            if chosen is None:
+                file_chosen = next((t for t in file_todos if t["id"] == todo_id), None)
+            selection = "exact" if chosen is not None or file_chosen is not None else "not_found"
         else:
             chosen = select_todo(todos, principal)
-            selection = "heartbeat" if chosen is not None else "none"
-        if chosen is not None:
+            if chosen is None and not isinstance(goal, AssayError):
+                file_chosen = _first_open_file_todo(goal)
+            selection = "heartbeat" if chosen is not None or file_chosen is not None else "none"
+        selected_source: dict[str, Any] | None = None
+        if chosen is not None and goal_failed:
             read = _todo_read(goal_id, chosen.id)
-            if goal_failed:
-                sources.append({"source": "selected_todo", "id": chosen.id, "status": "blocked",
-                                "blocked_by": "goal_state", "read": read})
-                reads.append(read)
+            sources.append({"source": "selected_todo", "id": chosen.id, "status": "blocked",
+                            "blocked_by": "goal_state", "read": read})
+            reads.append(read)
+        elif chosen is not None:
+            selected_source = {"source": "selected_todo", "id": chosen.id, "status": "delivered",
+                               "revision": chosen.revision,
+                               "ledger_revision": chosen.ledger_revision,
+                               "todo": project_record(chosen)}
+        elif file_chosen is not None and not isinstance(goal, AssayError):
+            selected_source = {"source": "selected_todo", "origin": "goal_file",
+                               "id": file_chosen["id"], "status": "delivered",
+                               "revision": goal.revision, "todo": file_chosen}
+        if selected_source is not None:
+            sources.append(selected_source)
+            full = selected_source["todo"]
+            where = f"#/work_context/sources/{len(sources) - 1}/todo"
+            display = full["text"][:DISPLAY_LIMIT]
+            if display == full["text"]:
+                selected_ref = {"$ref": where}
             else:
-                full = project_record(chosen)
-                sources.append({"source": "selected_todo", "id": chosen.id, "status": "delivered",
-                                "revision": chosen.revision,
-                                "ledger_revision": chosen.ledger_revision, "todo": full})
-                where = f"#/work_context/sources/{len(sources) - 1}/todo"
-                display = full["text"][:DISPLAY_LIMIT]
-                if display == full["text"]:
-                    selected_ref = {"$ref": where}
-                else:
-                    selected_view = {"id": chosen.id, "status": full["status"],
-                                     "owner_role": full["owner_role"], "text": display,
-                                     "content_truncated": True, "body": where + "/text"}
+                selected_view = {"id": full["id"], "status": full["status"],
+                                 "owner_role": full["owner_role"], "text": display,
+                                 "content_truncated": True, "body": where + "/text"}
         users = [r for r in todos
                  if r.data["owner_role"] == "user" and r.data["status"] in ("open", "claimed",
                                                                               "blocked")]
@@ -238,11 +262,16 @@ def build_work_context(
                             "blocked_by": "goal_state", "read": read})
             reads.append(read)
         else:
-            user_obligations = [project_record(r) for r in users]
+            assert not isinstance(goal, AssayError)
+            from_file = [view for todo, view in zip(goal.todos, file_todos, strict=True)
+                         if todo.role == "user" and todo.is_active]
+            user_obligations = [project_record(r) for r in users] + from_file
             sources.append({"source": "user_obligations", "goal_id": goal_id,
                             "status": "delivered", "ledger_revision": ledger_revision,
                             "ids": [r.id for r in users],
-                            "revisions": {r.id: r.revision for r in users}})
+                            "revisions": {r.id: r.revision for r in users},
+                            "goal_file": {"revision": goal.revision,
+                                          "lines": [v["source"]["lines"] for v in from_file]}})
 
     context: dict[str, Any] = {
         "goal_id": goal_id,

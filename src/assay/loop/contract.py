@@ -46,6 +46,25 @@ def contract_invalid(message: str, where: str, reason: str) -> AssayError:
                       details={"reason": reason})
 
 
+class _Faults:
+    """Every referential defect of one proposal, raised together (the first one's pointer)."""
+
+    def __init__(self) -> None:
+        self.errors: list[dict[str, str]] = []
+
+    def add(self, message: str, where: str, reason: str) -> None:
+        self.errors.append({"pointer": where, "reason": reason, "detail": message})
+
+    def raise_any(self) -> None:
+        if not self.errors:
+            return
+        first = self.errors[0]
+        more = f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
+        raise AssayError(first["detail"] + more, code="contract_invalid", pointer=first["pointer"],
+                         action=_ACTION, details={"reason": first["reason"],
+                                                  "errors": self.errors[:50]})
+
+
 def capable_commands(commands: Sequence[EvidenceCommand]) -> dict[str, EvidenceCommand]:
     """Declared commands a contract may bind: enabled and after-capable, by name."""
     return {c.name: c for c in commands if c.enabled and "after" in c.phases}
@@ -57,8 +76,9 @@ def normalise_contract(raw: Any, *, base: tuple[str | int, ...],
     """Validate a proposal strictly and return it with its ``rc-``/``rci-`` ids.
 
     ``raw.scope`` must already be normalised (it is report-only and lenient).
-    The result: ``{id, work_item, scope, items[{id, description,
-    criterion_refs, verify_with}], supersedes, proposed_at_round}``.
+    Every defect is listed in ``details.errors``. The result: ``{id,
+    work_item, scope, items[{id, description, criterion_refs, verify_with}],
+    supersedes, proposed_at_round}``.
     """
     proposal: RoundContractProposal = validate(
         RoundContractProposal, raw, code="contract_invalid", base=base,
@@ -70,18 +90,20 @@ def normalise_contract(raw: Any, *, base: tuple[str | int, ...],
             "no enabled, after-capable evidence command is declared, so a contract cannot be "
             "verified; declare one in assay.toml or omit round_contract", pointer(*base),
             "no_contract_capability")
+    faults = _Faults()
     active_criteria = set(criteria)
     items: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(proposal.items):
         where = (*base, "items", index)
-        _check_item(item, where, by_name, capable, active_criteria)
+        _check_item(item, where, by_name, capable, active_criteria, faults)
         refs = sorted(set(item.criterion_refs))
         verify = sorted(set(item.verify_with))
         iid = identity.item_id(item.description, refs, verify)
         if iid in seen:
-            raise contract_invalid(f"item {index} repeats item {seen[iid]} ({iid})",
-                                   pointer(*where), "duplicate_item")
+            faults.add(f"item {index} repeats item {seen[iid]} ({iid})", pointer(*where),
+                       "duplicate_item")
+            continue
         seen[iid] = index
         items.append({"id": iid, "description": item.description.strip(),
                       "criterion_refs": refs, "verify_with": verify})
@@ -90,17 +112,17 @@ def normalise_contract(raw: Any, *, base: tuple[str | int, ...],
     if proposal.supersedes is not None:
         target = pointer(*base, "supersedes", "contract_id")
         if active is None:
-            raise contract_invalid("supersedes names a contract, but no contract is active",
-                                   target, "no_active_contract")
-        if proposal.supersedes.contract_id != active["id"]:
-            raise contract_invalid(
-                f"supersedes names {proposal.supersedes.contract_id}, but the active contract is "
-                f"{active['id']}", target, "not_the_active_contract")
-        if cid == active["id"]:
-            raise contract_invalid("a superseding contract must differ from the one it replaces",
-                                   pointer(*base, "items"), "successor_unchanged")
+            faults.add("supersedes names a contract, but no contract is active", target,
+                       "no_active_contract")
+        elif proposal.supersedes.contract_id != active["id"]:
+            faults.add(f"supersedes names {proposal.supersedes.contract_id}, but the active "
+                       f"contract is {active['id']}", target, "not_the_active_contract")
+        elif cid == active["id"]:
+            faults.add("a superseding contract must differ from the one it replaces",
+                       pointer(*base, "items"), "successor_unchanged")
         supersedes = {"contract_id": proposal.supersedes.contract_id,
                       "reason": proposal.supersedes.reason}
+    faults.raise_any()
     return {"id": cid, "work_item": proposal.work_item.strip(), "scope": list(proposal.scope),
             "items": sorted(items, key=lambda i: i["id"]), "supersedes": supersedes,
             "proposed_at_round": round_number}
@@ -108,29 +130,27 @@ def normalise_contract(raw: Any, *, base: tuple[str | int, ...],
 
 def _check_item(item: ContractItemProposal, where: tuple[str | int, ...],
                 by_name: Mapping[str, EvidenceCommand], capable: Mapping[str, EvidenceCommand],
-                criteria: set[str]) -> None:
+                criteria: set[str], faults: _Faults) -> None:
     if not item.description.strip():
-        raise contract_invalid("an item description must not be blank",
-                               pointer(*where, "description"), "blank")
+        faults.add("an item description must not be blank", pointer(*where, "description"),
+                   "blank")
     for j, name in enumerate(item.verify_with):
         at = pointer(*where, "verify_with", j)
         decl = by_name.get(name)
         if decl is None:
-            raise contract_invalid(
-                f"verify_with names {name!r}, which is not declared in [evidence.commands]; "
-                f"declared: {', '.join(sorted(capable)) or 'none'}", at, "undeclared_command")
-        if not decl.enabled:
-            raise contract_invalid(f"evidence command {name!r} is disabled", at,
-                                   "disabled_command")
-        if "after" not in decl.phases:
-            raise contract_invalid(f"evidence command {name!r} has no 'after' phase", at,
-                                   "not_after_capable")
+            faults.add(f"verify_with names {name!r}, which is not declared in "
+                       f"[evidence.commands]; declared: {', '.join(sorted(capable)) or 'none'}",
+                       at, "undeclared_command")
+        elif not decl.enabled:
+            faults.add(f"evidence command {name!r} is disabled", at, "disabled_command")
+        elif "after" not in decl.phases:
+            faults.add(f"evidence command {name!r} has no 'after' phase", at,
+                       "not_after_capable")
     for j, ref in enumerate(item.criterion_refs):
         if ref not in criteria:
-            raise contract_invalid(
-                f"criterion_refs names {ref!r}, which is not an active criterion id "
-                f"({', '.join(sorted(criteria)) or 'none'})",
-                pointer(*where, "criterion_refs", j), "unknown_criterion")
+            faults.add(f"criterion_refs names {ref!r}, which is not an active criterion id "
+                       f"({', '.join(sorted(criteria)) or 'none'})",
+                       pointer(*where, "criterion_refs", j), "unknown_criterion")
 
 
 def item_claims(raw: Sequence[tuple[int, Any]], *, base: tuple[str | int, ...],
@@ -141,20 +161,22 @@ def item_claims(raw: Sequence[tuple[int, Any]], *, base: tuple[str | int, ...],
     known = {i["id"] for i in active["items"]} if active else set()
     out: list[dict[str, str]] = []
     seen: set[str] = set()
+    faults = _Faults()
     for index, entry in raw:
         claim: ExecutionClaim = validate(ExecutionClaim, entry, code="contract_invalid",
                                          base=(*base, index), message="a contract item claim is "
                                          "invalid", action=_ACTION)
         where = pointer(*base, index, "id")
         if claim.id not in known:
-            raise contract_invalid(
-                f"{claim.id} is not an item of the active contract"
-                + (f" {active['id']}" if active else " (no contract is active)"), where,
-                "unknown_item")
-        if claim.id in seen:
-            raise contract_invalid(f"{claim.id} is claimed twice", where, "duplicate_claim")
-        seen.add(claim.id)
-        out.append({"id": claim.id, "outcome": claim.outcome})
+            faults.add(f"{claim.id} is not an item of the active contract"
+                       + (f" {active['id']}" if active else " (no contract is active)"), where,
+                       "unknown_item")
+        elif claim.id in seen:
+            faults.add(f"{claim.id} is claimed twice", where, "duplicate_claim")
+        else:
+            seen.add(claim.id)
+            out.append({"id": claim.id, "outcome": claim.outcome})
+    faults.raise_any()
     return out
 
 

@@ -2,13 +2,18 @@
 
 :meth:`Governor.submit` in order, each step's cost and writes:
 
-1. parse the handle (``submission_handle_required``) and read the head;
-   a handle that is not the held attempt writes nothing and returns the held
-   prompt with ``ok`` and a ``submission_handle_mismatch`` warning (plus the
-   committed receipt when the handle's own transaction committed), or the
-   error when no prompt is held;
-2. normalise the evaluation (pure; ``evaluation_invalid`` /
-   ``contract_invalid`` write nothing and keep the handle valid);
+1. parse the handle (``submission_handle_required``) and precheck the
+   evaluation's own defects (``evaluation_invalid``,
+   ``protocol_version_mismatch``): a payload defect is reported before
+   anything about the loop;
+2. read the head (``session_not_found`` names the loops that exist;
+   ``loop_paused``); a handle that is not the held attempt writes nothing
+   and returns the held prompt with ``ok`` and a
+   ``submission_handle_mismatch`` warning (plus the committed receipt when
+   the handle's own transaction committed), or the error when no prompt is
+   held; then normalise the evaluation against the loop (pure;
+   ``evaluation_invalid`` / ``contract_invalid`` write nothing and keep the
+   handle valid);
 3. take the loop's lease (one compare-and-set; ``lease_conflict``);
 4. run the gate: the active contract's commands and the git observation
    (the expensive step: the commands' own run time);
@@ -20,19 +25,25 @@
    handle, exactly one commits; the other gets ``lease_conflict`` or, once
    the winner committed, the held result.
 
-An enforcement rejection commits a rejection record and the head instead
-(same round, attempt + 1, consecutive rejections counted); the stop policy
-may end the loop with ``enforcement_terminated``.
+The machine's verdict wins: the enforcement checks (:data:`ENFORCEMENT_CHECKS`)
+refuse a completion the gate's commands contradict or an open contract
+does not back, a continuation without a contract, a constraint violation
+reported round after round, and a cited gate that is unknown, unapproved or
+denied. A rejection commits a rejection record and the head instead (same
+round, attempt + 1); each check code climbs its own ladder
+(:func:`assay.loop.policy.ladder`: reject, reject, terminate), and every
+rejected check states its count and the next consequence. The stop policy
+may end the loop with ``enforcement_terminated``; the terminal event's
+``stopDetail`` says which check, and which command, ended it.
 
 :meth:`Governor.gate_check` records a high-risk gate decision for the held
-round before the action is taken.
+round before the action is taken (:mod:`assay.loop.approval`).
 
 Imports the base modules, config, ledger contract, evidence and siblings.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,6 +53,7 @@ from assay.errors import AssayError, ConflictError, RevisionConflict, UsageError
 from assay.evidence.commands import run_command
 from assay.ledger.store import Record, SourceRef, Store, Write
 from assay.loop import identity
+from assay.loop.approval import cited as cited_gates
 from assay.loop.contract import ContractDecision, capable_commands, successor
 from assay.loop.gate import GateResult, commands_to_run, git_from_dict, git_to_dict, judge
 from assay.loop.gate import observe as gate_observe
@@ -52,6 +64,7 @@ from assay.loop.policy import (
     Reporter,
     StopPolicy,
     agent_stop_reason,
+    ladder,
 )
 from assay.loop.recovery import auto_checkpoint, backtrack_target, restore_pending_error
 from assay.loop.session import (
@@ -59,29 +72,21 @@ from assay.loop.session import (
     handle_of,
     limits_of,
     load_head,
+    mismatch_error,
     now_text,
     prepare_held,
     prepared_view,
+    refuse_paused,
     terminal_event,
     terminal_write,
 )
-from assay.loop.state import apply_round, submission_context
-from assay.loop.submission import normalise
+from assay.loop.state import apply_round, next_criteria, recurring_violations, submission_context
+from assay.loop.submission import normalise, precheck
 
-__all__ = ["ENFORCEMENT_CHECKS", "GATE_RULES", "Governor", "mismatch_error", "parse_handle"]
+__all__ = ["ENFORCEMENT_CHECKS", "Governor", "mismatch_error", "parse_handle"]
 
-ENFORCEMENT_CHECKS = ("completion_contract_open", "contract_required", "gate_unknown")
-
-# High-risk action rules (name, pattern); a match asks for the user.
-GATE_RULES: tuple[tuple[str, str], ...] = (
-    ("destructive_delete", r"\brm\s+-[a-zA-Z]*[rf]|\bshred\b|\brmdir\b"),
-    ("history_rewrite", r"\bgit\s+(push\s+.*(--force|-f)\b|reset\s+--hard|rebase|filter-branch)"),
-    ("publish", r"\b(git\s+push|npm\s+publish|twine\s+upload|docker\s+push|deploy)\b"),
-    ("database_drop", r"\b(drop\s+(table|database|schema)|truncate\s+table)\b"),
-    ("credentials", r"\b(secret|credential|password|token|api[_-]?key)s?\b"),
-    ("privilege", r"\b(sudo|chmod\s+777|chown)\b"),
-)
-ACTION_LIMIT = 1000
+ENFORCEMENT_CHECKS = ("completion_contract_open", "completion_contradicted", "contract_required",
+                      "recurring_violation", "gate_unknown", "gate_unapproved", "gate_denied")
 
 
 def parse_handle(value: Any) -> dict[str, str]:
@@ -109,24 +114,6 @@ def parse_handle(value: Any) -> dict[str, str]:
                          action=action)
     return {"sessionId": handle.sessionId, "roundId": handle.roundId,
             "transactionId": handle.transactionId}
-
-
-def mismatch_error(head: Mapping[str, Any]) -> AssayError:
-    """``submission_handle_mismatch`` with the current handle in its details."""
-    return _mismatch(head, {})
-
-
-def _mismatch(head: Mapping[str, Any], handle: Mapping[str, str]) -> AssayError:
-    current = handle_of(head)
-    details: dict[str, Any] = {"loopId": head["loopId"], "submissionHandle": current,
-                               "sessionId": head.get("sessionId")}
-    if head["status"] != "active":
-        details["stopReason"] = head.get("stopReason")
-    return ConflictError(
-        "the handle no longer names the held attempt"
-        + (f" (the loop stopped: {head.get('stopReason')})" if head["status"] != "active" else ""),
-        code="submission_handle_mismatch", details=details,
-        action="Read the current handle with 'assay loop status' (or 'assay loop resume').")
 
 
 class Governor:
@@ -163,9 +150,11 @@ class Governor:
         prompt (an audit fact of that prompt, never governance).
         """
         handle = parse_handle(handle_value)
+        precheck(evaluation_value)
         loop_id, _ = identity.parse_round_id(handle["roundId"]) or ("", 0)
-        record = load_head(self.store, loop_id)
+        record = load_head(self.store, loop_id, scope=self.project.scope)
         head = record.data
+        refuse_paused(head)
         if handle_of(head) != handle:
             return self._stale(head, handle)
         if (head.get("recovery") or {}).get("status") == "pending":
@@ -246,7 +235,7 @@ class Governor:
                 view = prepared_view(head, warnings=[self._warning(head)])
                 return view | {"accepted": False, "stale": True, "receipt": None,
                                "committedReceipt": committed}
-            raise _mismatch(head, handle)
+            raise mismatch_error(head, handle)
         view = prepared_view(head, warnings=[self._warning(head)])
         return view | {"accepted": False, "stale": True, "receipt": None,
                        "committedReceipt": committed}
@@ -270,44 +259,69 @@ class Governor:
 
     def _enforcement(self, head: Mapping[str, Any], evaluation: Mapping[str, Any],
                      result: GateResult, decision: ContractDecision) -> list[dict[str, Any]]:
+        """The enforcement checks this submission fails, in :data:`ENFORCEMENT_CHECKS` order."""
         checks: list[dict[str, Any]] = []
         contract = head["facts"]["contract"]
         limits = limits_of(head)
-        if (evaluation["outcome"] == "success" and not evaluation["should_continue"]
-                and contract is not None and result.closure != "verified"):
+        completing = evaluation["outcome"] == "success" and not evaluation["should_continue"]
+        if completing and contract is not None and result.closure != "verified":
             open_items = [i for i, s in result.item_statuses.items() if s != "verified"]
             checks.append({"check": "completion_contract_open", "ref": contract["id"],
                            "detail": f"success was declared, but the active contract "
                                      f"{contract['id']} is not verified (items "
                                      f"{', '.join(open_items)}: "
                                      f"{', '.join(result.item_statuses[i] for i in open_items)})"})
+        if completing and result.blocking:
+            said = ", ".join(f"{name} {status}" for name, status in result.blocking)
+            checks.append({"check": "completion_contradicted", "ref": result.blocking[0][0],
+                           "detail": f"success was declared, but the machine says otherwise: "
+                                     f"{said} in this submission's run; a claim never outweighs "
+                                     "a check"})
         if (evaluation["should_continue"] and capable_commands(self.project.evidence_commands)
-                and head["round"] < limits.max_rounds and decision.after is None):
+                and head["round"] < limits.max_rounds and decision.after is None
+                and not (decision.before_id and decision.closed)):
             checks.append({"check": "contract_required", "ref": decision.before_id,
                            "detail": "continuing needs an active contract for the next round: "
-                                     "propose round_contract"
-                                     + (" (the active one closed this round)"
-                                        if decision.before_id else "")})
-        gate_ids = evaluation.get("gate_ids", [])
-        if gate_ids:
-            with self.store.reader() as reader:
-                for gid in gate_ids:
-                    rec = reader.get(f"loop:{head['loopId']}:gate:{gid}")
-                    if rec is None or rec.data.get("round") != head["round"]:
-                        checks.append({"check": "gate_unknown", "ref": gid,
-                                       "detail": f"{gid} is not a gate decision recorded in "
-                                                 "this round ('assay loop gate-check')"})
-        return checks
+                                     "propose round_contract"})
+        for text in recurring_violations(head["facts"], head["round"],
+                                         evaluation["constraint_violations"],
+                                         limits.violation_rounds):
+            checks.append({"check": "recurring_violation", "ref": text[:200],
+                           "detail": f"the violation {text[:200]!r} is reported in "
+                                     f"{limits.violation_rounds} rounds in a row: explain why it "
+                                     "keeps happening and take a different approach"})
+        return checks + cited_gates(self.store, head, evaluation.get("gate_ids", []))
 
     def _reject(self, record: Record, lease: Lease, policy: StopPolicy,
                 checks: list[dict[str, Any]], result: GateResult,
                 parts: Mapping[str, Any]) -> dict[str, Any]:
         head = dict(record.data)
         loop_id, round_number, attempt = head["loopId"], head["round"], head["attempt"]
+        limits = limits_of(head)
         consecutive = head["consecutiveRejections"] + 1
-        names = sorted({c["check"] for c in checks})
-        stop = policy.after_rejection(round_number=round_number, consecutive=consecutive)
-        notice = "\n".join(f"- {c['check']}: {c['detail']}" for c in checks)
+        codes = list(dict.fromkeys(c["check"] for c in checks))
+        earlier = head.get("ladder", {})
+        counts = {code: int(earlier.get(code, 0)) + 1 for code in codes}
+        stop = policy.after_rejection(round_number=round_number, consecutive=consecutive,
+                                      counts=counts)
+        for check in checks:
+            step = ladder(counts[check["check"]], limits.ladder_terminate)
+            following = ("terminate" if step.next == "terminate"
+                         or consecutive + 1 >= limits.max_rejections else "reject")
+            check["ladder"] = {**step.to_dict(),
+                               "consequence": "terminate" if stop else "reject",
+                               "next": None if stop else following}
+        names = sorted(codes)
+        notice = "\n".join(
+            f"- {c['check']} ({c['ladder']['count']} in a row; "
+            + (f"next time: {c['ladder']['next']}" if c["ladder"]["next"] else "the loop ends")
+            + f"): {c['detail']}" for c in checks)
+        detail = None
+        if stop is not None:
+            detail = (f"{consecutive} rejection(s) in a row; "
+                      + "; ".join(f"{c['check']} x{c['ladder']['count']}: {c['detail']}"
+                                  for c in checks))[:2000]
+        criteria = self._criteria(head["facts"], round_number, parts["evaluation"], result)
         rejection = {
             "type": "rejection", "loopId": loop_id, "roundId": identity.round_id(loop_id, round_number),
             "round": round_number, "attempt": attempt,
@@ -315,23 +329,25 @@ class Governor:
             "checks": checks, "consecutive": consecutive, "evaluation": parts["evaluation"],
             "diagnostics": parts["diagnostics"], "evidencePosture": result.posture,
             "findings": result.findings, "observations": parts["observations"],
+            "criteria": criteria, "itemStatuses": result.item_statuses,
             "prompt": head["held"]["prompt"], "promptInputs": head["held"]["promptInputs"],
             "factsBefore": head["facts"], "branchId": head["branchId"],
             "checkpoints": head["held"].get("checkpoints", []),
-            "rejectedAt": now_text(), "stopReason": stop,
+            "rejectedAt": now_text(), "stopReason": stop, "stopDetail": detail,
         }
         old_held = head["held"]
         escalate = names == sorted(head.get("rejectionChecks", []))
         head.update({"attempt": attempt + 1, "consecutiveRejections": consecutive,
-                     "rejectionChecks": names, "rejectionNotice": notice})
+                     "rejectionChecks": names, "rejectionNotice": notice, "ladder": counts})
         if stop is not None:
-            head.update({"status": "stopped", "stopReason": stop, "held": None})
-            head["terminal"] = terminal_event(head, stop)
+            head.update({"status": "stopped", "stopReason": stop, "stopDetail": detail,
+                         "held": None})
+            head["terminal"] = terminal_event(head, stop, detail)
         else:
             head["held"] = prepare_held(
                 loop_id=loop_id, session_id=head["sessionId"], branch_id=head["branchId"],
                 round_number=round_number, attempt=attempt + 1, facts=head["facts"],
-                limits=limits_of(head), commands=self.project.evidence_commands,
+                limits=limits, commands=self.project.evidence_commands,
                 context_mode="fresh_invocation" if escalate else "same_round_retry",
                 context_reason="rejection_escalation" if escalate else "enforcement_retry",
                 before=old_held["before"], rejection_notice=notice, plan=head.get("plan"),
@@ -361,11 +377,25 @@ class Governor:
             "objective_refinement": parts["evaluation"].get("objective_refinement"),
             "loop_stop_reason": stop,
             "rejection": {"checks": checks, "consecutive": consecutive, "record": rid},
-            "verification": {"evidence_posture": result.posture, "checks": self._checks(result),
-                             "contract_items": self._items(result)},
+            "verification": self._verification(result, criteria),
             "diagnostics": parts["diagnostics"],
         }
         return prepared_view(head) | {"accepted": False, "stale": False, "receipt": receipt}
+
+    @staticmethod
+    def _criteria(facts: Mapping[str, Any], round_number: int, evaluation: Mapping[str, Any],
+                  result: GateResult) -> list[dict[str, Any]]:
+        """Criterion statuses as this submission's machine facts and claims leave them."""
+        return next_criteria(facts["criteria"], facts["contract"], result.item_statuses,
+                             evaluation.get("criterion_claims", []), round_number,
+                             result.command_verdict)
+
+    def _verification(self, result: GateResult,
+                      criteria: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"evidence_posture": result.posture, "checks": self._checks(result),
+                "contract_items": self._items(result),
+                "criteria": [{"id": c["id"], "status": c["status"],
+                              "source": c.get("status_source")} for c in criteria]}
 
     @staticmethod
     def _checks(result: GateResult) -> list[dict[str, Any]]:
@@ -387,7 +417,8 @@ class Governor:
                               decision=decision, item_statuses=result.item_statuses,
                               gated_contract=head["facts"]["contract"], progress=result.progress,
                               findings=result.findings, posture=result.posture,
-                              max_active=limits.max_active_constraints)
+                              max_active=limits.max_active_constraints,
+                              command_verdict=result.command_verdict)
         stop = agent_stop_reason(evaluation["outcome"], evaluation["should_continue"])
         if stop is None:
             stop = policy.after_commit(round_number=round_number,
@@ -397,7 +428,8 @@ class Governor:
         transaction = head["held"]["transactionId"]
         old_held = head["held"]
         head.update({"facts": applied.facts, "lastCommittedRound": round_number,
-                     "consecutiveRejections": 0, "rejectionChecks": [], "rejectionNotice": ""})
+                     "consecutiveRejections": 0, "rejectionChecks": [], "rejectionNotice": "",
+                     "ladder": {}})
         if stop is not None:
             head.update({"status": "stopped", "stopReason": stop, "held": None})
             head["terminal"] = terminal_event(head, stop)
@@ -444,8 +476,7 @@ class Governor:
             "reports": [{"path": "/" + f, "handling": self._handling(f, diagnostics)}
                         for f in parts["submitted"]],
             "changes": changes,
-            "verification": {"evidence_posture": result.posture, "checks": self._checks(result),
-                             "contract_items": self._items(result)},
+            "verification": self._verification(result, applied.facts["criteria"]),
             "prompt": (None if next_artifact is None else {
                 "level": next_artifact["level"],
                 "dropped_sections": list(next_artifact.get("droppedSections", [])),
@@ -477,6 +508,7 @@ class Governor:
             "itemStatuses": result.item_statuses, "findings": result.findings,
             "evidencePosture": result.posture, "machineBackedSuccess": result.machine_backed_success,
             "contractDecision": changes["contract"], "stopReason": stop, "receipt": receipt,
+            "proposal": evaluation.get("round_contract"),
             "evaluationRecord": eid, "observationRecord": oid, "committedAt": now_text(),
             "checkpoints": old_held.get("checkpoints", []),
         }
@@ -572,55 +604,14 @@ class Governor:
 
     # ------------------------------------------------------------ gate check
 
-    def gate_check(self, handle_value: Any, action: Any, *, enabled: bool = True) -> dict[str, Any]:
+    def gate_check(self, handle_value: Any, action: Any, *, descriptor: Any = None,
+                   principal: str = "agent", enabled: bool = True) -> dict[str, Any]:
         """Record a gate decision for a risky action in the held round, before it is taken.
 
-        The decision is a classification by :data:`GATE_RULES`: ``proceed``
-        (no rule matched) or ``ask_user`` (a rule matched). The same action
-        in the same round has the same ``g-`` id; checking it again returns
-        the recorded decision.
+        See :func:`assay.loop.approval.check`: a ``risk`` with its
+        ``reasonCodes``; ``ask_user`` gates wait for another principal.
         """
-        if not enabled:
-            raise AssayError("the high-risk gate is disabled for this project",
-                             code="gate_disabled",
-                             action="Set [loop] gate = true in assay.toml to use gate-check.")
-        handle = parse_handle(handle_value)
-        if not isinstance(action, str) or not action.strip():
-            raise AssayError("the action must be a non-blank text", code="gate_invalid",
-                             pointer="/action", action="Describe the risky action in one line.")
-        text = action.strip()
-        if len(text) > ACTION_LIMIT or re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text):
-            raise AssayError(f"the action is at most {ACTION_LIMIT} characters without control "
-                             "characters", code="gate_invalid", pointer="/action",
-                             action="Describe the risky action in one line.")
-        loop_id, _ = identity.parse_round_id(handle["roundId"]) or ("", 0)
-        record = load_head(self.store, loop_id)
-        head = record.data
-        if handle_of(head) != handle:
-            raise _mismatch(head, handle)
-        if (head.get("recovery") or {}).get("status") == "pending":
-            raise restore_pending_error(head)
-        action_hash = digest(text)
-        gid = identity.gate_id(handle["roundId"], action_hash)
-        rec_id = f"loop:{loop_id}:gate:{gid}"
-        with self.store.reader() as reader:
-            existing = reader.get(rec_id)
-        if existing is not None:
-            return {"gateDecision": existing.data, "recorded": False}
-        matched = [name for name, pattern in GATE_RULES if re.search(pattern, text, re.IGNORECASE)]
-        decision = {
-            "type": "gate-decision", "gateId": gid, "loopId": loop_id,
-            "roundId": handle["roundId"], "round": head["round"], "attempt": head["attempt"],
-            "transactionId": handle["transactionId"], "action": text, "actionHash": action_hash,
-            "classification": "user" if matched else "agent",
-            "decision": "ask_user" if matched else "proceed", "matchedRules": matched,
-            "decidedAt": now_text(),
-        }
-        try:
-            self.store.put(Write(id=rec_id, data=decision, scope=self.project.scope,
-                                 origin="derived", expect_revision=0))
-        except RevisionConflict:
-            with self.store.reader() as reader:
-                again = reader.get(rec_id)
-            return {"gateDecision": again.data if again else decision, "recorded": False}
-        return {"gateDecision": decision, "recorded": True}
+        from assay.loop.approval import check
+
+        return check(self.store, self.project, parse_handle(handle_value), action,
+                     descriptor=descriptor, principal=principal, enabled=enabled)

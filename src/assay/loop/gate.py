@@ -9,15 +9,21 @@ round's before-observation.
 
 :func:`judge` is the pure half. Contract item statuses:
 
-- ``verified``: every ``verify_with`` command passed (a machine fact; it
-  needs no claim);
-- ``contradicted``: the item is claimed (an ``rci-`` claim ``met``, or the
-  round's outcome is ``success``) and one of its commands failed;
+- an item is *claimed* when this round's ``rci-`` claim is ``met``, or it
+  has none and the item's latest earlier claim on this contract was
+  ``met``, or the round's outcome is ``success`` (unless this round claims
+  the item ``remaining``);
+- ``verified``: claimed, and every ``verify_with`` command passed;
+- ``contradicted``: claimed, and one of its commands failed;
 - ``insufficient``: claimed, but a command could not give an answer
   (timeout, error, aborted, unavailable);
-- ``pending``: otherwise (not claimed and not verified).
+- ``pending``: not claimed, whatever the commands said (closing a contract
+  takes a claim the machine then backs).
 
-A claim never verifies anything. ``machineBackedSuccess`` is true only when
+A claim never verifies anything. ``blocking`` lists the commands whose
+answer refuses a completion: every contract ``verify_with`` command and
+every required command the gate ran that did not pass.
+``machineBackedSuccess`` is true only when
 an active contract with items has every item verified, no required command
 failed or went unanswered, and the workspace boundary is not unknown; it
 does not read the agent's outcome, and ``completed`` never implies it.
@@ -60,6 +66,7 @@ __all__ = [
     "git_to_dict",
     "judge",
     "observe",
+    "required_verdict",
 ]
 
 _INDETERMINATE = frozenset({"timeout", "error", "aborted", "unavailable"})
@@ -158,6 +165,24 @@ class GateResult:
     closure: str | None
     posture: dict[str, Any]
     progress: str
+    blocking: list[tuple[str, str]] = field(default_factory=list)
+    required: frozenset[str] = frozenset()
+
+    @property
+    def command_verdict(self) -> str | None:
+        """What the required commands say of this round's claims: contradicted, insufficient or None.
+
+        Only commands declared required judge every claim; a contract's own
+        commands judge the criteria its items name (through the item statuses).
+        """
+        return required_verdict([b for b in self.blocking if b[0] in self.required])
+
+
+def required_verdict(blocking: Sequence[tuple[str, str]]) -> str | None:
+    """``contradicted`` when a blocking command failed, ``insufficient`` when one gave no answer."""
+    if any(status == "failed" for _, status in blocking):
+        return "contradicted"
+    return "insufficient" if blocking else None
 
 
 def _workspace_status(progress: str) -> str:
@@ -170,6 +195,7 @@ def judge(*, round_number: int, evaluation: Mapping[str, Any],
           verification_configured: bool, superseded: bool) -> GateResult:
     """Item statuses, findings, machine-backed success and the posture of one submission."""
     success_claim = evaluation["outcome"] == "success"
+    earlier = dict((contract or {}).get("claims", {}))
     claims = {c["id"]: c["outcome"] for c in evaluation.get("item_claims", [])}
     findings: list[dict[str, Any]] = []
 
@@ -184,20 +210,21 @@ def judge(*, round_number: int, evaluation: Mapping[str, Any],
     reasons: dict[str, list[str]] = {}
     for item in (contract or {}).get("items", []):
         seen = [command_statuses.get(n, "unavailable") for n in item["verify_with"]]
-        claimed = claims.get(item["id"]) == "met" or success_claim
+        latest = claims.get(item["id"], earlier.get(item["id"]))
+        claimed = latest == "met" or (success_claim and claims.get(item["id"]) != "remaining")
         why = [f"{n}: {s}" for n, s in zip(item["verify_with"], seen)]
-        if all(s == "passed" for s in seen):
+        if not claimed:
+            status = "pending"
+        elif all(s == "passed" for s in seen):
             status = "verified"
-        elif claimed and "failed" in seen:
+        elif "failed" in seen:
             status = "contradicted"
             finding("claim_contradicted", "error", "the item is claimed met, but its check "
                     "failed: " + ", ".join(why), item["id"])
-        elif claimed:
+        else:
             status = "insufficient"
             finding("claim_unbacked", "warn", "the item is claimed met, but its check gave no "
                     "answer: " + ", ".join(why), item["id"])
-        else:
-            status = "pending"
         statuses[item["id"]] = status
         reasons[item["id"]] = why
 
@@ -257,4 +284,8 @@ def judge(*, round_number: int, evaluation: Mapping[str, Any],
         findings=tuple(FindingFact(f["id"], f["check"], f["severity"], f.get("ref"))
                        for f in findings),
     ))
-    return GateResult(statuses, findings, machine_backed, state, posture, comparison.progress)
+    bound = {n for i in items for n in i["verify_with"]}
+    blocking = [(n, s) for n, s in sorted(command_statuses.items())
+                if s != "passed" and (n in required or n in bound)]
+    return GateResult(statuses, findings, machine_backed, state, posture, comparison.progress,
+                      blocking, frozenset(required))

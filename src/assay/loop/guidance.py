@@ -20,7 +20,12 @@ __all__ = ["contract_requirement", "guidance"]
 
 def contract_requirement(facts: Mapping[str, Any], commands: Sequence[EvidenceCommand],
                          round_number: int, max_rounds: int) -> dict[str, Any]:
-    """Whether continuing after this round needs an active contract for the next one."""
+    """Whether continuing after this round needs an active contract for the next one.
+
+    A round that closes the active contract may continue without a successor
+    (``successor_required_if_closed`` is false): the next round then has no
+    contract and must propose one before it continues.
+    """
     contract = facts.get("contract")
     active_id = contract["id"] if contract else None
     if not capable_commands(commands):
@@ -30,7 +35,7 @@ def contract_requirement(facts: Mapping[str, Any], commands: Sequence[EvidenceCo
     elif contract is None:
         reason, required, if_closed = "no_active_contract", True, False
     else:
-        reason, required, if_closed = "active_contract_continues", True, True
+        reason, required, if_closed = "active_contract_continues", True, False
     return {"required_on_continue": required, "successor_required_if_closed": if_closed,
             "reason": reason, "active_contract_id": active_id}
 

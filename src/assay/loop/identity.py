@@ -36,10 +36,12 @@ __all__ = [
     "criterion_id",
     "finding_id",
     "gate_id",
+    "gate_record_id",
     "head_id",
     "item_id",
     "lease_id",
     "normal_question",
+    "normal_text",
     "parse_round_id",
     "question_id",
     "recovery_id",
@@ -88,8 +90,13 @@ def subgoal_id(text: str, round_number: int) -> str:
     return content_id("sg", {"text": text.strip(), "round": round_number})
 
 
-def normal_question(text: str) -> str:
+def normal_text(text: str) -> str:
+    """Lower case, single spaces: how question and violation texts are compared."""
     return _SPACE.sub(" ", text.strip().lower())
+
+
+def normal_question(text: str) -> str:
+    return normal_text(text)
 
 
 def question_id(text: str) -> str:
@@ -100,8 +107,17 @@ def finding_id(check: str, ref: str | None) -> str:
     return content_id("f", {"check": check, "ref": ref or ""})
 
 
-def gate_id(round_id_text: str, action_hash: str) -> str:
-    return content_id("g", {"round_id": round_id_text, "action_sha256": action_hash})
+def gate_id(round_id_text: str, action_hash: str, branch_id: str = "main") -> str:
+    """``g-`` over the round, the action and (off the main branch) the branch."""
+    content = {"round_id": round_id_text, "action_sha256": action_hash}
+    if branch_id != "main":
+        content["branch"] = branch_id
+    return content_id("g", content)
+
+
+def gate_record_id(loop_id: str, gate: str) -> str:
+    """A gate decision (and its approval, a later version of the same record)."""
+    return f"loop:{loop_id}:gate:{gate}"
 
 
 def transaction_id(loop_id: str, round_number: int, attempt: int, session_id: str,

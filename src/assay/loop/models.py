@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from assay.errors import AssayError, UsageError, pointer
 
 __all__ = [
+    "GATE_EFFECTS",
     "OUTCOMES",
     "SELF_EVALUATION_SCHEMA",
     "SUBGOAL_STATUSES",
@@ -35,6 +36,7 @@ __all__ = [
     "ContractSupersede",
     "EvidencePosture",
     "ExecutionClaim",
+    "GateDescriptor",
     "LoopTerminalEvent",
     "OperatorAcceptance",
     "PromptArtifact",
@@ -104,6 +106,24 @@ class SubGoalUpdate(BaseModel):
     model_config = _STRICT
     id: Annotated[str, Field(pattern=r"^sg-[0-9a-f]{8}$")]
     status: Literal["pending", "in_progress", "done", "blocked", "abandoned"]
+
+
+GATE_EFFECTS = ("workspace_write", "production", "credentials", "data_migration", "public_api",
+                "publish", "payment", "external_communication", "network")
+
+
+class GateDescriptor(BaseModel):
+    """A structured high-risk action for ``loop gate-check`` (what, where, effects, undo, who)."""
+
+    model_config = _STRICT
+    description: Annotated[str, Field(min_length=1, max_length=1000)]
+    scope: Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_length=20)] = []
+    effects: Annotated[list[Literal["workspace_write", "production", "credentials",
+                                    "data_migration", "public_api", "publish", "payment",
+                                    "external_communication", "network"]],
+                       Field(max_length=9)] = []
+    reversibility: Literal["reversible", "recoverable", "irreversible", "unknown"] = "unknown"
+    authorization: Literal["agent_allowed", "user_required", "unknown"] = "unknown"
 
 
 class ExecutionClaim(BaseModel):
@@ -397,11 +417,19 @@ class _ReceiptItem(BaseModel):
     status: _ItemStatus
 
 
+class _ReceiptCriterion(BaseModel):
+    model_config = _STRICT
+    id: str
+    status: Literal["unknown", "claimed", "remaining", "insufficient", "contradicted", "verified"]
+    source: Literal["agent", "machine"] | None
+
+
 class _Verification(BaseModel):
     model_config = _STRICT
     evidence_posture: EvidencePosture
     checks: list[_Check]
     contract_items: list[_ReceiptItem]
+    criteria: list[_ReceiptCriterion]
 
 
 class _Report(BaseModel):
@@ -490,11 +518,21 @@ class _ReceiptPrompt(BaseModel):
     current_user_instruction: str | None = None
 
 
+class _LadderStep(BaseModel):
+    model_config = _STRICT
+    count: int
+    terminate_at: int
+    consequence: Literal["reject", "terminate"]
+    next: Literal["reject", "terminate"] | None
+
+
 class _RejectionCheck(BaseModel):
     model_config = _STRICT
-    check: Literal["completion_contract_open", "contract_required", "gate_unknown"]
+    check: Literal["completion_contract_open", "completion_contradicted", "contract_required",
+                   "recurring_violation", "gate_unknown", "gate_unapproved", "gate_denied"]
     ref: str | None
     detail: str
+    ladder: _LadderStep
 
 
 class _Rejection(BaseModel):
@@ -538,6 +576,7 @@ class LoopTerminalEvent(BaseModel):
     machineBackedSuccess: bool | None
     evidencePosture: _Status | None
     stopReason: _Stop
+    stopDetail: str | None = None
     roundsCompleted: int
     roundCursor: int
     committedRounds: int
@@ -622,7 +661,7 @@ class PromptArtifact(BaseModel):
     """The exact prompt delivered for one round attempt (stored with it, replayable)."""
 
     model_config = _STRICT
-    schemaVersion: Literal[2]
+    schemaVersion: Literal[3]
     roundId: str
     round: int
     attempt: int

@@ -17,8 +17,12 @@ definitions):
 reaches it stops the loop even when it asks to continue), ``stalled``
 (``stall_rounds`` consecutive committed rounds whose workspace was observed
 ``unchanged``; ``unknown`` never counts as no progress) and
-``enforcement_terminated`` (``max_rejections`` consecutive enforcement
-rejections in one round).
+``enforcement_terminated``: the recurring-violation ladder. Every enforcement
+check code has its own count of consecutive rejections (a committed round
+resets them all): reject, reject, then terminate when one code reaches
+``ladder_terminate`` (3); ``max_rejections`` (3) consecutive rejections of
+any codes in one round terminate as well. :func:`ladder` states the step a
+count is at, for the rejection to say it.
 
 :class:`Reporter` hooks are called synchronously and must return quickly;
 :class:`NullReporter` does nothing. Imports nothing of assay.
@@ -26,18 +30,20 @@ rejections in one round).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = [
     "STOP_REASONS",
     "DefaultStopPolicy",
+    "LadderStep",
     "Limits",
     "NullReporter",
     "Reporter",
     "StopPolicy",
     "agent_stop_reason",
+    "ladder",
 ]
 
 STOP_REASONS = ("completed", "failed", "blocked", "cancelled", "max_rounds", "stalled",
@@ -55,6 +61,35 @@ class Limits:
     lease_seconds: float = 30.0
     renew_seconds: float = 10.0
     backtrack_after: int = 0
+    ladder_terminate: int = 3
+    violation_rounds: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class LadderStep:
+    """Where one check code stands on the ladder after a rejection.
+
+    ``count`` consecutive rejections carried the code; this one's
+    ``consequence`` is ``reject`` or ``terminate``; ``next`` is what the same
+    violation would get next time (None once it terminated).
+    """
+
+    count: int
+    terminate_at: int
+    consequence: str
+    next: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"count": self.count, "terminate_at": self.terminate_at,
+                "consequence": self.consequence, "next": self.next}
+
+
+def ladder(count: int, terminate_at: int) -> LadderStep:
+    """The ladder step of the ``count``-th consecutive rejection of one code."""
+    if count >= terminate_at:
+        return LadderStep(count, terminate_at, "terminate", None)
+    return LadderStep(count, terminate_at, "reject",
+                      "terminate" if count + 1 >= terminate_at else "reject")
 
 
 def agent_stop_reason(outcome: str, should_continue: bool) -> str | None:
@@ -74,8 +109,13 @@ class StopPolicy(Protocol):
         oldest first, this one last. Return a stop reason or None.
         """
 
-    def after_rejection(self, *, round_number: int, consecutive: int) -> str | None:
-        """Called after an enforcement rejection (``consecutive`` in a row)."""
+    def after_rejection(self, *, round_number: int, consecutive: int,
+                        counts: Mapping[str, int]) -> str | None:
+        """Called after an enforcement rejection.
+
+        ``consecutive`` rejections in a row in this round; ``counts`` the
+        consecutive rejections of each check code this rejection carried.
+        """
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +133,11 @@ class DefaultStopPolicy:
             return "stalled"
         return None
 
-    def after_rejection(self, *, round_number: int, consecutive: int) -> str | None:
-        if consecutive >= self.limits.max_rejections:
+    def after_rejection(self, *, round_number: int, consecutive: int,
+                        counts: Mapping[str, int]) -> str | None:
+        if consecutive >= self.limits.max_rejections or any(
+                ladder(n, self.limits.ladder_terminate).consequence == "terminate"
+                for n in counts.values()):
             return "enforcement_terminated"
         return None
 

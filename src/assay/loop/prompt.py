@@ -73,7 +73,7 @@ __all__ = [
     "freshness",
 ]
 
-PROMPT_SCHEMA_VERSION = 2
+PROMPT_SCHEMA_VERSION = 3
 CONTEXT_MODES = ("fresh_invocation", "same_round_retry")
 CONTEXT_REASONS = ("first_round", "next_round", "recovery_redo", "enforcement_retry",
                    "rejection_escalation", "invocation_recovery")
@@ -304,11 +304,11 @@ def _contract(ctx: _Ctx) -> Block:
     if requirement.get("reason") == "no_active_contract":
         lines.append("If you continue, propose round_contract for the next slice (its "
                      f"verify_with names commands from: {commands}).")
-    elif requirement.get("successor_required_if_closed"):
-        lines.append("It stays active until every item is verified. If this round closes it and "
-                     f"you continue, propose the next slice's round_contract (commands: "
-                     f"{commands}); to replace it while open, add supersedes: {{contract_id: "
-                     f"\"{requirement.get('active_contract_id')}\"}}.")
+    elif requirement.get("reason") == "active_contract_continues":
+        lines.append("It stays active until every item is claimed met and verified; a new "
+                     "proposal while it is open is premature and ignored. To replace it while "
+                     f"open, add supersedes: {{contract_id: "
+                     f"\"{requirement.get('active_contract_id')}\"}} (commands: {commands}).")
     return Block("contract", tuple(lines), frozenset(ids))
 
 
@@ -349,6 +349,17 @@ def _questions(ctx: _Ctx) -> Block | None:
         return None
     lines = ["## Open questions"] + [f"- [{q['id']}] {q['text']}" for q in questions]
     return Block("open_questions", tuple(lines), protected=False)
+
+
+def _requests(ctx: _Ctx) -> Block | None:
+    """What the last committed round asked of this prompt (advisory; ignored at l0)."""
+    asked = ctx.req.facts.get("prompt_requests")
+    if not asked or ctx.level == "l0":
+        return None
+    lines = ["## You asked, last round (your requests; not criteria or constraints)"]
+    lines += [f"- unclear to you: {text}" for text in asked.get("confusion_points", [])]
+    lines += [f"- keep in view: {text}" for text in asked.get("emphasize", [])]
+    return Block("prompt_requests", tuple(lines), protected=False)
 
 
 def memory_sources(facts: Mapping[str, Any]) -> dict[str, list[Any]]:
@@ -432,6 +443,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("subgoals", _subgoals),
     Section("findings", _findings),
     Section("plan", _plan, protected=False, priority=30),
+    Section("prompt_requests", _requests, protected=False, priority=25),
     Section("open_questions", _questions, protected=False, priority=20),
     Section("working_memory", _memory, protected=False, priority=10),
 )

@@ -60,9 +60,11 @@ from assay.loop.session import (
     handle_of,
     limits_of,
     load_head,
+    mismatch_error,
     now_text,
     prepare_held,
     prepared_view,
+    refuse_paused,
 )
 
 __all__ = [
@@ -192,11 +194,10 @@ def _invalid(message: str, where: str, **details: Any) -> AssayError:
 def checkpoint(store: Store, project: Project, handle: Mapping[str, str]) -> dict[str, Any]:
     """A ``mid`` checkpoint of the held round, held by its attempt (and committed with it)."""
     loop_id = (identity.parse_round_id(handle["roundId"]) or ("", 0))[0]
-    record = load_head(store, loop_id)
+    record = load_head(store, loop_id, scope=project.scope)
     head = dict(record.data)
+    refuse_paused(head)
     if handle_of(head) != dict(handle):
-        from assay.loop.engine import mismatch_error
-
         raise mismatch_error(head)
     if _is_pending(head):
         raise restore_pending_error(head)
@@ -281,8 +282,9 @@ def recover(store: Store, project: Project, handle: Mapping[str, str], *, checkp
         raise _invalid("the checkpoint is a ck- id", "/checkpoint")
     reason = reason.strip()
     loop_id = (identity.parse_round_id(handle["roundId"]) or ("", 0))[0]
-    record = load_head(store, loop_id)
+    record = load_head(store, loop_id, scope=project.scope)
     head = dict(record.data)
+    refuse_paused(head)
     if handle_of(head) != dict(handle):
         return {"stale": True}
     pending = head.get("recovery") if _is_pending(head) else None

@@ -53,13 +53,21 @@ __all__ = [
     "Lease",
     "handle_of",
     "load_head",
+    "loop_heads",
+    "mismatch_error",
+    "missing_loop",
+    "pause",
     "prepare_held",
     "prepared_view",
+    "refuse_paused",
     "resolve_loop",
     "resume",
+    "round_gates",
+    "session_not_found",
     "start",
     "status",
     "stop",
+    "stopped_error",
     "terminal_event",
     "terminal_write",
 ]
@@ -79,42 +87,118 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def session_not_found(loop_id: str) -> AssayError:
-    return AssayError(f"no loop {loop_id!r} in this project", code="session_not_found",
-                      action="List loops with 'assay find --kind loop', or start one with "
-                             "'assay loop start'.")
+def loop_heads(store: Store, scope: str | None) -> list[Record]:
+    """Every loop head (of ``scope``, when given), ordered by id."""
+    with store.reader() as reader:
+        found = reader.find(scopes=[scope] if scope else None, kind="loop", query=HEAD_SCHEMA,
+                            limit=10_000)
+    return [r for r in found if r.id.count(":") == 1 and isinstance(r.data, dict)
+            and r.data.get("schema") == HEAD_SCHEMA]
 
 
-def load_head(store: Store, loop_id: str) -> Record:
-    """The current head record of ``loop_id`` (``session_not_found`` when absent)."""
+def _listing(heads: Sequence[Record]) -> list[dict[str, Any]]:
+    return [{"loopId": r.data["loopId"], "status": r.data["status"],
+             "stopReason": r.data.get("stopReason")} for r in heads]
+
+
+def _named(loops: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(f"{x['loopId']} ({x['status']}"
+                     + (f": {x['stopReason']}" if x.get("stopReason") else "") + ")"
+                     for x in loops[:20]) + (f" and {len(loops) - 20} more" if len(loops) > 20
+                                             else "")
+
+
+def missing_loop(store: Store, loop_id: str, *, scope: str | None,
+                 code: str = "session_not_found") -> AssayError:
+    """The error for a loop that is not there: it names the loop asked for and those that are.
+
+    ``session_not_found`` when a submission handle named it, ``state_unavailable``
+    when a read or an operator command named it by id.
+    """
+    return session_not_found(loop_id, _listing(loop_heads(store, scope)), code=code)
+
+
+def session_not_found(loop_id: str, loops: Sequence[Mapping[str, Any]] | None = None, *,
+                      code: str = "session_not_found") -> AssayError:
+    """``code`` for ``loop_id``, naming ``loops`` (the ones that exist) when they are known."""
+    there = ("" if loops is None else f"the loops here: {_named(loops)}" if loops
+             else "this project has no loop")
+    asked = f"no loop {loop_id!r} in this project" if loop_id else ""
+    return AssayError("; ".join(p for p in (asked, there) if p), code=code,
+                      details={"loopId": loop_id or None,
+                               "loops": None if loops is None else list(loops)},
+                      action=("Name one of the loops listed with --loop." if loops
+                              else "Start one with 'assay loop start --task ...'."))
+
+
+def load_head(store: Store, loop_id: str, *, scope: str | None = None,
+              code: str = "session_not_found") -> Record:
+    """The current head record of ``loop_id`` (:func:`missing_loop` when absent)."""
     with store.reader() as reader:
         record = reader.get(identity.head_id(loop_id))
     if record is None or not isinstance(record.data, dict) or record.data.get("schema") != HEAD_SCHEMA:
-        raise session_not_found(loop_id)
+        raise missing_loop(store, loop_id, scope=scope, code=code)
     return record
 
 
-def resolve_loop(store: Store, scope: str, loop_id: str | None) -> str:
-    """``loop_id`` as given, else the one active loop, else the only loop of the project."""
+def resolve_loop(store: Store, scope: str, loop_id: str | None, *,
+                 must_exist: bool = False) -> str:
+    """``loop_id`` as given, else the one live loop, else the only loop.
+
+    A live loop is active or paused. With ``must_exist`` a named loop that
+    is not there is ``state_unavailable`` naming it and the loops that are;
+    with no loop at all the answer is ``state_unavailable``; when several
+    loops could be meant it is ``invalid_argument`` naming each of them (with
+    its status and stop reason), so a stopped loop can be picked by id.
+    """
     if loop_id is not None:
         if not identity.LOOP_ID.fullmatch(loop_id):
             raise UsageError(f"{loop_id!r} is not a loop id", code="invalid_argument",
                              pointer="/loop")
+        if must_exist:
+            load_head(store, loop_id, scope=scope, code="state_unavailable")
         return loop_id
-    with store.reader() as reader:
-        heads = [r for r in reader.find(scopes=[scope], kind="loop", limit=1000)
-                 if isinstance(r.data, dict) and r.data.get("schema") == HEAD_SCHEMA]
-    active = [r.data["loopId"] for r in heads if r.data["status"] == "active"]
-    if len(active) == 1:
-        return str(active[0])
-    if not active and len(heads) == 1:
+    heads = loop_heads(store, scope)
+    live = [r for r in heads if r.data["status"] in ("active", "paused")]
+    if len(live) == 1:
+        return str(live[0].data["loopId"])
+    if not live and len(heads) == 1:
         return str(heads[0].data["loopId"])
     if not heads:
-        raise AssayError("this project has no loop", code="session_not_found",
-                         action="Start one with 'assay loop start --task ...'.")
-    raise UsageError(f"{len(active)} loops are active here; name one with --loop "
-                     f"({', '.join(sorted(active)) or 'none active'})", code="invalid_argument",
-                     pointer="/loop")
+        raise missing_loop(store, "", scope=scope, code="state_unavailable")
+    loops = _listing(live or heads)
+    what = (f"{len(live)} loops are live here" if live
+            else f"no loop is active here and {len(heads)} have stopped")
+    raise UsageError(f"{what}; name one with --loop: {_named(loops)}", code="invalid_argument",
+                     pointer="/loop", details={"loops": _listing(heads)},
+                     action="Pass --loop with one of the ids listed.")
+
+
+def mismatch_error(head: Mapping[str, Any], handle: Mapping[str, str] | None = None
+                   ) -> AssayError:
+    """``submission_handle_mismatch`` with the current handle in its details."""
+    current = handle_of(head)
+    details: dict[str, Any] = {"loopId": head["loopId"], "submissionHandle": current,
+                               "sessionId": head.get("sessionId")}
+    if head["status"] != "active":
+        details["stopReason"] = head.get("stopReason")
+    return ConflictError(
+        "the handle no longer names the held attempt"
+        + (f" (the loop stopped: {head.get('stopReason')})" if head["status"] == "stopped"
+           else ""),
+        code="submission_handle_mismatch", details=details,
+        action="Read the current handle with 'assay loop status' (or 'assay loop resume').")
+
+
+def refuse_paused(head: Mapping[str, Any]) -> None:
+    """``loop_paused`` while the operator holds the loop paused."""
+    if head["status"] == "paused":
+        raise ConflictError(f"loop {head['loopId']!r} is paused; nothing is accepted until it "
+                            "is resumed", code="loop_paused",
+                            details={"loopId": head["loopId"],
+                                     "pausedBy": (head.get("pause") or {}).get("principal"),
+                                     "reason": (head.get("pause") or {}).get("reason")},
+                            action=f"Resume it: 'assay loop resume --loop {head['loopId']}'.")
 
 
 def handle_of(head: Mapping[str, Any]) -> dict[str, str] | None:
@@ -166,11 +250,14 @@ def limits_of(head: Mapping[str, Any]) -> Limits:
                   max_rejections=lim["maxRejections"],
                   max_active_constraints=lim["maxActiveConstraints"],
                   lease_seconds=lim["leaseMs"] / 1000, renew_seconds=lim["renewMs"] / 1000,
-                  backtrack_after=int(lim.get("backtrackAfter", 0)))
+                  backtrack_after=int(lim.get("backtrackAfter", 0)),
+                  ladder_terminate=int(lim.get("ladderTerminate", 3)),
+                  violation_rounds=int(lim.get("violationRounds", 3)))
 
 
-def terminal_event(head: Mapping[str, Any], stop_reason: str) -> dict[str, Any]:
-    """The LoopTerminalEvent of a loop that stops now."""
+def terminal_event(head: Mapping[str, Any], stop_reason: str,
+                   stop_detail: str | None = None) -> dict[str, Any]:
+    """The LoopTerminalEvent of a loop that stops now (``stopDetail`` says why, when known)."""
     facts = head["facts"]
     posture = facts.get("last_posture")
     return {
@@ -180,6 +267,7 @@ def terminal_event(head: Mapping[str, Any], stop_reason: str) -> dict[str, Any]:
         "machineBackedSuccess": posture["machineBackedSuccess"] if posture else None,
         "evidencePosture": posture["status"] if posture else None,
         "stopReason": stop_reason,
+        "stopDetail": stop_detail,
         "roundsCompleted": head["round"],
         "roundCursor": head["round"],
         "committedRounds": facts["committed_rounds"],
@@ -349,13 +437,18 @@ def _texts(values: Sequence[str], name: str, limit: int, most: int) -> list[str]
 
 def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
           constraints: Sequence[str], limits: Limits, loop_id: str | None = None,
-          plan: str | None = None, instruction: str | None = None) -> dict[str, Any]:
+          plan: str | None = None, instruction: str | None = None, principal: str = "agent",
+          no_criteria: bool = False) -> dict[str, Any]:
     """Create the loop and its round-1 prompt; return the prepared view.
 
     Operator acceptance (task, criteria, hard constraints) is immutable: a
     start naming an existing loop with other acceptance is
     ``operator_acceptance_conflict``; with the same acceptance it is
-    ``loop_exists`` (stopped) or ``loop_already_running`` (active).
+    ``loop_exists`` (stopped) or ``loop_already_running`` (active). An
+    acceptance with neither a criterion nor a constraint could never be
+    judged, so it is ``acceptance_empty`` unless ``no_criteria`` says so on
+    purpose. ``principal`` is recorded as the loop's agent principal: it may
+    not approve the loop's own gates.
     """
     task = task.strip() if isinstance(task, str) else ""
     if not task or len(task) > TASK_LIMIT:
@@ -363,6 +456,17 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
                          code="invalid_argument", pointer="/task")
     criteria = _texts(criteria, "criterion", CRITERION_LIMIT, MAX_CRITERIA)
     constraints = _texts(constraints, "constraint", CRITERION_LIMIT, limits.max_active_constraints)
+    if no_criteria and criteria:
+        raise UsageError("--no-criteria says the loop has no success criterion, but --criterion "
+                         "names one", code="invalid_argument", pointer="/no_criteria",
+                         action="Drop --no-criteria, or drop the criteria.")
+    if not criteria and not constraints and not no_criteria:
+        raise UsageError(
+            "a loop needs operator acceptance to be judged against: no --criterion and no "
+            "--constraint was given, and acceptance cannot be added later",
+            code="acceptance_empty", pointer="/criterion",
+            action=("Add --criterion TEXT (what done means) and --constraint TEXT, or pass "
+                    "--no-criteria to start a loop with no success criterion on purpose."))
     if plan is not None and len(plan) > PLAN_LIMIT:
         raise UsageError(f"the plan is longer than {PLAN_LIMIT} characters",
                          code="invalid_argument", pointer="/plan")
@@ -417,6 +521,7 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
         "type": "loop",
         "loopId": loop_id,
         "createdAt": now_text(),
+        "agentPrincipal": principal,
         "operatorAcceptance": acceptance,
         "plan": plan,
         "limits": {"maxRounds": limits.max_rounds, "stallRounds": limits.stall_rounds,
@@ -424,7 +529,9 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
                    "maxActiveConstraints": limits.max_active_constraints,
                    "leaseMs": int(limits.lease_seconds * 1000),
                    "renewMs": int(limits.renew_seconds * 1000),
-                   "backtrackAfter": limits.backtrack_after},
+                   "backtrackAfter": limits.backtrack_after,
+                   "ladderTerminate": limits.ladder_terminate,
+                   "violationRounds": limits.violation_rounds},
         "status": "active",
         "stopReason": None,
         "branchId": "main",
@@ -436,6 +543,7 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
         "attempt": 1,
         "consecutiveRejections": 0,
         "rejectionChecks": [],
+        "ladder": {},
         "lastCommittedRound": None,
         "facts": facts,
         "held": held,
@@ -452,11 +560,29 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
     return prepared_view(head)
 
 
-# ------------------------------------------------------------------ read / stop / resume
+# ------------------------------------------------------------------ read / stop / pause / resume
+
+def stopped_error(head: Mapping[str, Any]) -> AssayError:
+    """``loop_stopped``: an operation that needs a live loop named one that stopped."""
+    return AssayError(f"loop {head['loopId']!r} has stopped ({head.get('stopReason')})",
+                      code="loop_stopped", details={"loopId": head["loopId"],
+                                                    "stopReason": head.get("stopReason")},
+                      action="Start a new loop under another --loop id.")
+
+
+def round_gates(store: Store, head: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The gate decisions recorded in the held round, by gate id."""
+    prefix = f"loop:{head['loopId']}:gate:"
+    with store.reader() as reader:
+        found = reader.find(kind="loop", query=prefix, limit=1000)
+    return [dict(r.data) for r in found if r.id.startswith(prefix)
+            and isinstance(r.data, dict) and r.data.get("round") == head["round"]
+            and r.data.get("branchId", head.get("branchId")) == head.get("branchId")]
+
 
 def status(store: Store, loop_id: str) -> dict[str, Any]:
     """The loop's state and current handle (read-only)."""
-    record = load_head(store, loop_id)
+    record = load_head(store, loop_id, code="state_unavailable")
     head = record.data
     with store.reader() as reader:
         lease = reader.get(identity.lease_id(loop_id))
@@ -473,11 +599,15 @@ def status(store: Store, loop_id: str) -> dict[str, Any]:
         "roundId": identity.round_id(loop_id, head["round"]),
         "committedRounds": facts["committed_rounds"],
         "consecutiveRejections": head["consecutiveRejections"],
+        "ladder": dict(head.get("ladder", {})),
         "submissionHandle": handle_of(head),
         "promptHash": held["prompt"]["promptHash"] if held else None,
         "objective": facts["objective"],
         "operatorAcceptance": head["operatorAcceptance"],
+        "agentPrincipal": head.get("agentPrincipal"),
         "guidance": held["guidance"] if held else None,
+        "gates": round_gates(store, head) if held else [],
+        "pause": head.get("pause") if head["status"] == "paused" else None,
         "lastPosture": facts.get("last_posture"),
         "branchId": head.get("branchId"),
         "pendingRecovery": (head.get("recovery")
@@ -489,42 +619,68 @@ def status(store: Store, loop_id: str) -> dict[str, Any]:
     }
 
 
+def _commit_head(store: Store, project: Project, record: Record, head: Mapping[str, Any],
+                 lease: Lease, *extra: Write) -> None:
+    """Write the head (compare-and-set) and release the lease, or ``lease_conflict``."""
+    try:
+        store.put_many([*extra, Write(id=record.id, data=dict(head), scope=project.scope,
+                                      origin="derived", expect_revision=record.revision),
+                        lease.release_write()])
+    except RevisionConflict:
+        lease.release()
+        raise _lease_conflict(head["loopId"], None) from None
+
+
 def stop(store: Store, project: Project, loop_id: str, *, reason: str | None,
          open_store: Callable[[], Store] | None = None) -> dict[str, Any]:
     """Cancel the loop (``stopReason: cancelled``); a stopped loop is returned as it is."""
-    record = load_head(store, loop_id)
+    record = load_head(store, loop_id, scope=project.scope, code="state_unavailable")
     head: dict[str, Any] = dict(record.data)
-    if head["status"] != "active":
+    if head["status"] == "stopped":
         return prepared_view(head) | {"alreadyStopped": True}
     lease = Lease(store, loop_id=loop_id, scope=project.scope, session_id=head["sessionId"],
                   limits=limits_of(head)).acquire()
     head.update({"status": "stopped", "stopReason": "cancelled", "held": None,
                  "cancelReason": (reason or "").strip()[:500] or None})
-    head["terminal"] = terminal_event(head, "cancelled")
-    try:
-        store.put_many([terminal_write(project.scope, head),
-                        Write(id=record.id, data=head, scope=project.scope, origin="derived",
-                              expect_revision=record.revision), lease.release_write()])
-    except RevisionConflict:
-        lease.release()
-        raise _lease_conflict(loop_id, None) from None
+    head["terminal"] = terminal_event(head, "cancelled", head["cancelReason"])
+    _commit_head(store, project, record, head, lease, terminal_write(project.scope, head))
     return prepared_view(head) | {"alreadyStopped": False}
+
+
+def pause(store: Store, project: Project, loop_id: str, *, reason: str | None,
+          principal: str) -> dict[str, Any]:
+    """Hold the loop: nothing is submitted, checked or recovered until :func:`resume`.
+
+    A pause is a state of the loop, never a stop reason: the held prompt is
+    kept and ``resume`` continues it in a new session. Pausing a paused loop
+    returns it as it is; a stopped loop is ``loop_stopped``.
+    """
+    record = load_head(store, loop_id, scope=project.scope, code="state_unavailable")
+    head: dict[str, Any] = dict(record.data)
+    if head["status"] == "stopped":
+        raise stopped_error(head)
+    if head["status"] == "paused":
+        return prepared_view(head) | {"alreadyPaused": True}
+    lease = Lease(store, loop_id=loop_id, scope=project.scope, session_id=head["sessionId"],
+                  limits=limits_of(head)).acquire()
+    head.update({"status": "paused", "pause": {"principal": principal, "pausedAt": now_text(),
+                                                "reason": (reason or "").strip()[:500] or None}})
+    _commit_head(store, project, record, head, lease)
+    return prepared_view(head) | {"alreadyPaused": False}
 
 
 def resume(store: Store, project: Project, loop_id: str, *, invocation_lost: bool,
            instruction: str | None = None) -> dict[str, Any]:
     """Re-anchor the loop in a new session and return the held prompt with its new handle.
 
-    With ``invocation_lost`` the same round and attempt are recompiled as a
-    clean context (``fresh_invocation`` / ``invocation_recovery``).
+    A paused loop becomes active again. With ``invocation_lost`` the same
+    round and attempt are recompiled as a clean context (``fresh_invocation`` /
+    ``invocation_recovery``).
     """
-    record = load_head(store, loop_id)
+    record = load_head(store, loop_id, scope=project.scope, code="state_unavailable")
     head: dict[str, Any] = dict(record.data)
-    if head["status"] != "active":
-        raise AssayError(f"loop {loop_id!r} has stopped ({head.get('stopReason')})",
-                         code="loop_stopped", details={"loopId": loop_id,
-                                                       "stopReason": head.get("stopReason")},
-                         action="Start a new loop under another --loop id.")
+    if head["status"] == "stopped":
+        raise stopped_error(head)
     limits = limits_of(head)
     session_id = "s-" + secrets.token_hex(8)
     lease = Lease(store, loop_id=loop_id, scope=project.scope, session_id=session_id,
@@ -545,11 +701,8 @@ def resume(store: Store, project: Project, loop_id: str, *, invocation_lost: boo
         held = dict(old)
         held["transactionId"] = identity.transaction_id(loop_id, head["round"], head["attempt"],
                                                         session_id, head["branchId"])
-    head.update({"sessionId": session_id, "held": held})
-    try:
-        store.put_many([Write(id=record.id, data=head, scope=project.scope, origin="derived",
-                              expect_revision=record.revision), lease.release_write()])
-    except RevisionConflict:
-        lease.release()
-        raise _lease_conflict(loop_id, None) from None
+    if head["status"] == "paused":
+        head["pauses"] = [*head.get("pauses", []), {**head["pause"], "resumedAt": now_text()}]
+    head.update({"sessionId": session_id, "held": held, "status": "active", "pause": None})
+    _commit_head(store, project, record, head, lease)
     return prepared_view(head)

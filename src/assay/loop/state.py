@@ -9,13 +9,17 @@ audit) never re-derives them from agent text. Shape (JSON)::
     criteria             [{id, text, status, status_at_round?, status_source?}]
     constraints_active   [{id, text, source: hard|plan|discovered, source_round?}]
     constraints_retired  [{id, text, retired_at_round}]
-    contract             the active contract or null
+    contract             the active contract or null; its ``claims`` hold each item's
+                         latest rci- claim (met | remaining) while it stays active
     subgoals             [{id, description, status, created_at_round, updated_at_round}]
     open_questions       [{id, text, asked_at_round}]
     findings             the last gate's findings
     reports              the last 5 committed reports {round, outcome, summary, files}
     wrong_assumptions    the last 10 {round, text}
     redirects            the last 5 contract redirects {round, from, to, reason}
+    violations           the last 20 committed rounds' reported constraint violations
+                         {round, texts} (normalised text), for the recurring-violation check
+    prompt_requests      what the last committed round asked of the next prompt, or null
     recovery             the pending recovery brief (until the redo round commits) or null
     recoveries           the last 5 recoveries that completed {id, round, origin, ...}
     last_round           {round, declared_evolution, subtask_boundary, machine_activity}
@@ -49,6 +53,7 @@ __all__ = [
     "apply_round",
     "initial_facts",
     "next_criteria",
+    "recurring_violations",
     "submission_context",
 ]
 
@@ -58,6 +63,7 @@ _REPORTS = 5
 _REDIRECTS = 5
 _RECOVERIES = 5
 _ASSUMPTIONS = 10
+_VIOLATION_ROUNDS = 20
 _TERMINAL_SUBGOALS = ("done", "abandoned")
 
 APPLY_DIAGNOSTICS = (
@@ -93,6 +99,8 @@ def initial_facts(task: str, criteria: Sequence[str], constraints: Sequence[str]
         "reports": [],
         "wrong_assumptions": [],
         "redirects": [],
+        "violations": [],
+        "prompt_requests": None,
         "recovery": None,
         "recoveries": [],
         "last_round": None,
@@ -112,7 +120,27 @@ def submission_context(facts: Mapping[str, Any], round_number: int,
         commands=tuple(commands),
         active_contract=facts["contract"],
         subgoals={s["id"]: s["status"] for s in facts["subgoals"]},
+        open_descriptions=frozenset(s["description"] for s in facts["subgoals"]
+                                    if s["status"] not in _TERMINAL_SUBGOALS),
     )
+
+
+def recurring_violations(facts: Mapping[str, Any], round_number: int,
+                         violations: Sequence[str], rounds: int) -> list[str]:
+    """The violations reported now AND in each of the ``rounds - 1`` committed rounds before.
+
+    Compared on normalised text (case and spacing do not matter). ``rounds``
+    0 disables the check; the result keeps the order of ``violations``.
+    """
+    if rounds <= 0:
+        return []
+    history = {h["round"]: set(h["texts"]) for h in facts.get("violations", [])}
+    out = []
+    for text in violations:
+        key = identity.normal_text(text)
+        if all(key in history.get(round_number - back, set()) for back in range(1, rounds)):
+            out.append(text)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +154,14 @@ class Applied:
 
 def next_criteria(criteria: Sequence[Mapping[str, Any]], contract: Mapping[str, Any] | None,
                   item_statuses: Mapping[str, str], claims: Sequence[Mapping[str, str]],
-                  round_number: int) -> list[dict[str, Any]]:
+                  round_number: int, command_verdict: str | None = None) -> list[dict[str, Any]]:
     """Criterion statuses after a round: this round's machine facts, then claims, then history.
 
     A criterion referenced by gated contract items takes the machine status
     (any contradicted, else any insufficient, else verified when all are).
+    A criterion the agent claims ``met`` while a required command failed
+    (``command_verdict`` ``contradicted``) or gave no answer
+    (``insufficient``) takes that machine status: the machine's verdict wins.
     Otherwise the agent's claim this round sets ``claimed``/``remaining``,
     but never overwrites an earlier machine status. Otherwise it is kept.
     """
@@ -153,6 +184,8 @@ def next_criteria(criteria: Sequence[Mapping[str, Any]], contract: Mapping[str, 
                 new = ("insufficient", "machine")
             else:
                 new = ("verified", "machine")
+        elif claimed.get(crit["id"]) == "met" and command_verdict is not None:
+            new = (command_verdict, "machine")
         elif crit["id"] in claimed and crit.get("status_source") != "machine":
             new = ("claimed" if claimed[crit["id"]] == "met" else "remaining", "agent")
         if new is not None and (new[0], new[1]) != (crit.get("status"), crit.get("status_source")):
@@ -166,13 +199,20 @@ def apply_round(facts: Mapping[str, Any], *, round_number: int, evaluation: Mapp
                 decision: ContractDecision, item_statuses: Mapping[str, str],
                 gated_contract: Mapping[str, Any] | None, progress: str,
                 findings: Sequence[Mapping[str, Any]], posture: Mapping[str, Any],
-                max_active: int = MAX_ACTIVE_CONSTRAINTS) -> Applied:
+                max_active: int = MAX_ACTIVE_CONSTRAINTS,
+                command_verdict: str | None = None) -> Applied:
     """The facts the next compile uses, after committing round ``round_number``."""
     new = copy.deepcopy(dict(facts))
     diagnostics: list[dict[str, str]] = []
     changes: dict[str, Any] = {}
 
     new["contract"] = copy.deepcopy(decision.after)
+    kept = new["contract"]
+    if kept is not None and gated_contract is not None and kept["id"] == gated_contract["id"]:
+        latest = dict(gated_contract.get("claims", {}))
+        latest.update({c["id"]: c["outcome"] for c in evaluation.get("item_claims", [])})
+        if latest:
+            kept["claims"] = latest
     if decision.premature:
         diagnostics.append({"code": "contract_premature", "pointer": "/round_contract",
                             "detail": f"the active contract {decision.before_id} is still open; "
@@ -265,7 +305,8 @@ def apply_round(facts: Mapping[str, Any], *, round_number: int, evaluation: Mapp
     changes.update({"questions_opened": opened, "questions_resolved": resolved})
 
     new["criteria"] = next_criteria(new["criteria"], gated_contract, item_statuses,
-                                    evaluation.get("criterion_claims", []), round_number)
+                                    evaluation.get("criterion_claims", []), round_number,
+                                    command_verdict)
     if "objective_refinement" in evaluation:
         new["objective"] = evaluation["objective_refinement"]
     new["findings"] = [dict(f) for f in findings]
@@ -296,6 +337,11 @@ def apply_round(facts: Mapping[str, Any], *, round_number: int, evaluation: Mapp
     new["wrong_assumptions"] = (new["wrong_assumptions"] + [
         {"round": round_number, "text": t} for t in evaluation.get("wrong_assumptions", [])
     ])[-_ASSUMPTIONS:]
+    new["violations"] = (list(new.get("violations", [])) + [
+        {"round": round_number, "texts": sorted({identity.normal_text(t) for t in
+                                                 evaluation["constraint_violations"]})}
+    ])[-_VIOLATION_ROUNDS:]
+    new["prompt_requests"] = copy.deepcopy(evaluation.get("prompt_requests"))
     new["progress"] = new["progress"] + [progress]
     new["machine_backed"] = new["machine_backed"] + [bool(posture["machineBackedSuccess"])]
     new["posture_history"] = list(new.get("posture_history", [])) + [posture["status"]]

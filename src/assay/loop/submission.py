@@ -1,18 +1,24 @@
 """The submission boundary: one self-evaluation in, one normalised evaluation out.
 
-Required fields are strict (``evaluation_invalid`` with a pointer):
+:func:`precheck` judges what needs no loop (it runs before the loop is
+read, so a payload's own defect is reported before a missing loop): a JSON
+object of at most 256 KiB, no loop protocol 3.x field
+(``protocol_version_mismatch``, see :mod:`assay.loop.version`), no template
+marker ``<<FILL`` (``details.reason = "template_placeholder"``), and the
+strict fields, every defect listed at once (``evaluation_invalid``,
+``details.missing`` and ``details.invalid``, the first one's pointer):
 ``outcome`` (success, partial, failed, blocked), ``output_summary`` (1 to
 4,000 characters), ``constraint_violations`` (a list of strings) and
 ``should_continue`` (a boolean); ``success`` and ``blocked`` require
 ``should_continue=false``; ``blocked`` requires a ``blocker`` (at most 500
 characters); ``objective_refinement`` is a non-blank string of at most 1,000
-characters. Any string still holding the template marker ``<<FILL`` is
-rejected (``details.reason = "template_placeholder"``), so an unedited
-template never passes.
+characters; ``emerged_subtasks`` never holds an ``sg-`` id (creation takes
+text); ``subgoal_updates`` entries are ``{id, status}``.
 
-Structural parts are strict too: ``subgoal_updates`` (known ``sg-`` ids,
-legal transitions: ``evaluation_invalid``), ``round_contract`` and the
-``rci-`` entries of ``execution_report.claims`` (``contract_invalid``).
+:func:`normalise` then judges against the loop: ``subgoal_updates`` name
+sub-goals the loop has or this submission creates, with legal transitions
+(``evaluation_invalid``); ``round_contract`` and the ``rci-`` entries of
+``execution_report.claims`` (``contract_invalid``).
 
 Every other optional field is normalised leniently and never dropped
 silently: each correction is one diagnostic ``{code, pointer, detail}`` with
@@ -32,7 +38,8 @@ from assay.config import EvidenceCommand
 from assay.errors import AssayError, pointer
 from assay.loop import identity
 from assay.loop.contract import item_claims, normalise_contract
-from assay.loop.models import OUTCOMES, SubGoalUpdate, validate
+from assay.loop.models import OUTCOMES, SubGoalUpdate
+from assay.loop.version import refuse_legacy
 
 __all__ = [
     "DIAGNOSTIC_CODES",
@@ -41,6 +48,7 @@ __all__ = [
     "SUBGOAL_TRANSITIONS",
     "SubmissionContext",
     "normalise",
+    "precheck",
 ]
 
 PLACEHOLDER = "<<FILL"
@@ -57,6 +65,8 @@ LIMITS: dict[str, tuple[int, int]] = {
     "gate_ids": (20, 16),
     "files_changed": (500, 1000),
     "scope": (100, 1000),
+    "emphasize": (5, 500),
+    "confusion_points": (3, 200),
 }
 SUMMARY_LIMIT = 4000
 MAX_DOCUMENT_BYTES = 256 * 1024
@@ -74,7 +84,7 @@ DIAGNOSTIC_CODES = (
     "text_truncated",
     "list_capped",
     "blocker_dropped",
-    "subtask_id_text_dropped",
+    "empty_dropped",
     "claim_dropped",
     "question_unknown_dropped",
     "worker_result_dropped",
@@ -94,7 +104,7 @@ _KNOWN = ("outcome", "output_summary", "constraint_violations", "should_continue
           "subgoal_updates", "wrong_assumptions", "open_questions",
           "resolved_open_question_ids", "subtask_boundary", "subtask_boundary_label",
           "worker_results", "objective_refinement", "blocker", "execution_report", "gate_ids",
-          "round_contract")
+          "round_contract", "prompt_requests")
 _ACTION = "Fix the field the pointer names, then submit again with the same handle."
 
 
@@ -107,6 +117,7 @@ class SubmissionContext:
     commands: tuple[EvidenceCommand, ...]
     active_contract: Mapping[str, Any] | None
     subgoals: Mapping[str, str] = field(default_factory=dict)
+    open_descriptions: frozenset[str] = frozenset()
 
 
 def _invalid(message: str, where: str, reason: str) -> AssayError:
@@ -149,7 +160,7 @@ def _text(value: str, where: str, limit: int, diag: _Diagnostics) -> str:
 
 
 def _strings(value: Any, name: tuple[str | int, ...], diag: _Diagnostics,
-             limits: tuple[int, int], skip: frozenset[int] = frozenset()) -> list[str]:
+             limits: tuple[int, int]) -> list[str]:
     """A lenient list of non-blank, unique strings, capped."""
     where = pointer(*name)
     most, chars = limits
@@ -159,8 +170,6 @@ def _strings(value: Any, name: tuple[str | int, ...], diag: _Diagnostics,
     out: list[str] = []
     for index, entry in enumerate(value):
         at = pointer(*name, index)
-        if index in skip:
-            continue
         if not isinstance(entry, str) or not entry.strip():
             diag.add("entry_dropped", at, "entries are non-blank strings")
             continue
@@ -175,103 +184,173 @@ def _strings(value: Any, name: tuple[str | int, ...], diag: _Diagnostics,
     return out
 
 
-def normalise(raw: Any, ctx: SubmissionContext) -> tuple[dict[str, Any], list[dict[str, str]],
-                                                          list[str]]:
-    """Return ``(evaluation, diagnostics, submitted_fields)`` or raise.
+class _Defects:
+    """Strict-field defects of one evaluation, in field order, reported all at once."""
 
-    Raises ``evaluation_invalid`` / ``contract_invalid`` (pointer into the
-    document). The evaluation holds every known field, normalised; the
-    claims are split into ``criterion_claims`` (advisory) and ``item_claims``
-    (strict); a contract proposal carries its derived ids.
+    def __init__(self) -> None:
+        self.missing: list[str] = []
+        self.invalid: list[dict[str, str]] = []
+        self.errors: list[dict[str, str]] = []
+
+    def lack(self, name: str) -> None:
+        self.missing.append(name)
+        self.errors.append({"pointer": pointer(name), "reason": "missing",
+                            "detail": f"{name} is required"})
+
+    def bad(self, where: str, reason: str, expected: str) -> None:
+        self.invalid.append({"field": where.lstrip("/").split("/")[0], "pointer": where,
+                             "reason": reason, "expected": expected})
+        self.errors.append({"pointer": where, "reason": reason, "detail": f"expected {expected}"})
+
+    def raise_any(self) -> None:
+        if not self.errors:
+            return
+        first = self.errors[0]
+        listed = ", ".join(e["pointer"] for e in self.errors[:8])
+        raise AssayError(
+            f"the self-evaluation is invalid at {len(self.errors)} place(s): {listed}"
+            + (f" ({first['detail']})" if len(self.errors) == 1 else ""),
+            code="evaluation_invalid", pointer=first["pointer"], action=_ACTION,
+            details={"reason": first["reason"], "missing": list(self.missing),
+                     "invalid": list(self.invalid), "errors": self.errors[:50]})
+
+
+def precheck(raw: Any) -> None:
+    """The checks that need no loop, in this order; raise or return. See the module docstring.
+
+    Every strict-field defect is listed in one ``evaluation_invalid``
+    (``details.missing``: absent required fields; ``details.invalid``: ``{field,
+    pointer, reason, expected}``).
     """
     if not isinstance(raw, dict):
-        raise _invalid("a self-evaluation is a JSON object", "", "not_an_object")
+        raise AssayError("a self-evaluation is required: a JSON object", code="evaluation_invalid",
+                         pointer="/evaluation" if raw is None else "", action=_ACTION,
+                         details={"reason": "missing" if raw is None else "not_an_object",
+                                  "missing": ["evaluation"] if raw is None else [],
+                                  "invalid": [] if raw is None else [
+                                      {"field": "evaluation", "pointer": "", "reason":
+                                       "not_an_object", "expected": "an object"}]})
     # Checked before the gate runs: the document is stored with the round.
     size = len(canonical_bytes(raw))
     if size > MAX_DOCUMENT_BYTES:
         raise _invalid(f"the self-evaluation is {size} bytes; the limit is {MAX_DOCUMENT_BYTES}",
                        "", "too_large")
+    refuse_legacy(raw)
     hit = _find_placeholder(raw)
     if hit is not None:
         raise _invalid(f"the value at {hit} still holds a template placeholder ({PLACEHOLDER} ...)",
                        hit, "template_placeholder")
+    bad = _Defects()
+    _check_required(raw, bad)
+    emerged = raw.get("emerged_subtasks")
+    for index, entry in enumerate(emerged if isinstance(emerged, list) else []):
+        if isinstance(entry, str) and identity.SUBGOAL_ID.fullmatch(entry.strip()):
+            bad.bad(pointer("emerged_subtasks", index), "subgoal_id_as_text",
+                    "a description: creation never takes an sg- id (use subgoal_updates to change "
+                    "an existing sub-goal)")
+    if "subgoal_updates" in raw:
+        _check_update_shapes(raw["subgoal_updates"], bad)
+    bad.raise_any()
+
+
+def _check_required(raw: dict[str, Any], bad: _Defects) -> None:
+    outcome = raw.get("outcome")
+    if "outcome" not in raw:
+        bad.lack("outcome")
+    elif outcome not in OUTCOMES:
+        bad.bad("/outcome", "enum", "one of " + ", ".join(OUTCOMES))
+    summary = raw.get("output_summary")
+    if "output_summary" not in raw:
+        bad.lack("output_summary")
+    elif not isinstance(summary, str) or not summary.strip():
+        bad.bad("/output_summary", "string_type", "a non-blank string")
+    elif len(summary.strip()) > SUMMARY_LIMIT:
+        bad.bad("/output_summary", "too_long", f"at most {SUMMARY_LIMIT} characters")
+    violations = raw.get("constraint_violations")
+    if "constraint_violations" not in raw:
+        bad.lack("constraint_violations")
+    elif not isinstance(violations, list):
+        bad.bad("/constraint_violations", "list_type", "a list of strings (may be empty)")
+    else:
+        for index, entry in enumerate(violations):
+            if not isinstance(entry, str):
+                bad.bad(pointer("constraint_violations", index), "string_type", "a string")
+    cont = raw.get("should_continue")
+    if "should_continue" not in raw:
+        bad.lack("should_continue")
+    elif not isinstance(cont, bool):
+        bad.bad("/should_continue", "bool_type", "true or false")
+    elif outcome in ("success", "blocked") and cont:
+        bad.bad("/should_continue", "outcome_requires_stop",
+                f"false: outcome {outcome!r} stops the loop")
+    if outcome == "blocked":
+        blocker = raw.get("blocker")
+        if not isinstance(blocker, str) or not blocker.strip():
+            bad.bad("/blocker", "missing" if blocker is None else "string_type",
+                    "a non-blank blocker: outcome 'blocked' says what blocks")
+        elif len(blocker.strip()) > BLOCKER_LIMIT:
+            bad.bad("/blocker", "too_long", f"at most {BLOCKER_LIMIT} characters")
+    if "objective_refinement" in raw:
+        ref = raw["objective_refinement"]
+        if not isinstance(ref, str) or not ref.strip():
+            bad.bad("/objective_refinement", "string_type", "a non-blank string")
+        elif len(ref.strip()) > REFINEMENT_LIMIT:
+            bad.bad("/objective_refinement", "too_long", f"at most {REFINEMENT_LIMIT} characters")
+
+
+def _check_update_shapes(value: Any, bad: _Defects) -> None:
+    if not isinstance(value, list):
+        bad.bad("/subgoal_updates", "list_type", "a list of {id, status}")
+        return
+    from pydantic import ValidationError
+
+    for index, entry in enumerate(value):
+        try:
+            SubGoalUpdate.model_validate(entry)
+        except ValidationError as exc:
+            for err in exc.errors(include_url=False):
+                bad.bad(pointer("subgoal_updates", index, *err["loc"]), err["type"],
+                        "{id: an sg- id, status: pending | in_progress | done | blocked | "
+                        "abandoned}")
+
+
+def normalise(raw: Any, ctx: SubmissionContext) -> tuple[dict[str, Any], list[dict[str, str]],
+                                                          list[str]]:
+    """Return ``(evaluation, diagnostics, submitted_fields)`` or raise.
+
+    Runs :func:`precheck` first, then raises ``evaluation_invalid`` /
+    ``contract_invalid`` for what the loop's facts refute (pointer into the
+    document). The evaluation holds every known field, normalised; the
+    claims are split into ``criterion_claims`` (advisory) and ``item_claims``
+    (strict); a contract proposal carries its derived ids.
+    """
+    precheck(raw)
     diag = _Diagnostics()
     submitted = sorted(raw)
     for key in submitted:
         if key not in _KNOWN:
             diag.add("unknown_field_dropped", pointer(key), f"{key!r} is not a SelfEvaluation field")
-
-    outcome = raw.get("outcome")
-    if "outcome" not in raw:
-        raise _invalid("outcome is required", "/outcome", "missing")
-    if outcome not in OUTCOMES:
-        raise _invalid(f"outcome must be one of {', '.join(OUTCOMES)}", "/outcome", "enum")
-    summary = raw.get("output_summary")
-    if not isinstance(summary, str) or not summary.strip():
-        raise _invalid("output_summary is required: a non-blank string", "/output_summary",
-                       "missing" if "output_summary" not in raw else "string_type")
-    if len(summary.strip()) > SUMMARY_LIMIT:
-        raise _invalid(f"output_summary is longer than {SUMMARY_LIMIT} characters",
-                       "/output_summary", "too_long")
-    violations = raw.get("constraint_violations")
-    if not isinstance(violations, list):
-        raise _invalid("constraint_violations is required: a list of strings (may be empty)",
-                       "/constraint_violations",
-                       "missing" if "constraint_violations" not in raw else "list_type")
-    cont = raw.get("should_continue")
-    if not isinstance(cont, bool):
-        raise _invalid("should_continue is required: true or false", "/should_continue",
-                       "missing" if "should_continue" not in raw else "bool_type")
-    if outcome in ("success", "blocked") and cont:
-        raise _invalid(f"outcome {outcome!r} requires should_continue=false",
-                       "/should_continue", "outcome_requires_stop")
-
+    outcome = raw["outcome"]
     ev: dict[str, Any] = {
         "outcome": outcome,
-        "output_summary": _text(summary, "/output_summary", SUMMARY_LIMIT, diag),
-        "constraint_violations": _strings(violations, ("constraint_violations",), diag,
-                                          LIMITS["constraint_violations"]),
-        "should_continue": cont,
+        "output_summary": _text(raw["output_summary"], "/output_summary", SUMMARY_LIMIT, diag),
+        "constraint_violations": _strings(raw["constraint_violations"], ("constraint_violations",),
+                                          diag, LIMITS["constraint_violations"]),
+        "should_continue": raw["should_continue"],
     }
-
-    blocker = raw.get("blocker")
     if outcome == "blocked":
-        if not isinstance(blocker, str) or not blocker.strip():
-            raise _invalid("outcome 'blocked' requires a non-blank blocker", "/blocker",
-                           "missing" if blocker is None else "string_type")
-        if len(blocker.strip()) > BLOCKER_LIMIT:
-            raise _invalid(f"blocker is longer than {BLOCKER_LIMIT} characters", "/blocker",
-                           "too_long")
-        ev["blocker"] = _text(blocker, "/blocker", BLOCKER_LIMIT, diag)
+        ev["blocker"] = _text(raw["blocker"], "/blocker", BLOCKER_LIMIT, diag)
     elif "blocker" in raw:
         diag.add("blocker_dropped", "/blocker", f"a blocker only applies to outcome 'blocked', "
                  f"not {outcome!r}")
-
     if "objective_refinement" in raw:
-        ref = raw["objective_refinement"]
-        if not isinstance(ref, str) or not ref.strip():
-            raise _invalid("objective_refinement must be a non-blank string",
-                           "/objective_refinement", "string_type")
-        if len(ref.strip()) > REFINEMENT_LIMIT:
-            raise _invalid(f"objective_refinement is longer than {REFINEMENT_LIMIT} characters",
-                           "/objective_refinement", "too_long")
-        ev["objective_refinement"] = _text(ref, "/objective_refinement", REFINEMENT_LIMIT, diag)
+        ev["objective_refinement"] = _text(raw["objective_refinement"], "/objective_refinement",
+                                           REFINEMENT_LIMIT, diag)
 
     for name in ("discovered_constraints", "retracted_constraints", "wrong_assumptions",
-                 "open_questions", "resolved_open_question_ids", "gate_ids"):
+                 "open_questions", "resolved_open_question_ids", "gate_ids", "emerged_subtasks"):
         if name in raw:
             ev[name] = _strings(raw[name], (name,), diag, LIMITS[name])
-    if "emerged_subtasks" in raw:
-        value = raw["emerged_subtasks"]
-        ids: set[int] = set()
-        for index, entry in enumerate(value if isinstance(value, list) else []):
-            if isinstance(entry, str) and identity.SUBGOAL_ID.fullmatch(entry.strip()):
-                diag.add("subtask_id_text_dropped", pointer("emerged_subtasks", index),
-                         "creation takes a description, never an sg- id; use subgoal_updates "
-                         "to change an existing sub-goal")
-                ids.add(index)
-        ev["emerged_subtasks"] = _strings(value, ("emerged_subtasks",), diag,
-                                          LIMITS["emerged_subtasks"], frozenset(ids))
 
     if "subtask_boundary" in raw:
         if isinstance(raw["subtask_boundary"], bool):
@@ -287,9 +366,14 @@ def normalise(raw: Any, ctx: SubmissionContext) -> tuple[dict[str, Any], list[di
 
     if "worker_results" in raw:
         ev["worker_results"] = _workers(raw["worker_results"], diag)
+    if "prompt_requests" in raw:
+        requests = _prompt_requests(raw["prompt_requests"], diag)
+        if requests is not None:
+            ev["prompt_requests"] = requests
 
     if "subgoal_updates" in raw:
-        ev["subgoal_updates"] = _subgoal_updates(raw["subgoal_updates"], ctx)
+        ev["subgoal_updates"] = _subgoal_updates(raw["subgoal_updates"], ctx,
+                                                 ev.get("emerged_subtasks", []))
 
     report, criterion_claims, item_claim_list = _execution_report(raw.get("execution_report"),
                                                                   "execution_report" in raw,
@@ -309,6 +393,29 @@ def normalise(raw: Any, ctx: SubmissionContext) -> tuple[dict[str, Any], list[di
             proposal, base=("round_contract",), commands=ctx.commands, criteria=ctx.criteria,
             active=ctx.active_contract, round_number=ctx.round)
     return ev, diag.items, submitted
+
+
+def _prompt_requests(value: Any, diag: _Diagnostics) -> dict[str, list[str]] | None:
+    """``{emphasize, confusion_points}``, leniently; an empty request is no request."""
+    if not isinstance(value, dict):
+        diag.add("wrong_type_dropped", "/prompt_requests",
+                 "expected {emphasize: [...], confusion_points: [...]}")
+        return None
+    out: dict[str, list[str]] = {}
+    for key in sorted(value):
+        if key not in ("emphasize", "confusion_points"):
+            diag.add("unknown_field_dropped", pointer("prompt_requests", key),
+                     f"{key!r} is not a prompt_requests field")
+    for key in ("emphasize", "confusion_points"):
+        if key in value:
+            items = _strings(value[key], ("prompt_requests", key), diag, LIMITS[key])
+            if items:
+                out[key] = items
+    if not out:
+        diag.add("empty_dropped", "/prompt_requests", "nothing was requested; the field was "
+                 "dropped")
+        return None
+    return out
 
 
 def _workers(value: Any, diag: _Diagnostics) -> list[dict[str, str]]:
@@ -333,20 +440,22 @@ def _workers(value: Any, diag: _Diagnostics) -> list[dict[str, str]]:
     return out
 
 
-def _subgoal_updates(value: Any, ctx: SubmissionContext) -> list[dict[str, str]]:
-    if not isinstance(value, list):
-        raise _invalid("subgoal_updates is a list of {id, status}", "/subgoal_updates",
-                       "list_type")
+def _subgoal_updates(value: list[Any], ctx: SubmissionContext,
+                     emerged: Sequence[str]) -> list[dict[str, str]]:
+    """Transitions of sub-goals the loop has or this submission creates (shapes are prechecked)."""
+    known = dict(ctx.subgoals)
+    for text in emerged:
+        if text not in ctx.open_descriptions:
+            known.setdefault(identity.subgoal_id(text, ctx.round), "pending")
     out: list[dict[str, str]] = []
     seen: set[str] = set()
     for index, entry in enumerate(value):
-        update: SubGoalUpdate = validate(SubGoalUpdate, entry, code="evaluation_invalid",
-                                         base=("subgoal_updates", index),
-                                         message="a sub-goal update is invalid", action=_ACTION)
+        update = SubGoalUpdate.model_validate(entry)
         at = pointer("subgoal_updates", index, "id")
-        current = ctx.subgoals.get(update.id)
+        current = known.get(update.id)
         if current is None:
-            raise _invalid(f"{update.id} is not a sub-goal of this loop", at, "unknown_subgoal")
+            raise _invalid(f"{update.id} is not a sub-goal of this loop (nor one this submission "
+                           "creates)", at, "unknown_subgoal")
         if update.id in seen:
             raise _invalid(f"{update.id} is updated twice", at, "duplicate_update")
         seen.add(update.id)

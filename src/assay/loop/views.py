@@ -9,9 +9,12 @@
   stored with it (:meth:`assay.loop.prompt.PromptRequest.from_inputs`) and
   checks that its ``promptHash`` and ``stateHash`` equal the stored ones.
 - :func:`audit`: the whole history: the branch lineage, every version of
-  every round record (current branch and abandoned), rejections, recovery
-  directives with their restore outcomes, gate decisions, postures and the
-  terminal event.
+  every round record (current branch and abandoned) with the contract it
+  proposed, rejections with their checks and ladder steps, recovery
+  directives with their restore outcomes, gate decisions with their risk and
+  approval, pauses, postures and the terminal event. A loop with no
+  committed round, rejection, recovery or gate decision has no audit data:
+  ``state_unavailable``.
 
 Each is deterministic for a ledger revision. Imports the base modules, the
 ledger contract and its siblings.
@@ -51,24 +54,30 @@ def _owner(head: Mapping[str, Any], n: int) -> str:
 
 
 def _source(store: Store, head: Mapping[str, Any], n: int | None, attempt: int | None
-            ) -> tuple[str, Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
-    """(kind, artifact, inputs, facts) of one prompt: held, committed or rejected."""
+            ) -> tuple[str, Mapping[str, Any], Mapping[str, Any], Mapping[str, Any],
+                       Mapping[str, Any] | None]:
+    """(kind, artifact, inputs, facts, proposal) of one prompt: held, committed or rejected.
+
+    ``proposal`` is the round contract the answer to that prompt proposed
+    (None for the held prompt, which has no answer yet).
+    """
     loop_id = head["loopId"]
     held = head.get("held")
     last = int(head.get("lastCommittedRound") or 0)
     n = n if n is not None else int(head["round"])
     if held and n == head["round"] and attempt in (None, head["attempt"]):
-        return "held", held["prompt"], held["promptInputs"], head["facts"]
+        return "held", held["prompt"], held["promptInputs"], head["facts"], None
     if attempt is not None:
         with store.reader() as reader:
             rej = reader.get(identity.rejection_id(loop_id, n, attempt))
         if (rej is not None and isinstance(rej.data, dict) and "promptInputs" in rej.data
                 and rej.data.get("branchId") == _owner(head, n)):
-            return "rejected", rej.data["prompt"], rej.data["promptInputs"], rej.data["factsBefore"]
+            return ("rejected", rej.data["prompt"], rej.data["promptInputs"],
+                    rej.data["factsBefore"], rej.data["evaluation"].get("round_contract"))
     record = _round_record(store, loop_id, n) if n <= last else None
     if record is not None and (attempt is None or record.data.get("attempt") == attempt):
-        return "committed", record.data["prompt"], record.data["promptInputs"], \
-            record.data["factsBefore"]
+        return ("committed", record.data["prompt"], record.data["promptInputs"],
+                record.data["factsBefore"], record.data.get("proposal"))
     raise AssayError(f"round {n}{f' attempt {attempt}' if attempt else ''} of loop {loop_id} has "
                      "no stored prompt on the current branch", code="invalid_argument",
                      pointer="/attempt" if attempt else "/round",
@@ -77,7 +86,7 @@ def _source(store: Store, head: Mapping[str, Any], n: int | None, attempt: int |
 
 def explain(store: Store, loop_id: str, *, round_number: int | None = None) -> dict[str, Any]:
     """Why the prompt of a round looks as it does (default: the held round)."""
-    record = load_head(store, loop_id)
+    record = load_head(store, loop_id, code="state_unavailable")
     head = record.data
     if round_number is None:
         round_number = (int(head["round"]) if head.get("held")
@@ -85,7 +94,7 @@ def explain(store: Store, loop_id: str, *, round_number: int | None = None) -> d
     if round_number is None:
         raise AssayError("the loop holds no prompt and has no committed round",
                          code="invalid_argument", pointer="/round")
-    kind, artifact, inputs, facts = _source(store, head, round_number, None)
+    kind, artifact, inputs, facts, _ = _source(store, head, round_number, None)
     coverage = artifact["coverage"]
     by_kind: dict[str, int] = {}
     for entry in coverage["active"]:
@@ -131,10 +140,11 @@ def _first_difference(a: str, b: str) -> dict[str, Any] | None:
 
 def _replay_one(store: Store, head: Mapping[str, Any], n: int, attempt: int | None
                 ) -> dict[str, Any]:
-    kind, artifact, inputs, facts = _source(store, head, n, attempt)
+    kind, artifact, inputs, facts, proposal = _source(store, head, n, attempt)
     out: dict[str, Any] = {"round": artifact["round"], "attempt": artifact["attempt"],
                            "source": kind, "stored": {"promptHash": artifact["promptHash"],
-                                                      "stateHash": artifact["stateHash"]}}
+                                                      "stateHash": artifact["stateHash"]},
+                           "proposal": _proposal(proposal)}
     if artifact.get("schemaVersion") != PROMPT_SCHEMA_VERSION:
         return out | {"replayed": None, "match": False, "stateMatch": False,
                       "reason": f"stored with prompt schema {artifact.get('schemaVersion')}; "
@@ -157,7 +167,7 @@ def replay(store: Store, loop_id: str, *, round_number: int | None = None,
     ``every``: every committed round of the current branch, every rejected
     attempt of it and the held prompt.
     """
-    record = load_head(store, loop_id)
+    record = load_head(store, loop_id, code="state_unavailable")
     head = record.data
     if not every:
         if round_number is None:
@@ -185,6 +195,17 @@ def replay(store: Store, loop_id: str, *, round_number: int | None = None,
             "match": all(r["match"] for r in replays), "ledgerRevision": record.ledger_revision}
 
 
+def _proposal(proposal: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The contract a round proposed, as the views show it (work item first)."""
+    if not proposal:
+        return None
+    return {"id": proposal["id"], "work_item": proposal["work_item"],
+            "scope": list(proposal.get("scope", [])),
+            "items": [{"id": i["id"], "description": i["description"],
+                       "verify_with": list(i["verify_with"])} for i in proposal["items"]],
+            "supersedes": (proposal.get("supersedes") or {}).get("contract_id")}
+
+
 def _round_entry(record: Record, current: set[tuple[str, int]]) -> dict[str, Any]:
     data = record.data
     posture = data.get("evidencePosture") or {}
@@ -199,6 +220,7 @@ def _round_entry(record: Record, current: set[tuple[str, int]]) -> dict[str, Any
         "itemStatuses": data.get("itemStatuses", {}),
         "findings": [f["check"] for f in data.get("findings", [])],
         "contract": data.get("contractDecision"),
+        "proposal": _proposal(data.get("proposal")),
         "stopReason": data.get("stopReason"),
         "prompt": {"level": data["prompt"]["level"], "promptHash": data["prompt"]["promptHash"],
                    "contextReason": data["prompt"]["contextReason"]},
@@ -210,7 +232,7 @@ def _round_entry(record: Record, current: set[tuple[str, int]]) -> dict[str, Any
 
 def audit(store: Store, loop_id: str) -> dict[str, Any]:
     """The loop's whole history (every branch), in order. See the module docstring."""
-    record = load_head(store, loop_id)
+    record = load_head(store, loop_id, code="state_unavailable")
     head = record.data
     line = lineage(head)
     last = int(head.get("lastCommittedRound") or 0)
@@ -234,13 +256,24 @@ def audit(store: Store, loop_id: str) -> dict[str, Any]:
                     break
                 for rej in rej_versions:
                     d = rej.data
-                    rejections.append({"round": n, "attempt": a, "revision": rej.revision,
-                                       "branchId": d.get("branchId"),
-                                       "checks": [c["check"] for c in d.get("checks", [])],
-                                       "evidencePosture": (d.get("evidencePosture") or {}).get(
-                                           "status"),
-                                       "stopReason": d.get("stopReason"),
-                                       "rejectedAt": d.get("rejectedAt")})
+                    rejections.append({
+                        "round": n, "attempt": a, "revision": rej.revision,
+                        "branchId": d.get("branchId"),
+                        "checks": [c["check"] for c in d.get("checks", [])],
+                        "ladder": {c["check"]: c["ladder"] for c in d.get("checks", [])
+                                   if "ladder" in c},
+                        "details": [{"check": c["check"], "ref": c.get("ref"),
+                                     "detail": c["detail"]} for c in d.get("checks", [])],
+                        "outcome": (d.get("evaluation") or {}).get("outcome"),
+                        "criteria": [{"id": c["id"], "status": c["status"]}
+                                     for c in d.get("criteria", [])],
+                        "commands": [{"commandId": c["commandId"], "status": c["status"]}
+                                     for c in (d.get("evidencePosture") or {}).get(
+                                         "commands", [])],
+                        "evidencePosture": (d.get("evidencePosture") or {}).get("status"),
+                        "proposal": _proposal((d.get("evaluation") or {}).get("round_contract")),
+                        "stopReason": d.get("stopReason"),
+                        "rejectedAt": d.get("rejectedAt")})
             n += 1
         directives = [r.data for r in reader.find(kind="loop-recovery",
                                                   query=f"loop-recovery:{loop_id}:", limit=1000)
@@ -248,6 +281,12 @@ def audit(store: Store, loop_id: str) -> dict[str, Any]:
         gates = [r.data for r in reader.find(kind="loop", query=f"loop:{loop_id}:gate:",
                                              limit=1000)
                  if r.id.startswith(f"loop:{loop_id}:gate:")]
+    if not (rounds or rejections or directives or gates):
+        raise AssayError(f"no audit data: loop {loop_id!r} has no committed round, rejected "
+                         "attempt, recovery or gate decision yet", code="state_unavailable",
+                         details={"loopId": loop_id, "committedRounds": 0, "rejections": 0},
+                         action="Submit a round first ('assay loop next'); 'assay loop status' "
+                                "shows the held prompt.")
     directives.sort(key=lambda d: (d.get("createdAt", ""), d["directiveId"]))
     gates.sort(key=lambda g: (g["round"], g.get("decidedAt", ""), g["gateId"]))
     return {
@@ -266,8 +305,11 @@ def audit(store: Store, loop_id: str) -> dict[str, Any]:
             "restore": d.get("restore"), "attempts": d.get("attempts", 1),
             "createdAt": d.get("createdAt")} for d in directives],
         "gateDecisions": [{"gateId": g["gateId"], "round": g["round"], "action": g["action"],
-                           "decision": g["decision"], "matchedRules": g["matchedRules"]}
+                           "decision": g["decision"], "matchedRules": g["matchedRules"],
+                           "risk": g.get("risk"), "reasonCodes": g.get("reasonCodes", []),
+                           "requestedBy": g.get("requestedBy"), "approval": g.get("approval")}
                           for g in gates],
+        "pauses": list(head.get("pauses", [])) + ([head["pause"]] if head.get("pause") else []),
         "pendingRecovery": head.get("recovery")
         if (head.get("recovery") or {}).get("status") == "pending" else None,
         "terminal": head.get("terminal"),

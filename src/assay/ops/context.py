@@ -58,8 +58,10 @@ def _access(inv: Invocation) -> Any:
         "byte), its ownership (explicit, unmarked or mixed) and, for explicit ownership, the "
         "complete non-generated text verbatim plus excluded_todo_regions (role, line interval, "
         "SHA-256). Unmarked or mixed ownership returns the path, revision and the full read "
-        "that remains required. --full adds the whole file as full_text. Malformed markers and "
-        "invalid UTF-8 fail closed. Never writes."
+        "that remains required. todos lists the todo items of the file's own loopx regions. "
+        "The full flag adds the whole file as full_text. Malformed markers, invalid UTF-8, "
+        "links in the path, non-regular files and files over the size bound fail closed. "
+        "Never writes."
     ),
     writes=False,
     arguments=(
@@ -94,10 +96,12 @@ def goal_read(inv: Invocation, args: dict[str, Any]) -> Result:
     "goal.write",
     summary="Regenerate a goal file's marked todo regions from the ledger's todos.",
     description=(
-        "Rewrites only the lines between each pair of todo-region markers: agent and user "
-        "regions list that role's open, claimed and blocked todos, the archive region the "
-        "completed and archived ones. Every other byte is left untouched. The file must still "
-        "be at --expect-revision (goal_revision_conflict otherwise, nothing written)."
+        "Rewrites only the block assay generated last time in each assay todo region (or "
+        "fills an empty one): agent and user regions list that role's open, claimed and "
+        "blocked todos, the archive region the completed and archived ones. A region holding "
+        "lines assay did not generate is goal_region_foreign_edit with a diff, and loopx "
+        "regions are never written. Every other byte is left untouched. The file must still "
+        "be at the expected revision (goal_revision_conflict otherwise, nothing written)."
     ),
     writes=True,
     arguments=(
@@ -119,8 +123,8 @@ def goal_write(inv: Invocation, args: dict[str, Any]) -> Result:
     goal = _goal(inv, args["goal_id"])
     root = inv.project().root
     read, _ = read_goal(root, goal.id, goal.path)
-    roles = [r.role for r in read.regions]
-    for role in set(roles):
+    roles = [r.role for r in read.regions if r.syntax == "assay"]
+    for role in sorted(set(roles)):
         if roles.count(role) > 1:
             raise AssayError(f"goal {goal.id!r} has {roles.count(role)} {role} regions; the "
                              "writer needs at most one region per role",
@@ -361,7 +365,10 @@ def todo_list(inv: Invocation, args: dict[str, Any]) -> Result:
             if record is not None and record.kind == "todo" and record.status == "current" \
                     and access.can_read(record):
                 visible = record
-            out = exact_read(goal.id, todo_id, visible)
+            file_todo = None
+            if visible is None:
+                file_todo = _file_todo(inv, goal, todo_id)
+            out = exact_read(goal.id, todo_id, visible, file_todo=file_todo)
         else:
             todos = load_todos(reader, access, goal.id)
             out = inventory(goal.id, todos, statuses=args.get("status") or ACTIVE,
@@ -369,6 +376,14 @@ def todo_list(inv: Invocation, args: dict[str, Any]) -> Result:
                             thin=bool(args.get("thin")))
         revision = reader.ledger_revision
     return Result(out, ledger_revision=revision)
+
+
+def _file_todo(inv: Invocation, goal: Any, todo_id: str) -> dict[str, Any] | None:
+    """The goal file's own todo with this id (a loopx region item), if there is one."""
+    from assay.context.goal import read_goal
+
+    read, _ = read_goal(inv.project().root, goal.id, goal.path)
+    return next((t for t in read.todo_views() if t["id"] == todo_id), None)
 
 
 def _acceptance_provider(inv: Invocation) -> Any:

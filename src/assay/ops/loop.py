@@ -1,5 +1,5 @@
-"""Loop governor operations: start, next, status, stop, resume, gate-check, questions, schema,
-checkpoint, recover, explain, replay, audit.
+"""Loop governor operations: start, next, status, stop, pause, resume, gate-check, approve,
+deny, questions, schema, checkpoint, recover, explain, replay, audit.
 
 Handlers import :mod:`assay.loop` lazily so the registry stays cheap to load.
 """
@@ -15,7 +15,7 @@ _LOOP = Argument("loop", {"type": "string", "minLength": 1},
                  "The loop id (default: the project's one active loop).")
 _HANDLE = Argument("handle", {"type": ["string", "object"]},
                    "The submission handle {sessionId, roundId, transactionId}, as JSON text "
-                   "exactly as the previous step printed it.")
+                   "exactly as the previous step printed it.", required=True)
 _INSTRUCTION = Argument("instruction", {"type": "string", "maxLength": 20000},
                         "The user's current instruction to carry in the next prompt (an audit "
                         "fact of that prompt; never a criterion or constraint).")
@@ -28,7 +28,7 @@ _PREPARED: dict[str, Any] = {
     "type": "object",
     "properties": {
         "loopId": {"type": "string"},
-        "status": {"enum": ["active", "stopped"]},
+        "status": {"enum": ["active", "paused", "stopped"]},
         "stopReason": {"type": ["string", "null"]},
         "round": {"type": "integer"},
         "attempt": {"type": "integer"},
@@ -52,6 +52,20 @@ _SUBMITTED = {
 }
 
 
+def _max_rounds(value: Any) -> int | None:
+    """A whole number from 1 to 1000 (the CLI parses it as a number so 1.5 can be named)."""
+    import math
+
+    if value is None:
+        return None
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value != int(value) or not 1 <= value <= 1000):
+        raise UsageError(f"max_rounds must be a whole number from 1 to 1000, not {value!r}",
+                         code="invalid_argument", pointer="/max_rounds",
+                         action="Pass --max-rounds N with a whole number N.")
+    return int(value)
+
+
 def _limits(inv: Invocation, max_rounds: int | None) -> Any:
     from assay.loop.policy import Limits
 
@@ -61,7 +75,9 @@ def _limits(inv: Invocation, max_rounds: int | None) -> Any:
                   max_active_constraints=settings.max_active_constraints,
                   lease_seconds=float(settings.lease_seconds),
                   renew_seconds=float(settings.renew_seconds),
-                  backtrack_after=settings.backtrack_after)
+                  backtrack_after=settings.backtrack_after,
+                  ladder_terminate=settings.ladder_terminate,
+                  violation_rounds=settings.violation_rounds)
 
 
 def _governor(inv: Invocation) -> Any:
@@ -86,6 +102,8 @@ def _revision(inv: Invocation) -> int:
 
 
 def _next_steps(data: dict[str, Any]) -> tuple[str, ...]:
+    if data.get("status") == "paused":
+        return (f"The loop is paused: 'assay loop resume --loop {data['loopId']}'",)
     if data.get("status") != "active":
         return ((f"The loop stopped ({data.get('stopReason')}): 'assay loop status --loop "
                 f"{data['loopId']}'"),)
@@ -101,7 +119,10 @@ def _next_steps(data: dict[str, Any]) -> tuple[str, ...]:
         "criteria, hard constraints: immutable; a different acceptance under the same loop id is "
         "operator_acceptance_conflict), derives cr- criterion ids, observes the git workspace and "
         "returns round 1's prompt, the submission handle {sessionId, roundId, transactionId} and "
-        "the submission guidance. The loop id defaults to lp- plus a digest of the task."
+        "the submission guidance. The loop id defaults to lp- plus a digest of the task. With "
+        "neither a criterion nor a constraint it is acceptance_empty, unless no_criteria says "
+        "so on purpose. The calling principal becomes the loop's agent principal, which may not "
+        "approve the loop's gates."
     ),
     writes=True,
     arguments=(
@@ -111,8 +132,12 @@ def _next_steps(data: dict[str, Any]) -> tuple[str, ...]:
                  "A success criterion (repeatable)."),
         Argument("constraint", {"type": "array", "items": {"type": "string"}},
                  "A hard constraint (repeatable)."),
-        Argument("max_rounds", {"type": "integer", "minimum": 1, "maximum": 1000},
-                 "The round budget (default: [loop] max_rounds, else 20)."),
+        Argument("max_rounds", {"type": "number", "minimum": 1, "maximum": 1000},
+                 "The round budget, a whole number from 1 to 1000 (default: [loop] max_rounds, "
+                 "else 20)."),
+        Argument("no_criteria", {"type": "boolean"},
+                 "Start with no success criterion and no constraint on purpose.",
+                 binding="flag"),
         Argument("plan", {"type": "string"}, "A plan file (text) rendered into every prompt."),
         Argument("loop", {"type": "string", "minLength": 1},
                  "The loop id to create (default: lp- plus a digest of the task)."),
@@ -135,8 +160,9 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
     data = session.start(inv.store(), project, task=args["task"],
                          criteria=args.get("criterion", []),
                          constraints=args.get("constraint", []),
-                         limits=_limits(inv, args.get("max_rounds")), loop_id=args.get("loop"),
-                         plan=plan, instruction=args.get("instruction"))
+                         limits=_limits(inv, _max_rounds(args.get("max_rounds"))),
+                         loop_id=args.get("loop"), plan=plan, instruction=args.get("instruction"),
+                         principal=inv.principal, no_criteria=bool(args.get("no_criteria")))
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
 
 
@@ -144,26 +170,29 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.next",
     summary="Submit the round's self-evaluation; assay runs the gate and commits one round.",
     description=(
-        "Accepts a SelfEvaluation for the held attempt named by --handle. Invalid payloads are "
-        "evaluation_invalid / contract_invalid (nothing written, the handle stays valid). assay "
-        "then runs the active contract's verify_with commands and the git observation itself, "
-        "derives item statuses and the evidence posture, and commits one round transaction (or "
-        "an enforcement rejection: same round, attempt + 1). A stale handle returns the held "
-        "prompt with a submission_handle_mismatch warning. Two processes on one handle: one "
-        "commits, the other gets lease_conflict or the held result."
+        "Accepts a SelfEvaluation (loop protocol 4.0) for the held attempt the handle names. "
+        "Invalid payloads are evaluation_invalid / contract_invalid with every defect listed, "
+        "and a 3.x document is protocol_version_mismatch (nothing written, the handle stays "
+        "valid). assay then runs the active contract's verify_with commands, the required "
+        "commands and the git observation itself, derives item and criterion statuses and the "
+        "evidence posture, and commits one round transaction, or an enforcement rejection (same "
+        "round, attempt + 1) whose checks each state their count and next consequence on the "
+        "reject, reject, terminate ladder. A stale handle returns the held prompt with a "
+        "submission_handle_mismatch warning. Two processes on one handle: one commits, the "
+        "other gets lease_conflict or the held result."
     ),
     writes=True,
     arguments=(
         _HANDLE,
         Argument("evaluation", {"type": "object"},
-                 "The SelfEvaluation: a JSON file, or - for standard input.",
-                 binding="json_file", required=True),
+                 "The SelfEvaluation: a JSON file, or - for standard input (absent: "
+                 "evaluation_invalid).", binding="json_file"),
         _INSTRUCTION,
     ),
     output_schema=_SUBMITTED,
 )
 def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
-    data = _governor(inv).submit(args.get("handle"), args["evaluation"],
+    data = _governor(inv).submit(args.get("handle"), args.get("evaluation"),
                                  instruction=args.get("instruction"))
     rejected = data["receipt"] is not None and not data["accepted"]
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data),
@@ -173,18 +202,20 @@ def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.status",
     summary="Show a loop's state, current submission handle, guidance and last posture.",
-    description="Read-only. Re-anchors a live session: the handle printed is the held one.",
+    description=("Read-only. Re-anchors a live session: the handle printed is the held one. Also "
+                 "shows the held round's gate decisions with their approvals, each enforcement "
+                 "check's count on the ladder, and who paused a paused loop."),
     writes=False,
     arguments=(_LOOP,),
     output_schema={"type": "object", "properties": {
-        "loopId": {"type": "string"}, "status": {"enum": ["active", "stopped"]},
+        "loopId": {"type": "string"}, "status": {"enum": ["active", "paused", "stopped"]},
         "submissionHandle": _HANDLE_OBJ, "lastPosture": {"type": ["object", "null"]}}},
 )
 def loop_status(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop import session
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = session.status(store, loop_id)
     return Result(data, ledger_revision=data["ledgerRevision"])
 
@@ -204,7 +235,7 @@ def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 
     store = inv.store()
     project = inv.project()
-    loop_id = session.resolve_loop(store, project.scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, project.scope, args.get("loop"), must_exist=True)
     data = session.stop(store, project, loop_id, reason=args.get("reason"))
     return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
 
@@ -212,9 +243,9 @@ def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.resume",
     summary="Re-anchor a loop in a new session and return the held prompt with its new handle.",
-    description=("Mints a new session (older handles become stale). With --invocation-lost the "
-                 "same round and attempt are recompiled as a clean context "
-                 "(fresh_invocation / invocation_recovery)."),
+    description=("Mints a new session (older handles become stale); a paused loop becomes active "
+                 "again. With invocation_lost the same round and attempt are recompiled as a "
+                 "clean context (fresh_invocation / invocation_recovery)."),
     writes=True,
     arguments=(_LOOP, Argument("invocation_lost", {"type": "boolean"},
                                "The original invocation is gone: recompile as a clean context.",
@@ -226,7 +257,7 @@ def loop_resume(inv: Invocation, args: dict[str, Any]) -> Result:
 
     store = inv.store()
     project = inv.project()
-    loop_id = session.resolve_loop(store, project.scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, project.scope, args.get("loop"), must_exist=True)
     data = session.resume(store, project, loop_id,
                           invocation_lost=bool(args.get("invocation_lost")),
                           instruction=args.get("instruction"))
@@ -234,22 +265,106 @@ def loop_resume(inv: Invocation, args: dict[str, Any]) -> Result:
 
 
 @operation(
+    "loop.pause",
+    summary="Pause a loop: nothing is submitted, checked or recovered until it is resumed.",
+    description=("Holds the loop under its lease and keeps the held prompt; submissions, gate "
+                 "checks, checkpoints and recovery are loop_paused until 'loop resume' continues "
+                 "it in a new session. A pause is a state, never a stop reason. Pausing a paused "
+                 "loop returns it unchanged; a stopped loop is loop_stopped."),
+    writes=True,
+    arguments=(_LOOP, Argument("reason", {"type": "string"}, "Why the operator pauses it.")),
+    output_schema=_PREPARED,
+)
+def loop_pause(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.loop import session
+
+    store = inv.store()
+    project = inv.project()
+    loop_id = session.resolve_loop(store, project.scope, args.get("loop"), must_exist=True)
+    data = session.pause(store, project, loop_id, reason=args.get("reason"),
+                         principal=inv.principal)
+    return Result(data, ledger_revision=_revision(inv), next=_next_steps(data))
+
+
+@operation(
     "loop.gate-check",
     summary="Record a high-risk gate decision for an action before it is taken.",
-    description=("Classifies the action against the high-risk rules (delete, history rewrite, "
-                 "publish, database drop, credentials, privilege) and records the decision "
-                 "(proceed or ask_user) with a g- id in the held round. Cite it in the "
-                 "evaluation's gate_ids. gate_disabled when [loop] gate = false."),
+    description=("Classifies the action (a one-line text, or a structured descriptor with "
+                 "description, scope, effects, reversibility and authorization) and records the "
+                 "decision in the held round with a g- id, its risk level (high, unknown, low) "
+                 "and the reason codes behind it. A low-risk action may proceed; a high or "
+                 "unknown one is ask_user: cite its id in the evaluation's gate_ids only after a "
+                 "principal other than the loop's agent principal approved it (loop approve), or "
+                 "the submission is rejected with gate_unapproved. gate_disabled when the "
+                 "project's [loop] gate setting is false."),
     writes=True,
-    arguments=(_HANDLE, Argument("action", {"type": "string"}, "The risky action, in one line.",
-                                 required=True)),
+    arguments=(_HANDLE,
+               Argument("action", {"type": "string"},
+                        "The risky action, in one line (or give a descriptor)."),
+               Argument("descriptor", {"type": "object"},
+                        "A structured action {description, scope, effects, reversibility, "
+                        "authorization}: a JSON file, or - for standard input.",
+                        binding="json_file")),
     output_schema={"type": "object", "properties": {"gateDecision": {"type": "object"},
                                                     "recorded": {"type": "boolean"}}},
 )
 def loop_gate_check(inv: Invocation, args: dict[str, Any]) -> Result:
-    data = _governor(inv).gate_check(args.get("handle"), args["action"],
+    data = _governor(inv).gate_check(args.get("handle"), args.get("action"),
+                                     descriptor=args.get("descriptor"), principal=inv.principal,
                                      enabled=inv.project().loop.gate)
     return Result(data, ledger_revision=_revision(inv))
+
+
+def _decide(inv: Invocation, args: dict[str, Any], *, approve: bool) -> Result:
+    from assay.loop import session
+    from assay.loop.approval import decide
+
+    store = inv.store()
+    project = inv.project()
+    loop_id = session.resolve_loop(store, project.scope, args["loop"], must_exist=True)
+    data = decide(store, project, loop_id, args["gate"], approve=approve,
+                  principal=inv.principal, reason=args.get("reason"))
+    return Result(data, ledger_revision=_revision(inv))
+
+
+_GATE_ARGUMENTS = (
+    Argument("gate", {"type": "string", "pattern": "^g-[0-9a-f]{8}$"},
+             "The g- id of the gate decision (as gate-check recorded it).", required=True),
+    Argument("reason", {"type": "string"}, "Why (recorded with the decision)."),
+    Argument("loop", {"type": "string", "minLength": 1}, "The loop the gate belongs to.",
+             binding="literal", required=True),
+)
+_DECIDED = {"type": "object", "properties": {"gateDecision": {"type": "object"},
+                                             "recorded": {"type": "boolean"}}}
+
+
+@operation(
+    "loop.approve",
+    summary="Approve a loop's ask_user gate, as a principal other than the loop's agent.",
+    description=("Records the approval on the gate decision (a new version of its record: who, "
+                 "when, why). The loop's agent principal and whoever recorded the gate are "
+                 "refused (approval_forbidden): a gate needs a second principal. A gate already "
+                 "denied is gate_decided; approving twice returns the recorded approval."),
+    writes=True,
+    arguments=_GATE_ARGUMENTS,
+    output_schema=_DECIDED,
+)
+def loop_approve(inv: Invocation, args: dict[str, Any]) -> Result:
+    return _decide(inv, args, approve=True)
+
+
+@operation(
+    "loop.deny",
+    summary="Deny a loop's ask_user gate: citing it stays refused (gate_denied).",
+    description=("Records the denial on the gate decision, by a principal other than the loop's "
+                 "agent principal and whoever recorded the gate (approval_forbidden otherwise). "
+                 "A gate already approved is gate_decided."),
+    writes=True,
+    arguments=_GATE_ARGUMENTS,
+    output_schema=_DECIDED,
+)
+def loop_deny(inv: Invocation, args: dict[str, Any]) -> Result:
+    return _decide(inv, args, approve=False)
 
 
 @operation(
@@ -265,7 +380,7 @@ def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop import session
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     record = session.load_head(store, loop_id)
     return Result({"loopId": loop_id, "open_questions": record.data["facts"]["open_questions"]},
                   ledger_revision=record.ledger_revision)
@@ -360,7 +475,7 @@ def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.explain",
     summary="Explain a round's prompt: density level and why, context, budget, coverage, memory.",
-    description=("Read-only. Defaults to the held prompt; --round N explains a committed round "
+    description=("Read-only. Defaults to the held prompt; a round number explains a committed round "
                  "of the current branch. Lists the restorable checkpoints."),
     writes=False,
     arguments=(_LOOP, Argument("round", {"type": "integer", "minimum": 1},
@@ -373,7 +488,7 @@ def loop_explain(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop.views import explain
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = explain(store, loop_id, round_number=args.get("round"))
     return Result(data, ledger_revision=data["ledgerRevision"])
 
@@ -381,9 +496,9 @@ def loop_explain(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.replay",
     summary="Re-derive stored prompts from their committed facts and check the hashes.",
-    description=("Read-only. --round N (optionally --attempt A for a rejected attempt) or --all "
+    description=("Read-only. One round (optionally one attempt, for a rejected attempt) or all "
                  "(every committed round, rejected attempt and the held prompt of the current "
-                 "branch). Exit status 1 when a replay does not match."),
+                 "branch). The answer is negative when a replay does not match."),
     writes=False,
     arguments=(_LOOP,
                Argument("round", {"type": "integer", "minimum": 1}, "The round to replay."),
@@ -399,7 +514,7 @@ def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop.views import replay
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = replay(store, loop_id, round_number=args.get("round"), attempt=args.get("attempt"),
                   every=bool(args.get("all")))
     return Result(data, ledger_revision=data["ledgerRevision"],
@@ -422,6 +537,6 @@ def loop_audit(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop.views import audit
 
     store = inv.store()
-    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"))
+    loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = audit(store, loop_id)
     return Result(data, ledger_revision=data["ledgerRevision"])
