@@ -274,9 +274,12 @@ def add_source(directory: str | os.PathLike[str], *, source_id: str, file: str,
         raise AssayError("sources are frozen once a review brief exists", code="sources_frozen")
     if any(s.get("sourceId") == source_id for s in manifest["sources"]):
         raise AssayError(f"source {source_id!r} already exists", code="source_exists")
-    from assay.inputs import read_bounded
+    from assay.inputs import read_regular
 
-    data = read_bounded(file, where="/file", label="the source file", limit=MAX_SOURCE_BYTES)
+    # A path the caller names: a symlink to a regular file is followed, but a
+    # FIFO, device or directory is refused without blocking on it.
+    data = read_regular(file, limit=MAX_SOURCE_BYTES, follow_symlinks=True,
+                        label="the source file", where="/file")
     path = f"raw/sources/{source_id}.txt"
     root.write(path, data, exclusive=True)
     source = {"sourceId": source_id, "type": "document", "title": title or source_id,
