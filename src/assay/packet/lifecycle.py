@@ -22,7 +22,7 @@ from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PacketRoot, file_dig
 from assay.packet.ledger_file import new_ledger
 from assay.packet.manifest import APPROVAL_TYPE, EXECUTION_SHAPE, approval_fingerprint, new_manifest
 from assay.packet.model import PROFILES, Issue
-from assay.packet.recon import is_recon_layout
+from assay.packet.recon_contract import is_recon_layout
 from assay.packet.reviews import BRIEF_MODES, project, slug
 from assay.packet.shape import Sink
 
