@@ -155,6 +155,8 @@ def create_brief(directory: str | os.PathLike[str], *, mode: str, brief_id: str 
     if mode not in BRIEF_MODES:
         raise UsageError(f"mode must be one of {', '.join(BRIEF_MODES)}", code="invalid_argument",
                          pointer="/mode")
+    root = PacketRoot(directory)
+    read_canonical(root, MANIFEST_FILE)  # refuses a recon-layout packet before preflight
     outcome = validate(directory)
     if not outcome.valid:
         raise AssayError(
@@ -163,7 +165,6 @@ def create_brief(directory: str | os.PathLike[str], *, mode: str, brief_id: str 
             details={"issues": [i.to_dict() for i in outcome.issues[:200]]},
             action="Run 'assay packet validate DIR' and fix every issue first.",
         )
-    root = PacketRoot(directory)
     manifest = read_canonical(root, MANIFEST_FILE)
     raw_ledger = root.read(LEDGER_FILE)
     assert isinstance(raw_ledger, bytes)

@@ -295,6 +295,9 @@ class _ReconCheck:
         self.source_roots = tuple(os.path.realpath(r) for r in source_roots)
         self.L: dict[str, Any] | None = None
         self.ref_digests: dict[str, str] = {}
+        # Set once any document breaks the recon contract: the packet is invalid,
+        # and a cross-file rule may then meet values of any shape (see guarded).
+        self.broken = False
 
     # -- reporting -------------------------------------------------------------
     def err(self, code: str, where: str, message: str, path: str = "",
@@ -401,7 +404,9 @@ class _ReconCheck:
         for found in manifest_found:
             self.at_manifest(found.code, found.at, found.message)
         if self.L is not None:
-            for found in check_artifact(self.L):
+            ledger_found = check_artifact(self.L)
+            self.broken = bool(manifest_found or ledger_found)
+            for found in ledger_found:
                 if found.at.startswith("claim:"):
                     self.at_claim(found.code, found.at[6:], found.message, where=found.at)
                 else:
@@ -479,6 +484,7 @@ class _ReconCheck:
                 self.err("MISSING_ARTIFACT", path, f"artifact {path} is not JSON", rel)
                 return
             for found in check_artifact(value):
+                self.broken = True
                 self.err(found.code, f"{path}:{found.at}", found.message, rel,
                          json_pointer(found.at))
         entry = _Entry(ref, value, rel)
@@ -1669,6 +1675,17 @@ class _ReconCheck:
             and source.get("validationState") == "pinned" else source.get("validationState")
         return Source(str(source.get("id")), str(kind), str(title), str(state), "")
 
+    def guarded(self, rule: Any, *args: Any) -> Any:
+        """Run one cross-file rule. On a packet that already breaks the contract, a rule
+        meeting a value of the wrong shape stops quietly (the contract findings stand);
+        on one that holds, any such failure is a bug and is raised."""
+        try:
+            return rule(*args)
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            if not self.broken:
+                raise
+            return None
+
     def run(self) -> Validation:
         try:
             manifest = self.parse(self.raw[MANIFEST_FILE], MANIFEST_FILE)
@@ -1676,30 +1693,27 @@ class _ReconCheck:
             self.err("INVALID_MANIFEST_JSON", MANIFEST_FILE, f"not JSON: {exc}"[:200],
                      MANIFEST_FILE)
             return Validation(issues=tuple(self.issues), layout="recon")
-        self.m = manifest
-        self.version = 2 if manifest.get("schemaVersion") == 2 else 1
+        self.m = manifest if type(manifest) is dict else {}
+        self.version = 2 if self.m.get("schemaVersion") == 2 else 1
         holds = self.shapes()
         self.references()
-        self.secrets()
+        self.guarded(self.secrets)
         achieved = None
         if self.usable():
-            self.source_gaps()
-            self.evidence()
-            if holds:
-                if self.version == 2:
-                    self.conditions()
-                self.approved_lanes()
-            self.collect_passes()
-            achieved = self.achieved()
-            self.pass_outcomes()
-            assurance = self.assurance_ids()
+            for rule in (self.source_gaps, self.evidence,
+                         *((self.conditions,) if holds and self.version == 2 else ()),
+                         *((self.approved_lanes,) if holds else ()),
+                         self.collect_passes):
+                self.guarded(rule)
+            achieved = self.guarded(self.achieved)
+            self.guarded(self.pass_outcomes)
+            assurance = self.guarded(self.assurance_ids) or set()
             required = achieved in ("standard", "thorough")
-            self.terminal(required)
-            self.review_bindings()
-            self.reconciliation(assurance, required)
-            if holds:
-                self.assurance(achieved, assurance)
-            self.stricter()
+            for rule, args in ((self.terminal, (required,)), (self.review_bindings, ()),
+                               (self.reconciliation, (assurance, required)),
+                               *(((self.assurance, (achieved, assurance)),) if holds else ()),
+                               (self.stricter, ())):
+                self.guarded(rule, *args)
         order = (lambda i: (i.path, i.pointer, i.code, i.where, i.message))
         issues = tuple(sorted(set(self.issues), key=order))
         advisories = tuple(sorted(set(self.advisories), key=order))

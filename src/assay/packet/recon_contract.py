@@ -37,6 +37,7 @@ __all__ = [
     "items",
     "json_pointer",
     "strings",
+    "text_ids",
 ]
 
 KINDS = ("recon.packet-manifest", "recon.claim-ledger", "recon.raw-dossier",
@@ -143,6 +144,11 @@ def items(value: Any) -> list[Any]:
     return value if type(value) is list else []
 
 
+def text_ids(values: list[Any], key: str = "id") -> set[str]:
+    """The string ``key`` of every object in ``values`` (hostile ids are left out)."""
+    return {v[key] for v in values if type(v) is dict and isinstance(v.get(key), str)}
+
+
 def json_pointer(at: str) -> str:
     """The RFC 6901 pointer of a ``$.a.b[0]`` path (``/a/b/0``)."""
     out = []
@@ -155,6 +161,11 @@ def json_pointer(at: str) -> str:
 def approval_input(execution: dict[str, Any]) -> str:
     """A v1 approval fingerprint: of the envelope without its ``approval``."""
     return fingerprint({k: v for k, v in execution.items() if k != "approval"})
+
+
+def _legal(step: dict[str, Any]) -> bool:
+    pair = (step.get("from"), step.get("to"))
+    return all(isinstance(x, str) for x in pair) and pair in LEGAL_TRANSITIONS
 
 
 def _timestamp(value: str) -> bool:
@@ -625,9 +636,8 @@ def _ledger(c: _Check, value: dict[str, Any]) -> None:
         c.closed(synthesis, ("answer", "keyClaimIds", "caveats", "unresolvedQuestionIds"),
                  "$.synthesis")
         for key, known, what in (
-                ("keyClaimIds", {x.get("id") for x in claims if type(x) is dict}, "claim"),
-                ("unresolvedQuestionIds", {x.get("id") for x in questions if type(x) is dict},
-                 "question")):
+                ("keyClaimIds", text_ids(claims), "claim"),
+                ("unresolvedQuestionIds", text_ids(questions), "question")):
             for index, ref in enumerate(items(synthesis.get(key))):
                 at = f"$.synthesis.{key}[{index}]"
                 if type(ref) is not str or not ref.strip():
@@ -637,7 +647,7 @@ def _ledger(c: _Check, value: dict[str, Any]) -> None:
                           f"synthesis {what} {ref} does not resolve")
     for key in ("evidence", "claims", "unresolvedQuestions"):
         c.unique_ids(items(value.get(key)), f"$.{key}")
-    evidence_ids = {x.get("id") for x in evidence if type(x) is dict}
+    evidence_ids = text_ids(evidence)
     for index, ref in enumerate(items(value.get("inputArtifacts"))):
         c.reference(ref, f"$.inputArtifacts[{index}]")
     for index, record in enumerate(evidence):
@@ -681,15 +691,15 @@ def _transitions(c: _Check, value: dict[str, Any], claims: list[Any]) -> None:
     for index, step in enumerate(transitions):
         c.closed(step, ("claimId", "from", "to"), f"$.transitions[{index}]")
         step = step if type(step) is dict else {}
-        if (step.get("from"), step.get("to")) not in LEGAL_TRANSITIONS:
+        if not _legal(step):
             c.add("ILLEGAL_CLAIM_TRANSITION", f"$.transitions[{index}]",
                   f"illegal claim transition {step.get('from')} -> {step.get('to')}")
-    ids = {x.get("id") for x in claims if type(x) is dict}
+    ids = text_ids(claims)
     last: dict[Any, Any] = {}
     for step in transitions:
         step = step if type(step) is dict else {}
         cid = step.get("claimId")
-        if cid not in ids:
+        if not isinstance(cid, str) or cid not in ids:
             c.add("UNKNOWN_TRANSITION_CLAIM", "$.transitions",
                   f"a transition names unknown claim {str(cid)[:80]}")
         if isinstance(cid, str):
@@ -766,7 +776,7 @@ def _brief(c: _Check, value: dict[str, Any]) -> None:
                 if type(record) is dict and type(record.get("sourceId")) is str:
                     cited.add(record["sourceId"])
         sources = items(value.get("sources"))
-        supplied = {s.get("id") for s in sources if type(s) is dict}
+        supplied = text_ids(sources)
         for index, source in enumerate(sources):
             if type(source) is not dict:
                 c.add("INVALID_SOURCE_DESCRIPTOR", f"$.sources[{index}]",
@@ -777,7 +787,7 @@ def _brief(c: _Check, value: dict[str, Any]) -> None:
                 c.add("UNREFERENCED_SOURCE_DESCRIPTOR", f"$.sources[{index}].id",
                       f"brief source {source['id']} backs no shown evidence")
         c.unique_ids(sources, "$.sources")
-        for sid in sorted(cited - {s for s in supplied if isinstance(s, str)}):
+        for sid in sorted(cited - supplied):
             c.add("MISSING_SOURCE_DESCRIPTOR", "$.sources",
                   f"evidence source {sid} has no brief source descriptor")
     elif mode in ("adversary", "coverage"):
@@ -830,7 +840,7 @@ def _result(c: _Check, value: dict[str, Any]) -> None:
         why = _unresolved(entry, {x for x in covered if isinstance(x, str)})
         if why:
             c.add("INVALID_UNRESOLVED_ISSUE", f"$.unresolvedIssues[{index}]", why)
-    if kind not in DISPOSITIONS:
+    if not isinstance(kind, str) or kind not in DISPOSITIONS:
         c.add("INVALID_REVIEW_KIND", "$.reviewKind", "unknown review result kind")
     if value.get("status") not in ("complete", "failed"):
         c.add("INVALID_REVIEW_STATUS", "$.status", "unknown review status")
@@ -931,7 +941,7 @@ def _reconciliation(c: _Check, value: dict[str, Any]) -> None:
         c.closed(step, ("claimId", "from", "to"), at)
         c.string(step, "claimId", at)
         step = step if type(step) is dict else {}
-        if (step.get("from"), step.get("to")) not in LEGAL_TRANSITIONS:
+        if not _legal(step):
             c.add("ILLEGAL_CLAIM_TRANSITION", at,
                   f"illegal claim transition {step.get('from')} -> {step.get('to')}")
     for index, item in enumerate(items(value.get("coverageDispositions"))):
