@@ -66,10 +66,12 @@ def test_validate_refuses_a_sparse_huge_ledger_unread(tmp_path: Path) -> None:
     example_packet(tmp_path / "p", "quick")
     with open(tmp_path / "p" / "claims.json", "r+b") as handle:
         handle.truncate(1 << 30)
-    script = ("import json, resource, sys\nfrom assay.packet.validate import validate\n"
+    # VmHWM is this process's own peak (ru_maxrss would carry the forking parent's).
+    script = ("import json, sys\nfrom assay.packet.validate import validate\n"
               "out = validate(sys.argv[1])\n"
+              "peak = next(line for line in open('/proc/self/status') if line.startswith('VmHWM'))\n"
               "print(json.dumps({'codes': [i.code for i in out.issues],"
-              " 'rss_kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))\n")
+              " 'rss_kib': int(peak.split()[1])}))\n")
     proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / "p")],
                           capture_output=True, text=True, check=True, timeout=120)
     seen = json.loads(proc.stdout)
