@@ -212,7 +212,7 @@ class Sources(Base):
             return False
         mismatch = self.identity(kind, source, locator)
         if mismatch:
-            self.at_evidence(*mismatch)
+            self.at_evidence(mismatch[0], eid, mismatch[1])
             return False
         data, expected = self.source_bytes(kind, source, locator, eid)
         if data is None:
@@ -233,9 +233,8 @@ class Sources(Base):
         return known[1], known[2], known[3]
 
     def identity(self, kind: Any, source: dict[str, Any], locator: dict[str, Any]
-                 ) -> tuple[str, Any, str] | None:
+                 ) -> tuple[str, str] | None:
         """The locator must name its source's identity and observation, as bound."""
-        eid = None
         checks: list[tuple[bool, str, str]] = []
         if kind == "repository":
             checks = [(locator.get("revision") != source.get("revision"),
@@ -274,7 +273,7 @@ class Sources(Base):
                        "SOURCE_VERSION_MISMATCH", "the resource observation time changed")]
         for failed, code, message in checks:
             if failed:
-                return code, eid, message
+                return code, message
         return None
 
     def source_bytes(self, kind: Any, source: dict[str, Any], locator: dict[str, Any],
