@@ -1,13 +1,13 @@
 """Validating a packet in the recon tool's layout against validating its assay twin.
 
-Two generated standard packets with the same content (2,000 claims, one
-exact evidence line each, one source capture, three briefs and reviews,
-one reconciliation; quick mode: 200 claims): one written in the recon
-layout (:func:`assay.packet.recon_build.recon_packet`), one in assay's
-(:func:`assay.packet.build.example_packet`). Both go through the one
-boundary in interleaved rounds. The ratio is what reading the recon layout
-costs: its own closed-shape check of every file, the mapping, line
-locators and the recon brief projections, on top of the same rules.
+Two generated standard packets of the same size (2,000 claims, one exact
+evidence line each, one captured command output, three briefs and reviews,
+one reconciliation; quick mode: 200 claims): one written as the recon tool
+writes it (:func:`assay.packet.recon_build.recon_packet`, manifest version
+2), one in assay's layout (:func:`assay.packet.build.example_packet`). Both
+go through the one boundary in interleaved rounds. The ratio is what the
+recon tool's rules cost: its contract check of every file, reopening every
+evidence line, the brief bindings and the reconciliation continuity.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     tmp = Path(tempfile.mkdtemp(prefix="bench-packet-recon-"))
     try:
         recon, twin = tmp / "recon", tmp / "twin"
-        recon_packet(recon, "standard", claims=claims)
+        recon_packet(recon, profile="standard", claims=claims, source_kind="command-output")
         example_packet(twin, "standard", claims=claims)
         for root in (recon, twin):
             outcome = validate(root)
@@ -51,7 +51,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 assay=recon_s * 1000, baseline=twin_s * 1000,
                 baseline_name="validate the same packet in assay's layout", unit="ms",
                 spread=spread * 1000, runs=runs, goal="<= 3x",
-                note="the recon layout is checked, then mapped, then the same rules run"),
+                note="the recon tool's rules, with its codes, on the recon layout"),
         ]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

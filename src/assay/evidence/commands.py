@@ -19,14 +19,16 @@ Contracts of the runner (POSIX):
 - Output: stdout and stderr are read concurrently (one thread each), so a
   chatty child never blocks on a full pipe. Each stream keeps a bounded tail
   (:data:`TAIL_BYTES`), its byte count, and the SHA-256 of the whole stream.
-  Secrets are redacted before anything is kept: the digest is computed over
-  the redacted stream, so neither a secret nor a digest that depends on it is
-  ever stored (when nothing is redacted it equals the raw stream's digest).
+  Secrets are redacted (:mod:`assay.redaction`, the rule set packets use
+  too, plus the values of secret-named environment variables) before
+  anything is kept: the digest is computed over the redacted stream, so
+  neither a secret nor a digest that depends on it is ever stored (when
+  nothing is redacted it equals the raw stream's digest).
 - Non-UTF-8 output: digests and counts are over raw bytes; tails are decoded
   with replacement characters and the observation says whether the stream was
   valid UTF-8.
 
-Imports the base modules and :mod:`assay.config` only.
+Imports the base modules, :mod:`assay.redaction` and :mod:`assay.config` only.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -49,6 +50,7 @@ from typing import Any, Protocol
 
 from assay.canonical import digest
 from assay.config import EvidenceCommand
+from assay.redaction import Redactor
 
 __all__ = [
     "COMMAND_STATUSES",
@@ -85,76 +87,6 @@ _READ_CHUNK = 64 * 1024
 # boundary of such a line may escape the token-shape patterns (documented).
 _MAX_PENDING = 256 * 1024
 _KEEP_PENDING = 1024
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
-# Shorter values would redact ordinary words and numbers everywhere.
-_MIN_SECRET_LEN = 6
-
-# Common token shapes, by rule name. Bytes patterns: output is not always text.
-_SHAPES: tuple[tuple[str, bytes], ...] = (
-    ("private_key", rb"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
-    ("github_token", rb"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b"),
-    ("github_token", rb"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
-    ("aws_access_key_id", rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("api_key", rb"\bsk-[A-Za-z0-9_-]{20,}"),
-    ("slack_token", rb"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("bearer", rb"\b[Bb]earer[ \t]+[A-Za-z0-9._~+/=-]{8,}"),
-)
-_KEEP_PREFIX = {"bearer": b"Bearer "}
-# Literals at least one of which occurs in any match of _SHAPES: a block with
-# none of them (nor any secret value) skips the regular expression entirely,
-# which keeps huge outputs cheap.
-_TRIGGERS = (b"PRIVATE KEY", b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_",
-             b"AKIA", b"ASIA", b"sk-", b"xox", b"earer")
-
-
-class Redactor:
-    """Replaces secrets in byte strings with ``[REDACTED:<rule>]`` markers.
-
-    Secrets are the values (at least 6 bytes long) of environment variables
-    whose name contains TOKEN, SECRET, PASSWORD, PASSWD, KEY or CREDENTIAL,
-    plus the token shapes in ``_SHAPES``. The same rule names appear in the
-    observation's ``redaction.rules``; values never do.
-    """
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        source = os.environ if environ is None else environ
-        values: dict[bytes, str] = {}
-        for name in sorted(source):
-            value = source[name]
-            if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_LEN:
-                values.setdefault(os.fsencode(value), "env:" + name)
-        self._labels: dict[str, str] = {}
-        parts: list[bytes] = []
-        # Longest values first, so a secret containing another is redacted whole.
-        for index, (secret, label) in enumerate(sorted(values.items(), key=lambda kv: -len(kv[0]))):
-            group = f"e{index}"
-            self._labels[group] = label
-            parts.append(b"(?P<" + group.encode() + b">" + re.escape(secret) + b")")
-        for index, (label, pattern) in enumerate(_SHAPES):
-            group = f"s{index}"
-            self._labels[group] = label
-            parts.append(b"(?P<" + group.encode() + b">" + pattern + b")")
-        self._pattern = re.compile(b"|".join(parts))
-        self._triggers = tuple(values) + _TRIGGERS
-
-    def redact(self, data: bytes) -> tuple[bytes, Counter[str]]:
-        """Return ``(redacted data, count per rule)``."""
-        counts: Counter[str] = Counter()
-        if not any(trigger in data for trigger in self._triggers):
-            return data, counts
-
-        def replace(match: re.Match[bytes]) -> bytes:
-            label = self._labels[match.lastgroup or ""]
-            counts[label] += 1
-            return _KEEP_PREFIX.get(label, b"") + b"[REDACTED:" + label.encode() + b"]"
-
-        return self._pattern.sub(replace, data), counts
-
-    def redact_text(self, text: str) -> tuple[str, Counter[str]]:
-        """Redact a string (argv words, paths) the same way."""
-        data, counts = self.redact(os.fsencode(text))
-        return os.fsdecode(data), counts
-
 
 @dataclass(frozen=True, slots=True)
 class StreamCapture:
@@ -305,7 +237,7 @@ class _Capture:
     def __init__(self, stream: str, redactor: Redactor, tail_bytes: int,
                  reporter: Reporter) -> None:
         self.stream = stream
-        self.redactor = redactor
+        self.redactor = redactor.stream()
         self.tail_bytes = tail_bytes
         self.reporter = reporter
         self.hasher = hashlib.sha256()
@@ -362,7 +294,7 @@ class _Capture:
             self.pending.clear()
 
     def _emit(self, block: bytes) -> None:
-        block, counts = self.redactor.redact(block)
+        block, counts = self.redactor.feed(block)
         self.counts.update(counts)
         self.hasher.update(block)
         self.stored_bytes += len(block)

@@ -11,7 +11,7 @@ run and a later run shows up as a newer revision.
 
 Record data (``schema: assay.evidence.v1``; integers only, no floats)::
 
-    command      {name, declaration (argv redacted), declaration_sha256}
+    command      {name, declaration (argv, description redacted), declaration_sha256}
     observation  the command observation (status, exit, times, tails, digests, redaction)
     workspace    {before, after: git summaries; comparison: changed paths + progress}
     host         {python, implementation, platform, machine, assay}
@@ -81,10 +81,11 @@ def host_facts() -> dict[str, str]:
 
 
 def declaration_data(decl: EvidenceCommand, redactor: Redactor | None = None) -> dict[str, Any]:
-    """The declaration as stored: argv words redacted like output is."""
+    """The declaration as stored: argv words and the description redacted like output is."""
     data = decl.to_dict()
     red = redactor or Redactor()
     data["argv"] = [red.redact_text(word)[0] for word in decl.argv]
+    data["description"] = red.redact_text(decl.description)[0]
     return data
 
 

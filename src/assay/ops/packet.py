@@ -17,7 +17,8 @@ _DIR = Argument("dir", {"type": "string", "minLength": 1}, "The packet directory
 _ISSUE = {
     "type": "object",
     "properties": {"code": {"type": "string"}, "path": {"type": "string"},
-                   "pointer": {"type": "string"}, "message": {"type": "string"}},
+                   "pointer": {"type": "string"}, "message": {"type": "string"},
+                   "where": {"type": "string"}},
     "required": ["code", "path", "pointer", "message"],
 }
 _VALIDATION: dict[str, Any] = {
@@ -27,10 +28,18 @@ _VALIDATION: dict[str, Any] = {
         "publishable": {"type": "boolean"},
         "withdrawn": {"type": "boolean"},
         "issues": {"type": "array", "items": _ISSUE},
+        "advisories": {"type": "array", "items": _ISSUE},
+        "layout": {"type": "string", "enum": ["assay", "recon"]},
+        "achieved_profile": {"type": ["string", "null"]},
         "summary": {"type": ["object", "null"]},
     },
-    "required": ["valid", "publishable", "withdrawn", "issues", "summary"],
+    "required": ["valid", "publishable", "withdrawn", "issues", "advisories", "layout",
+                 "summary"],
 }
+_SOURCE_ROOT = Argument(
+    "source_root", {"type": "array", "items": {"type": "string", "minLength": 1}},
+    "A directory whose files a recon-layout packet's file and repository sources may be "
+    "reopened from (repeatable); sources elsewhere are not read.")
 _PROFILES = ["quick", "standard", "thorough"]
 _BRIEF_MODES = ["semantic", "adversarial", "coverage", "redundant-verification",
                 "contradiction-resolution"]
@@ -43,6 +52,9 @@ def _validation_data(outcome: Any, withdrawn: bool) -> dict[str, Any]:
         "publishable": bool(outcome.valid and run is not None and run.publishable),
         "withdrawn": withdrawn,
         "issues": [i.to_dict() for i in outcome.issues],
+        "advisories": [i.to_dict() for i in outcome.advisories],
+        "layout": outcome.layout,
+        "achieved_profile": run.achieved if run is not None else outcome.achieved_profile,
         "summary": run.summary() if run is not None else None,
     }
 
@@ -148,17 +160,20 @@ def packet_source(inv: Invocation, args: dict[str, Any]) -> Result:
         "Compiles manifest.json, claims.json and every listed artifact exactly once. Prints the "
         "validated summary (requested and achieved profile, publication, claim and evidence "
         "states) or every issue. A packet that is invalid or not publishable has its "
-        "packet.md withdrawn. Exit status 1 when the packet is invalid."
+        "packet.md withdrawn. A packet the recon tool wrote (manifest version 1 or 2) is "
+        "validated in place by that tool's rules, with its codes and locations, and never "
+        "written to; assay's own stricter findings come back as advisories."
     ),
     writes=True,
     project=False,
-    arguments=(_DIR,),
+    arguments=(_DIR, _SOURCE_ROOT),
     output_schema=_VALIDATION,
 )
 def packet_validate(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.packet.validate import check_and_withdraw
 
-    outcome, withdrawn = check_and_withdraw(args["dir"])
+    outcome, withdrawn = check_and_withdraw(args["dir"],
+                                            source_roots=args.get("source_root") or ())
     data = _validation_data(outcome, withdrawn)
     return Result(data, exit_code=0 if outcome.valid else 1,
                   next=() if outcome.valid else ("Fix every issue, then validate again.",))
@@ -175,7 +190,7 @@ def packet_validate(inv: Invocation, args: dict[str, Any]) -> Result:
     ),
     writes=True,
     project=False,
-    arguments=(_DIR,),
+    arguments=(_DIR, _SOURCE_ROOT),
     output_schema={"type": "object", "properties": {
         **_VALIDATION["properties"], "rendered": {"type": ["object", "null"]}}},
 )
@@ -183,7 +198,8 @@ def packet_render(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.packet.render import publish
     from assay.packet.validate import check_and_withdraw
 
-    outcome, withdrawn = check_and_withdraw(args["dir"])
+    outcome, withdrawn = check_and_withdraw(args["dir"],
+                                            source_roots=args.get("source_root") or ())
     data = _validation_data(outcome, withdrawn)
     if not data["publishable"] or outcome.run is None:
         data["rendered"] = None

@@ -3,7 +3,8 @@
 Owns the directory layout, the packet-relative path syntax, and
 :class:`PacketRoot`, which checks containment and symlinks (``os.lstat`` on
 every component under the root, ancestors and the final component alike)
-before any read, hash, write or removal. Imports only the base modules.
+before any read, hash, write or removal, and reads only bounded regular
+files (:func:`assay.inputs.read_regular`). Imports only the base modules.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from assay.canonical import canonical_text, digest_bytes
 from assay.errors import AssayError, UnavailableError
+from assay.inputs import MAX_FILE_BYTES, InputRefused, read_regular
 
 __all__ = [
     "CANONICAL_FILES",
@@ -22,6 +24,7 @@ __all__ = [
     "LEDGER_FILE",
     "MANAGED_DIRS",
     "MANIFEST_FILE",
+    "MAX_PACKET_FILE_BYTES",
     "RENDER_FILE",
     "REVIEW_DIRS",
     "PacketRoot",
@@ -50,6 +53,13 @@ REVIEW_DIRS = (
 MANAGED_DIRS = ("reviews", *REVIEW_DIRS, "raw", "raw/dossiers", "raw/drafts", "raw/quarantine")
 # Directories whose every file must be listed in the manifest (no shadow artifacts).
 LISTED_DIRS = (*REVIEW_DIRS, "raw/dossiers")
+# Every packet file (JSON artifact or source capture) is refused from its
+# fstat size above this bound, before a byte of it is read.
+MAX_PACKET_FILE_BYTES = MAX_FILE_BYTES
+# How a refused read is reported, by InputRefused.reason.
+_REFUSALS = {"missing": "MISSING_FILE", "symlink": "SYMLINK_PATH",
+             "not_regular": "NOT_REGULAR_FILE", "too_large": "FILE_TOO_LARGE",
+             "unreadable": "MISSING_FILE"}
 
 
 def file_digest(data: bytes) -> str:
@@ -165,30 +175,20 @@ class PacketRoot:
         return None
 
     def read(self, path: str) -> bytes | PathProblem:
-        """The exact bytes of a checked regular file, or the problem that stopped the read."""
+        """The exact bytes of a checked regular file, or the problem that stopped the read.
+
+        Opened without blocking and without following a final symlink, and
+        refused from its ``fstat`` before any read when it is not a regular
+        file (``NOT_REGULAR_FILE``: a FIFO never hangs validation) or larger
+        than :data:`MAX_PACKET_FILE_BYTES` (``FILE_TOO_LARGE``).
+        """
         problem = self.check(path)
         if problem is not None:
             return problem
         try:
-            fd = os.open(self.root / path, os.O_RDONLY | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            return PathProblem("MISSING_FILE", f"{path!r} does not exist")
-        except OSError as exc:
-            if exc.errno == 40:  # ELOOP: the final component became a symlink
-                return PathProblem("SYMLINK_PATH", f"{path!r} is a symlink")
-            return PathProblem("MISSING_FILE", f"{path!r} cannot be read: {exc.strerror}")
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return PathProblem("INVALID_PATH", f"{path!r} is not a regular file")
-            chunks = []
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
+            return read_regular(self.root / path, limit=MAX_PACKET_FILE_BYTES, label=repr(path))
+        except InputRefused as refused:
+            return PathProblem(_REFUSALS[refused.reason], refused.message)
 
     def exists(self, path: str) -> bool:
         """Whether a checked path exists (symlinks count as existing)."""

@@ -22,7 +22,7 @@ from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PacketRoot, file_dig
 from assay.packet.ledger_file import new_ledger
 from assay.packet.manifest import APPROVAL_TYPE, EXECUTION_SHAPE, approval_fingerprint, new_manifest
 from assay.packet.model import PROFILES, Issue
-from assay.packet.recon import is_recon_layout
+from assay.packet.recon_contract import is_recon_layout
 from assay.packet.reviews import BRIEF_MODES, project, slug
 from assay.packet.shape import Sink
 
@@ -155,6 +155,8 @@ def create_brief(directory: str | os.PathLike[str], *, mode: str, brief_id: str 
     if mode not in BRIEF_MODES:
         raise UsageError(f"mode must be one of {', '.join(BRIEF_MODES)}", code="invalid_argument",
                          pointer="/mode")
+    root = PacketRoot(directory)
+    read_canonical(root, MANIFEST_FILE)  # refuses a recon-layout packet before preflight
     outcome = validate(directory)
     if not outcome.valid:
         raise AssayError(
@@ -163,7 +165,6 @@ def create_brief(directory: str | os.PathLike[str], *, mode: str, brief_id: str 
             details={"issues": [i.to_dict() for i in outcome.issues[:200]]},
             action="Run 'assay packet validate DIR' and fix every issue first.",
         )
-    root = PacketRoot(directory)
     manifest = read_canonical(root, MANIFEST_FILE)
     raw_ledger = root.read(LEDGER_FILE)
     assert isinstance(raw_ledger, bytes)
@@ -274,9 +275,12 @@ def add_source(directory: str | os.PathLike[str], *, source_id: str, file: str,
         raise AssayError("sources are frozen once a review brief exists", code="sources_frozen")
     if any(s.get("sourceId") == source_id for s in manifest["sources"]):
         raise AssayError(f"source {source_id!r} already exists", code="source_exists")
-    from assay.inputs import read_bounded
+    from assay.inputs import read_regular
 
-    data = read_bounded(file, where="/file", label="the source file", limit=MAX_SOURCE_BYTES)
+    # A path the caller names: a symlink to a regular file is followed, but a
+    # FIFO, device or directory is refused without blocking on it.
+    data = read_regular(file, limit=MAX_SOURCE_BYTES, follow_symlinks=True,
+                        label="the source file", where="/file")
     path = f"raw/sources/{source_id}.txt"
     root.write(path, data, exclusive=True)
     source = {"sourceId": source_id, "type": "document", "title": title or source_id,

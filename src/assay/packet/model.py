@@ -133,16 +133,25 @@ def kind_name(kind: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True, order=True)
 class Issue:
-    """One reason a packet is invalid: code, packet-relative file, JSON pointer, sentence."""
+    """One reason a packet is invalid: code, packet-relative file, JSON pointer, sentence.
+
+    ``where`` is the recon tool's own location for a finding in a recon-layout
+    packet (``lane:ID``, ``pass:MODE``, an artifact id, a ``$``-path), so its
+    users read the same diagnostics; empty for assay's own layout.
+    """
 
     code: str
     path: str
     pointer: str
     message: str
+    where: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "path": self.path, "pointer": self.pointer,
-                "message": self.message}
+        out = {"code": self.code, "path": self.path, "pointer": self.pointer,
+               "message": self.message}
+        if self.where:
+            out["where"] = self.where
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +264,8 @@ class ValidatedRun:
     reviews: tuple[Review, ...]
     approved_at: str | None
     execution_fingerprint: str | None
+    # (packet path, sha256 digest) of every file whose bytes the run rests on.
+    byte_digests: tuple[tuple[str, str], ...] = ()
 
     @property
     def publishable(self) -> bool:
@@ -293,10 +304,19 @@ class ValidatedRun:
 
 @dataclass(frozen=True, slots=True)
 class Validation:
-    """The outcome of the boundary: a run, or every issue found (never both)."""
+    """The outcome of the boundary: a run, or every issue found (never both).
+
+    ``advisories`` are findings that do not invalidate the packet: for a
+    recon-layout packet, what assay's own stricter rules would add.
+    ``achieved_profile`` is the profile a recon-layout packet's complete
+    artifacts achieve, derived even when the packet is invalid.
+    """
 
     issues: tuple[Issue, ...] = field(default_factory=tuple)
     run: ValidatedRun | None = None
+    advisories: tuple[Issue, ...] = field(default_factory=tuple)
+    achieved_profile: str | None = None
+    layout: str = "assay"
 
     @property
     def valid(self) -> bool:

@@ -1,360 +1,609 @@
-"""Writing packets in the recon tool's layout, for tests and benchmarks.
+"""Writing packets in the recon tool's layout, for conformance tests and benchmarks.
 
-Assay itself never writes this layout into a packet (its steps refuse a
-recon-layout packet); this module exists so the reading side can be tested
-and measured on packets shaped exactly as the recon tool writes them.
-:class:`ReconBuilder` writes the shapes of the recon packet contract
-(manifest ``recon.packet-manifest`` version 1 with a ``run`` object and
-``kind``-discriminated sources, ``recon.claim-ledger`` with
-``inputArtifacts``, a structured synthesis and typed line locators,
-``recon.raw-dossier``, ``recon.review-brief``, ``recon.review-result``) and
-validates nothing itself: the boundary judges what it wrote. Its brief
-projection is written here independently of the reader's. :func:`recon_packet`
-builds a complete quick, standard or thorough packet shaped like the assay
-twin :func:`assay.packet.build.example_packet` builds. Imports the base
-modules and the packet modules.
+Assay itself never writes this layout into a packet; this module exists so
+the reading side can be checked, case by case, against what the recon tool's
+own tests assert. :func:`recon_packet` writes the packet the recon tool's
+test fixture describes, in either manifest version: one source (a local
+file, a repository, a URL, command output or a connected resource) whose
+first line is the evidence ``alpha evidence``, a gather dossier, a
+two-claim ledger (``claim-1`` supported, or verified after review;
+``claim-2`` contested with an unresolved challenge), and for standard and
+thorough packets the prior ledger, one brief per review mode, one review
+result per assurance pass and the one reconciliation, plus a dossier per
+map and gather pass and a material gap per pass that did not complete.
+``claims=N`` writes N evidence lines and N claims instead, for benchmarks.
+
+:class:`ReconPacket` edits such a packet the way the recon tool's tests do
+(replace an artifact and re-list its digest, persist the ledger, approve the
+envelope again), and :meth:`ReconPacket.reconcile` and
+:meth:`ReconPacket.brief` produce a reconciled ledger and a review brief with
+the recon tool's own semantics. Nothing here validates: the boundary judges
+what was written. Imports the base modules and the packet modules.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 from assay.canonical import fingerprint
-from assay.packet.build import REVIEW_LANES, default_execution
-from assay.packet.layout import PacketRoot, file_digest, json_file_bytes
-from assay.packet.manifest import APPROVAL_TYPE, approval_fingerprint
+from assay.packet.layout import file_digest
+from assay.packet.recon_contract import approval_input, check_artifact
 
-__all__ = ["ReconBuilder", "recon_execution", "recon_packet"]
+__all__ = ["APPROVED_AT", "ReconPacket", "recon_packet"]
 
-T0 = "2026-01-05T10:00:00.000Z"
-SEEN = "2026-01-05T10:01:00.000Z"
-# The recon tool's durable task classes, per wave mode.
-TASK_CLASS = {
-    "map": "mechanical-recon", "gather": "mechanical-recon", "redundant-gather": "mechanical-recon",
-    "compile": "intelligent-recon", "semantic-verification": "hard-reasoning",
-    "adversarial": "hard-reasoning", "coverage": "intelligent-recon",
-    "reconciliation": "consequential", "redundant-verification": "hard-reasoning",
-    "contradiction-resolution": "hard-reasoning",
+RUN = "run-render"
+SEEN = "2026-08-31T00:00:00.000Z"
+APPROVED_AT = "2026-08-31T00:00:45.000Z"
+BRIEFED = "2026-08-31T00:03:00.000Z"
+SOURCE_TEXT = "alpha evidence\nbeta context\n"
+_TARGET = {"provider": "fixture-provider", "route": "fake", "role": "recon-worker",
+           "model": "fixture-model", "effort": "high", "reasoningMode": "fixture-reasoning",
+           "serviceTier": "fixture"}
+_PASSES = {
+    "quick": ("map", "gather", "compile"),
+    "standard": ("map", "gather", "compile", "semantic-verification", "adversarial", "coverage",
+                 "reconciliation"),
 }
-
-BRIEF_MODE = {"semantic": "verify", "redundant-verification": "verify",
-              "adversarial": "adversary", "contradiction-resolution": "adversary",
-              "coverage": "coverage"}
-# The disposition that affirms a claim, per review kind.
-AFFIRM = {"semantic": "affirmed", "redundant-verification": "affirmed",
-          "adversarial": "unchallenged", "coverage": "covered",
-          "contradiction-resolution": "resolved"}
-
-
-RECONCILIATION = "reviews/reconciliation.json"
-
-
-def recon_execution(profile: str) -> dict[str, Any]:
-    """The twin's execution envelope, with the recon tool's task classes.
-
-    The reconciler's write root is the file the recon layout names,
-    ``reviews/reconciliation.json``: a write root may be the artifact itself.
-    """
-    execution = default_execution(profile)
-    for wave in execution["waves"]:
-        wave["taskClass"] = TASK_CLASS[wave["mode"]]
-        if wave["mode"] == "reconciliation":
-            wave["lanes"][0]["writeRoot"] = RECONCILIATION
-    return execution
+# Review kind -> (result id, the brief it answers, the disposition that affirms).
+_REVIEWS = {
+    "semantic": ("review-semantic", "verify", "affirmed"),
+    "adversarial": ("review-adversarial", "adversary", "unchallenged"),
+    "coverage": ("review-coverage", "coverage", "covered"),
+    "redundant-verification": ("review-redundant-verification", "redundant-verify", "affirmed"),
+    "contradiction-resolution": ("review-contradiction-resolution", "contradiction-resolution",
+                                 "unresolved"),
+}
+# The reconciler's own transition table (narrower than the ledger's).
+_RECONCILABLE = frozenset({
+    ("provisional", "verified"), ("provisional", "contested"), ("provisional", "unresolved"),
+    ("provisional", "unsupported"), ("supported", "verified"), ("supported", "contested"),
+    ("supported", "unresolved"), ("supported", "unsupported"), ("verified", "contested"),
+    ("verified", "unresolved"), ("verified", "unsupported"), ("contested", "verified"),
+    ("contested", "unresolved"), ("contested", "unsupported"), ("unresolved", "verified"),
+    ("unresolved", "contested"), ("unresolved", "unsupported"),
+})
+_CORE = {"semantic": "affirmed", "adversarial": "unchallenged", "coverage": "covered"}
+_ALLOWED = {"semantic": ("affirmed", "rejected", "uncertain"),
+            "adversarial": ("unchallenged", "challenged"), "coverage": ("covered", "gap")}
 
 
-class ReconBuilder:
-    """Write a recon-layout packet piece by piece; canonical files on :meth:`finish`."""
+def _json(value: Any) -> bytes:
+    """How the recon tool writes a document: two-space indented JSON plus a newline."""
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
-    def __init__(self, directory: str | os.PathLike[str], *, profile: str = "quick",
-                 run_id: str = "run-recon") -> None:
-        os.makedirs(directory, exist_ok=True)
-        self.root = PacketRoot(directory)
-        self.root.make_layout()
-        self.directory = Path(directory)
-        self.captures: dict[str, bytes] = {}
-        self.dossiers: list[dict[str, str]] = []
-        self.reviews: list[str] = []
-        self.prior = b""
-        self.prior_doc: dict[str, Any] = {}
-        self.prior_ref: dict[str, str] = {}
-        self.manifest: dict[str, Any] = {
-            "kind": "recon.packet-manifest", "schemaVersion": 1,
-            "run": {"id": run_id, "topic": "storage", "status": "running",
-                    "requestedProfile": profile, "achievedProfile": None,
-                    "createdAt": T0, "updatedAt": T0},
-            "request": {"objective": "Which storage engine suits the ledger?",
-                        "questions": ["Is SQLite WAL safe for concurrent readers?"],
-                        "includedScope": [], "excludedScope": [], "contextReferences": [],
-                        "outputPath": os.path.realpath(directory)},
-            "sources": [], "execution": None, "artifacts": [], "gaps": [],
-        }
-        self.ledger: dict[str, Any] = {
-            "kind": "recon.claim-ledger", "schemaVersion": 1, "runId": run_id, "revision": 1,
-            "inputArtifacts": [],
-            "synthesis": {"answer": "SQLite in WAL mode serves the ledger.", "keyClaimIds": [],
-                          "caveats": [], "unresolvedQuestionIds": []},
-            "evidence": [], "claims": [], "unresolvedQuestions": [], "transitions": [],
-        }
 
-    @property
-    def run_id(self) -> str:
-        return str(self.manifest["run"]["id"])
+def _passes(profile: str, contradiction: bool) -> tuple[str, ...]:
+    if profile == "thorough":
+        return ("map", "gather", "redundant-gather", "compile", "semantic-verification",
+                "adversarial", "coverage", "redundant-verification",
+                *(("contradiction-resolution",) if contradiction else ()), "reconciliation")
+    return _PASSES[profile]
 
-    def write(self, path: str, doc: dict[str, Any] | bytes, *, register: bool = True
-              ) -> dict[str, str]:
-        data = doc if isinstance(doc, bytes) else json_file_bytes(doc)
-        self.root.write(path, data)
-        ref = {"path": path, "digest": file_digest(data)}
-        if register:
-            self.manifest["artifacts"] = [a for a in self.manifest["artifacts"]
-                                          if a["path"] != path] + [ref]
+
+def _write_root(mode: str) -> str:
+    if mode in ("map", "redundant-gather"):
+        return f"raw/dossiers/pass-{mode}.json"
+    if mode == "gather":
+        return "raw/dossiers"
+    if mode == "compile":
+        return "claims.json"
+    if mode == "semantic-verification":
+        return "reviews/semantic.json"
+    return f"reviews/{mode}.json"
+
+
+def _lane(mode: str) -> str:
+    return "lane-semantic" if mode == "semantic-verification" else f"lane-{mode}"
+
+
+class ReconPacket:
+    """A recon-layout packet on disk and the documents it was written from."""
+
+    def __init__(self, root: Path, source_root: Path, version: int) -> None:
+        self.root = root
+        self.source_root = source_root
+        self.version = version
+        self.manifest: dict[str, Any] = {}
+        self.ledger: dict[str, Any] = {}
+
+    # -- files ---------------------------------------------------------------
+    def write(self, path: str, value: Any) -> dict[str, str]:
+        """Write ``value`` at packet path ``path``; return its ``{path, digest}``."""
+        data = value if isinstance(value, bytes) else _json(value)
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        return {"path": path, "digest": file_digest(data)}
+
+    def read(self, path: str) -> Any:
+        return json.loads((self.root / path).read_bytes())
+
+    def replace(self, path: str, value: Any) -> dict[str, str]:
+        """Rewrite a listed artifact and re-list its digest (the manifest is written too)."""
+        ref = self.write(path, value)
+        for listed in self.manifest["artifacts"]:
+            if listed["path"] == path:
+                listed["digest"] = ref["digest"]
+        self.write("manifest.json", self.manifest)
         return ref
 
-    # -- sources -------------------------------------------------------------
-    def _source(self, kind: str, source_id: str, **fields: Any) -> dict[str, Any]:
-        source = {"kind": kind, "id": source_id, "available": True, "authority": "primary",
-                  "observedAt": SEEN, "validationState": "pinned", **fields}
-        self.manifest["sources"].append(source)
-        return source
+    def persist(self) -> None:
+        """Write the ledger and the manifest, the ledger re-listed with its new digest."""
+        ref = self.write("claims.json", self.ledger)
+        self.manifest["artifacts"][0] = ref
+        self.write("manifest.json", self.manifest)
 
-    def command_source(self, source_id: str, text: str) -> dict[str, Any]:
-        """A command's captured output inside the packet."""
-        data = text.encode("utf-8")
-        path = f"raw/sources/{source_id}.txt"
-        self.root.write(path, data)
-        self.captures[source_id] = data
-        return self._source("command-output", source_id, argv=["cat", f"{source_id}.txt"],
-                            cwd="/srv/notes", exitStatus=0, outputPath=path,
-                            outputDigest=file_digest(data), environmentNames=["LANG"])
+    def listed(self, path: str) -> dict[str, str]:
+        return next(dict(a) for a in self.manifest["artifacts"] if a["path"] == path)
 
-    def url_source(self, source_id: str, url: str, text: str) -> dict[str, Any]:
-        """A web page captured inside the packet."""
-        data = text.encode("utf-8")
-        path = f"raw/sources/{source_id}.html"
-        self.root.write(path, data)
-        self.captures[source_id] = data
-        return self._source("url", source_id, url=url, capturePath=path,
-                            captureDigest=file_digest(data))
-
-    def file_source(self, source_id: str, path: str, text: str) -> dict[str, Any]:
-        """A local file outside the packet, identified by its canonical path and digest."""
-        return self._source("file", source_id, path=path,
-                            contentHash=file_digest(text.encode("utf-8")))
-
-    # -- ledger ----------------------------------------------------------------
-    def evidence(self, evidence_id: str, source_id: str, line_start: int, line_end: int, *,
-                 excerpt: str | None = None, status: str = "exact") -> dict[str, Any]:
-        """Evidence located by lines of its source (the excerpt is those lines unless given)."""
-        source = next(s for s in self.manifest["sources"] if s["id"] == source_id)
-        if excerpt is None:
-            lines = self.captures[source_id].decode("utf-8").split("\n")
-            excerpt = "\n".join(lines[line_start - 1:line_end])
-        kind = source["kind"]
-        locator: dict[str, Any] = {"kind": kind}
-        if kind == "command-output":
-            locator.update(artifactPath=source["outputPath"], lineStart=line_start,
-                           lineEnd=line_end, commandDigest=fingerprint(source["argv"]))
-        elif kind == "url":
-            locator.update(url=source["url"], retrievedAt=source["observedAt"])
-        else:
-            locator.update(path=source["path"], lineStart=line_start, lineEnd=line_end)
-        record = {"id": evidence_id, "sourceId": source_id, "locator": locator,
-                  "displayExcerpt": excerpt, "observedAt": source["observedAt"],
-                  "locatorValidation": {"status": status, "validatedAt": SEEN},
-                  "provenance": {"path": "", "digest": ""}}
-        self.ledger["evidence"].append(record)
-        return record
-
-    def claim(self, claim_id: str, statement: str, links: list[tuple[str, str]], *,
-              state: str = "supported") -> dict[str, Any]:
-        claim = {"id": claim_id, "statement": statement, "status": state,
-                 "evidence": [{"evidenceId": e, "relation": r} for e, r in links],
-                 "qualifications": [], "reviewIds": [], "derivedFrom": [], "challenges": []}
-        self.ledger["claims"].append(claim)
-        path = {"provisional": [], "supported": ["supported"], "verified": ["supported", "verified"],
-                "contested": ["contested"], "unresolved": ["unresolved"],
-                "unsupported": ["unsupported"]}[state]
-        previous = "provisional"
-        for step in path:
-            self.ledger["transitions"].append({"claimId": claim_id, "from": previous, "to": step})
-            previous = step
-        return claim
-
-    # -- execution and worker output -------------------------------------------
+    # -- envelope --------------------------------------------------------------
     def approve(self, execution: dict[str, Any] | None = None) -> dict[str, Any]:
-        profile = self.manifest["run"]["requestedProfile"]
-        envelope = dict(execution or recon_execution(profile))
-        envelope.pop("approval", None)
-        envelope["approval"] = {"type": APPROVAL_TYPE, "approvedAt": "2026-01-05T10:05:00.000Z",
-                                "fingerprint": approval_fingerprint(envelope)}
+        """Approve the (changed) execution envelope again, as the recon tool records it."""
+        envelope = {k: v for k, v in (execution or self.manifest["execution"]).items()
+                    if k != "approval"}
+        approval: dict[str, Any] = {"type": "explicit-user-approval", "approvedAt": APPROVED_AT}
+        if self.version == 1:
+            approval["fingerprint"] = approval_input(envelope)
+        envelope["approval"] = approval
         self.manifest["execution"] = envelope
         return envelope
 
-    def lane_root(self, lane_id: str) -> str:
-        return str(next(lane["writeRoot"] for wave in self.manifest["execution"]["waves"]
-                        for lane in wave["lanes"] if lane["laneId"] == lane_id))
+    def execution(self, modes: tuple[str, ...], concurrency: int) -> dict[str, Any]:
+        waves = []
+        for mode in modes:
+            wave: dict[str, Any] = {"waveId": f"wave-{mode}", "mode": mode,
+                                    "taskClass": "intelligent-recon"}
+            if self.version == 2:
+                wave["classFloor"] = "mechanical-recon"
+                wave["selectionReason"] = "A bounded contract-validation assignment."
+            wave["lanes"] = [{"laneId": _lane(mode), "scope": f"packet/{mode}",
+                              "writeRoot": _write_root(mode)}]
+            wave["conditional"] = False
+            waves.append(wave)
+        common = {"authority": "contract-enforced", "maxConcurrency": concurrency,
+                  "deadlineSeconds": 60, "retryLimit": 0, "waves": waves}
+        if self.version == 1:
+            return self.approve({**_TARGET, **common})
+        return self.approve({"target": dict(_TARGET), **common, "conditions": []})
 
-    def dossier(self, lane_id: str, mode: str, wave_id: str, *, outcome: str = "complete",
-                path: str | None = None, findings: list[Any] | None = None) -> dict[str, str]:
-        doc = {
-            "kind": "recon.raw-dossier", "schemaVersion": 1, "id": f"dossier-{lane_id}",
-            "runId": self.run_id, "waveId": wave_id, "laneId": lane_id, "mode": mode,
-            "outcome": outcome, "allowedInputs": ["request"], "excludedInputs": [],
-            "findings": findings if findings is not None else [
-                {"statement": f"{mode} finding", "sourceIds": ["src-0"]}],
-            "uncertainty": [], "contradictions": [], "gaps": [],
-        }
-        ref = self.write(path or f"{self.lane_root(lane_id)}/dossier.json", doc)
-        self.dossiers.append(ref)
-        return ref
+    # -- review briefs -----------------------------------------------------------
+    def brief(self, brief_id: str, mode: str, ledger: dict[str, Any],
+              claim_ids: list[str] | None = None, *,
+              excluded: list[str] | None = None) -> dict[str, Any]:
+        """The recon tool's brief of ``mode`` over ``ledger`` (the named claims, or all).
 
-    # -- reviews ------------------------------------------------------------------
-    def snapshot(self) -> dict[str, str]:
-        """Freeze the current ledger as the prior ledger the reconciliation binds."""
-        self.prior = json_file_bytes(self.ledger)
-        self.prior_doc = json.loads(self.prior)
-        self.prior_ref = self.write(f"raw/drafts/claims-r{self.ledger['revision']}.json",
-                                    self.prior)
-        return self.prior_ref
-
-    def brief(self, kind: str, *, change: Any = None) -> dict[str, str]:
-        """The recon tool's brief for ``kind``: every claim of the prior ledger, blind per mode."""
-        mode = BRIEF_MODE[kind]
-        ledger, request = self.prior_doc, self.manifest["request"]
-        doc: dict[str, Any] = {"kind": "recon.review-brief", "schemaVersion": 1,
-                               "id": f"brief-{kind}", "runId": self.run_id, "mode": mode,
-                               "createdAt": "2026-01-05T11:00:00.000Z",
-                               "excludedInputs": ["dossiers", "synthesis", "prior reviews"]}
+        ``excluded`` overrides the scope exclusions the request names.
+        """
+        chosen = [c for c in ledger["claims"] if claim_ids is None or c["id"] in claim_ids]
+        request = self.manifest["request"]
+        brief: dict[str, Any] = {"kind": "recon.review-brief", "schemaVersion": 1, "id": brief_id,
+                                 "runId": RUN, "mode": mode, "createdAt": BRIEFED,
+                                 "excludedInputs": ["prior_reasoning"]}
         if mode == "verify":
             records = {e["id"]: e for e in ledger["evidence"]}
-            claims, cited = [], []
-            for claim in ledger["claims"]:
-                shown = []
+            cited: set[str] = set()
+            shown = []
+            for claim in chosen:
+                links = []
                 for link in claim["evidence"]:
                     record = records[link["evidenceId"]]
-                    cited.append(record["sourceId"])
-                    shown.append({key: record[key]
-                                  for key in ("id", "sourceId", "displayExcerpt", "locator")})
-                claims.append({"id": claim["id"], "statement": claim["statement"],
-                               "evidence": shown})
-            doc["claims"] = claims
-            doc["sources"] = [s for s in self.manifest["sources"] if s["id"] in cited]
-        else:
-            doc["scope"] = {"included": request["includedScope"],
-                            "excluded": request["excludedScope"]}
-            doc["questions"] = list(request["questions"])
-            pairs = [{"id": c["id"], "statement": c["statement"]} for c in ledger["claims"]]
-            doc["provisionalStatements" if mode == "adversary" else "claims"] = pairs
-        if change is not None:
-            change(doc)
-        return self.write(f"reviews/briefs/brief-{kind}.json", doc)
+                    cited.add(record["sourceId"])
+                    links.append({"id": record["id"], "sourceId": record["sourceId"],
+                                  "displayExcerpt": record["displayExcerpt"],
+                                  "locator": record["locator"]})
+                shown.append({"id": claim["id"], "statement": claim["statement"],
+                              "evidence": links})
+            brief["claims"] = shown
+            brief["sources"] = [s for s in self.manifest["sources"] if s["id"] in cited]
+            return brief
+        brief["scope"] = {"included": list(request["includedScope"]),
+                          "excluded": list(request["excludedScope"] if excluded is None
+                                           else excluded)}
+        brief["questions"] = list(request["questions"])
+        pairs = [{"id": c["id"], "statement": c["statement"]} for c in chosen]
+        brief["provisionalStatements" if mode == "adversary" else "claims"] = pairs
+        return brief
 
-    def result(self, kind: str, brief: dict[str, str], *, disposition: str | None = None,
-               lane: str | None = None, **fields: Any) -> dict[str, str]:
-        """A complete review result of ``kind`` disposing of every prior claim."""
-        lane = lane or REVIEW_LANES[kind]
-        verdict = disposition or AFFIRM[kind]
-        doc: dict[str, Any] = {
-            "kind": "recon.review-result", "schemaVersion": 1, "id": f"review-{kind}",
-            "runId": self.run_id, "reviewKind": kind, "reviewerLane": lane,
-            "status": "complete", "permittedInputs": [dict(brief)],
-            "excludedInputs": ["dossiers", "other reviews"],
-            "dispositions": [{"claimId": c["id"], "disposition": verdict}
-                             for c in self.prior_doc["claims"]],
+    # -- reconciliation ------------------------------------------------------------
+    def reconcile(self, prior: dict[str, Any], results: list[dict[str, Any]],
+                  prior_ref: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The next ledger and its reconciliation, as the recon tool's reconciler derives them.
+
+        Raises ValueError where that reconciler refuses its input: a
+        schema-invalid, duplicate or missing core review, duplicate or
+        conflicting or unassociated new evidence, an invented link, or an
+        association without new evidence or a disposition.
+        """
+        for review in results:
+            bare = {k: v for k, v in review.items() if k != "artifactReference"}
+            if check_artifact(bare):
+                raise ValueError(f"reconciliation rejects schema-invalid review {review.get('id')}")
+        kinds = [r["reviewKind"] for r in results]
+        if len(set(kinds)) != len(kinds) or "reconciliation" in kinds:
+            raise ValueError("reconciliation rejects duplicate, nested or shadow review results")
+        by_kind = {r["reviewKind"]: r for r in results}
+        for kind, allowed in _ALLOWED.items():
+            core = by_kind.get(kind)
+            if core is None or core["status"] != "complete":
+                raise ValueError(f"reconciliation requires a complete {kind} result")
+            if any(d["disposition"] not in allowed for d in core["dispositions"]):
+                raise ValueError(f"reconciliation received an invalid {kind} disposition")
+        ledger = copy.deepcopy(prior)
+        ledger["revision"] = prior["revision"] + 1
+        refs = [r.get("artifactReference") or r["permittedInputs"][0] for r in results]
+        ledger["inputArtifacts"] = [*prior["inputArtifacts"], prior_ref, *refs]
+        self._links(ledger)
+        self._incorporate(ledger, results)
+        transitions = [t for claim in ledger["claims"]
+                       if (t := self._settle(claim, results)) is not None]
+        ledger["transitions"] = transitions
+        findings = by_kind["coverage"]["coverageFindings"]
+        reconciliation = {
+            "kind": "recon.review-result", "schemaVersion": 1, "id": "review-reconciliation",
+            "runId": RUN, "reviewKind": "reconciliation", "reviewerLane": "lane-reconciliation",
+            "status": "complete", "inputLedger": {**prior_ref, "revision": prior["revision"]},
+            "outputRevision": ledger["revision"],
+            "incorporatedReviewIds": [r["id"] for r in results],
+            "transitions": copy.deepcopy(transitions), "additions": [], "removals": [],
+            "removalDispositions": [],
+            "coverageDispositions": [{"findingId": f["id"], "gapId": f["gapId"],
+                                      "disposition": "accepted-gap"} for f in findings],
+            "permittedInputs": [prior_ref, *refs], "excludedInputs": [], "dispositions": [],
             "newEvidence": [], "evidenceAssociations": [], "coverageFindings": [],
-            "unresolvedIssues": [], "brief": dict(brief),
+            "unresolvedIssues": [],
         }
-        if kind == "contradiction-resolution":
-            doc["contradictionDispositions"] = [{"contradictionId": "ch-0",
-                                                 "claimIds": ["claim-0"],
-                                                 "disposition": "resolved"}]
-        doc.update(fields)
-        ref = self.write(f"{self.lane_root(lane)}/result.json", doc)
-        self.reviews.append(doc["id"])
-        return ref
+        return ledger, reconciliation
 
-    def reconcile(self, *, to: str = "verified", **fields: Any) -> dict[str, str]:
-        """Move every claim to ``to`` as the next revision; record the one reconciliation."""
-        transitions = [{"claimId": c["id"], "from": c["status"], "to": to}
-                       for c in self.ledger["claims"]]
-        for claim in self.ledger["claims"]:
-            claim["status"] = to
-            claim["reviewIds"] = list(self.reviews)
-        # A recon ledger of a later revision records that revision's transitions.
-        self.ledger["transitions"] = [dict(t) for t in transitions]
-        self.ledger["revision"] = self.prior_doc["revision"] + 1
-        doc: dict[str, Any] = {
-            "kind": "recon.review-result", "schemaVersion": 1, "id": "reconciliation",
-            "runId": self.run_id, "reviewKind": "reconciliation", "reviewerLane": "reconciler-1",
-            "status": "complete", "permittedInputs": [dict(self.prior_ref)], "excludedInputs": [],
-            "dispositions": [], "newEvidence": [], "coverageFindings": [], "unresolvedIssues": [],
-            "inputLedger": {**self.prior_ref, "revision": self.prior_doc["revision"]},
-            "outputRevision": self.prior_doc["revision"] + 1,
-            "incorporatedReviewIds": list(self.reviews), "transitions": transitions,
-            "additions": [], "removals": [], "removalDispositions": [], "coverageDispositions": [],
-        }
-        doc.update(fields)
-        return self.write(RECONCILIATION, doc)
+    @staticmethod
+    def _links(ledger: dict[str, Any]) -> None:
+        known: set[str] = set()
+        for record in ledger["evidence"]:
+            if record["id"] in known:
+                raise ValueError(f"reconciliation rejects duplicate evidence {record['id']}")
+            known.add(record["id"])
+        for claim in ledger["claims"]:
+            seen: set[str] = set()
+            for link in claim["evidence"]:
+                if link["evidenceId"] not in known:
+                    raise ValueError(f"reconciliation rejects invented evidence link "
+                                     f"{link['evidenceId']} on {claim['id']}")
+                key = fingerprint(link)
+                if key in seen:
+                    raise ValueError(f"reconciliation rejects duplicate evidence link on "
+                                     f"{claim['id']}")
+                seen.add(key)
 
-    def compile(self) -> None:
-        """Bind the dossiers as ledger inputs and as the provenance of every evidence record."""
-        self.ledger["inputArtifacts"] = [dict(r) for r in self.dossiers]
-        for record in self.ledger["evidence"]:
-            record["provenance"] = dict(self.dossiers[-1])
+    @staticmethod
+    def _incorporate(ledger: dict[str, Any], results: list[dict[str, Any]]) -> None:
+        claims = {c["id"]: c for c in ledger["claims"]}
+        prior = {e["id"]: fingerprint(e) for e in ledger["evidence"]}
+        taken: dict[str, tuple[str, dict[str, Any], list[dict[str, Any]]]] = {}
+        for review in results:
+            supplied = {e["id"] for e in review["newEvidence"]}
+            disposed = {d["claimId"] for d in review["dispositions"]}
+            keys: set[str] = set()
+            for link in review.get("evidenceAssociations", []):
+                key = fingerprint(link)
+                if key in keys:
+                    raise ValueError(f"reconciliation rejects duplicate evidence association "
+                                     f"{link['evidenceId']}")
+                keys.add(key)
+                if link["evidenceId"] not in supplied:
+                    raise ValueError(f"reconciliation rejects association for "
+                                     f"{link['evidenceId']} without matching new evidence")
+                if link["claimId"] not in claims:
+                    raise ValueError(f"reconciliation rejects association to unknown claim "
+                                     f"{link['claimId']}")
+                if link["claimId"] not in disposed:
+                    raise ValueError(f"reconciliation rejects association to claim "
+                                     f"{link['claimId']} without a review disposition")
+            for record in review["newEvidence"]:
+                digest = fingerprint(record)
+                existing = prior.get(record["id"]) or (taken[record["id"]][0]
+                                                       if record["id"] in taken else None)
+                if existing is not None:
+                    what = "duplicate" if existing == digest else "conflicting"
+                    raise ValueError(f"reconciliation rejects {what} evidence {record['id']}")
+                links = [a for a in review.get("evidenceAssociations", [])
+                         if a["evidenceId"] == record["id"]]
+                if not links:
+                    raise ValueError(f"reconciliation rejects unincorporated evidence "
+                                     f"{record['id']} without an affected claim")
+                taken[record["id"]] = (digest, copy.deepcopy(record), copy.deepcopy(links))
+        for _digest, record, links in taken.values():
+            ledger["evidence"].append(record)
+            for link in links:
+                claims[link["claimId"]]["evidence"].append(
+                    {"evidenceId": link["evidenceId"], "relation": link["relation"]})
 
-    def gap(self, gap_id: str, code: str, message: str, *, material: bool,
-            **fields: Any) -> dict[str, Any]:
-        gap = {"id": gap_id, "code": code, "message": message, "material": material, **fields}
-        self.manifest["gaps"].append(gap)
-        return gap
+    @staticmethod
+    def _settle(claim: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, str] | None:
+        """Move one claim by its reviews' dispositions; return the transition, if any."""
+        cid = claim["id"]
 
-    def finish(self, status: str = "complete", achieved: str | None = "quick") -> None:
-        """Write ``claims.json``, list it with its digest, and write ``manifest.json``."""
-        self.manifest["run"]["status"] = status
-        self.manifest["run"]["achievedProfile"] = achieved
-        self.write("claims.json", self.ledger)
-        self.root.write("manifest.json", json_file_bytes(self.manifest))
+        def verdicts(review: dict[str, Any]) -> list[str]:
+            return [d["disposition"] for d in review["dispositions"] if d["claimId"] == cid]
+
+        reviewing = [r for r in results if verdicts(r)]
+        said = {(r["reviewKind"], v) for r in reviewing for v in verdicts(r)}
+        material = any(f["material"] is True and cid in f["claimIds"]
+                       for r in results if r["reviewKind"] == "coverage"
+                       for f in r["coverageFindings"])
+        core = all((kind, wanted) in said for kind, wanted in _CORE.items())
+        claim["reviewIds"] = list(dict.fromkeys([*claim["reviewIds"],
+                                                 *(r["id"] for r in reviewing)]))
+        status = claim["status"]
+        if any(v == "rejected" for _k, v in said):
+            target: str | None = "unsupported"
+        elif ("adversarial", "challenged") in said:
+            target = "contested"
+        elif any(v == "uncertain" for _k, v in said) or any(
+                not any(k == kind for k, _v in said) for kind in _CORE):
+            target = "unresolved"
+        elif ("coverage", "gap") in said and not core and (
+                status in ("verified", "provisional") or material):
+            target = "contested" if material else "unresolved"
+        elif core:
+            target = "contested" if material else "verified"
+        else:
+            target = None
+        if target is None or (status, target) not in _RECONCILABLE:
+            return None
+        claim["status"] = target
+        return {"claimId": cid, "from": status, "to": target} if status != target else None
 
 
-def recon_packet(directory: str | os.PathLike[str], profile: str = "quick", *,
-                 claims: int = 3, status: str | None = "complete") -> ReconBuilder:
-    """A valid recon-layout packet: the twin of ``example_packet(dir, profile)``.
+def _source(packet: ReconPacket, kind: str, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The packet's one source (holding ``text``) and the locator of its first line."""
+    base = {"id": "source-1", "available": True, "authority": "contract-enforced",
+            "observedAt": SEEN, "validationState": "pinned"}
+    path = str(packet.source_root / "source.txt")
+    if kind == "repository":
+        source = {**base, "kind": "repository", "root": str(packet.source_root),
+                  "revision": "abc123", "dirty": False,
+                  "contentHashes": {"source.txt": file_digest(text.encode())}}
+        return source, {"kind": "repository", "path": "source.txt", "revision": "abc123",
+                        "lineStart": 1, "lineEnd": 1}
+    if kind == "url":
+        ref = packet.write("raw/captures/url.txt", b"alpha evidence on a page\n")
+        return ({**base, "kind": "url", "authority": "provider-enforced",
+                 "url": "https://example.test/evidence", "capturePath": ref["path"],
+                 "captureDigest": ref["digest"]},
+                {"kind": "url", "url": "https://example.test/evidence", "retrievedAt": SEEN})
+    if kind == "command-output":
+        ref = packet.write("raw/captures/command.txt", text.encode())
+        argv = ["example", "--read-only"]
+        return ({**base, "kind": "command-output", "argv": argv, "cwd": str(packet.source_root),
+                 "exitStatus": 0, "outputPath": ref["path"], "outputDigest": ref["digest"],
+                 "environmentNames": ["PATH"]},
+                {"kind": "command-output", "artifactPath": ref["path"], "lineStart": 1,
+                 "lineEnd": 1, "commandDigest": fingerprint(argv)})
+    if kind == "connected-resource":
+        ref = packet.write("raw/captures/connected.json",
+                           _json({"finding": "alpha evidence", "other": "beta context"}))
+        return ({**base, "kind": "connected-resource", "authority": "provider-enforced",
+                 "system": "fixture", "resourceId": "resource-1", "resourceVersion": "v1",
+                 "capturePath": ref["path"], "captureDigest": ref["digest"]},
+                {"kind": "connected-resource", "system": "fixture", "resourceId": "resource-1",
+                 "resourceVersion": "v1", "fieldOrSection": "finding", "retrievedAt": SEEN})
+    return ({**base, "kind": "file", "path": path, "contentHash": file_digest(text.encode())},
+            {"kind": "file", "path": path, "lineStart": 1, "lineEnd": 1})
 
-    One captured command output holds one line per evidence record; each
-    claim is supported by one exact line. Quick packets end with supported
-    claims; standard and thorough ones go through one brief and one
-    affirming review per kind and one reconciliation to verified claims as
-    ledger revision 2. With ``status=None`` nothing canonical is written,
-    so a caller can change the builder first.
+
+def _dossier(dossier_id: str, wave: str, lane: str, mode: str,
+             outcome: str = "complete") -> dict[str, Any]:
+    return {"kind": "recon.raw-dossier", "schemaVersion": 1, "id": dossier_id, "runId": RUN,
+            "waveId": wave, "laneId": lane, "mode": mode, "outcome": outcome,
+            "allowedInputs": ["source-1"], "excludedInputs": [], "findings": [],
+            "uncertainty": [], "contradictions": [], "gaps": []}
+
+
+def _claims(count: int | None, locator: dict[str, Any], verified: bool,
+            dossier: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Evidence records and claims: the fixture's two, or ``count`` one-line facts."""
+    status = "verified" if verified else "supported"
+    if count is None:
+        evidence = [{"id": "evidence-1", "sourceId": "source-1", "locator": locator,
+                     "displayExcerpt": "alpha evidence", "observedAt": SEEN,
+                     "contentHash": fingerprint("alpha evidence"),
+                     "locatorValidation": {"status": "exact", "validatedAt": SEEN},
+                     "provenance": dict(dossier)}]
+        claims = [
+            {"id": "claim-1", "statement": "The source contains alpha evidence.",
+             "status": status, "evidence": [{"evidenceId": "evidence-1", "relation": "supports"}],
+             "qualifications": ["Scoped to source-1."], "reviewIds": [],
+             "derivedFrom": [dict(dossier)], "challenges": []},
+            {"id": "claim-2", "statement": "A secondary interpretation remains open.",
+             "status": "contested",
+             "evidence": [{"evidenceId": "evidence-1", "relation": "qualifies"}],
+             "qualifications": ["Needs another source."], "reviewIds": ["review-adversarial"],
+             "derivedFrom": [dict(dossier)],
+             "challenges": [{"id": "challenge-1", "material": True, "status": "unresolved"}]},
+        ]
+        return evidence, claims
+    evidence, claims = [], []
+    for n in range(count):
+        text = f"fact {n} holds"
+        evidence.append({"id": f"evidence-{n}", "sourceId": "source-1",
+                         "locator": {**locator, "lineStart": n + 1, "lineEnd": n + 1},
+                         "displayExcerpt": text, "observedAt": SEEN,
+                         "contentHash": fingerprint(text),
+                         "locatorValidation": {"status": "exact", "validatedAt": SEEN},
+                         "provenance": dict(dossier)})
+        claims.append({"id": f"claim-{n}", "statement": f"Fact {n} holds.", "status": status,
+                       "evidence": [{"evidenceId": f"evidence-{n}", "relation": "supports"}],
+                       "qualifications": [], "reviewIds": [], "derivedFrom": [dict(dossier)],
+                       "challenges": []})
+    return evidence, claims
+
+
+def recon_packet(directory: str | os.PathLike[str], *, version: int = 2,
+                 profile: str = "standard", status: str = "complete",
+                 requested: str | None = None, achieved: str | None = None,
+                 source_kind: str = "file", failed_pass: str | None = None,
+                 contradiction: bool | None = None, claims: int | None = None,
+                 source_root: str | os.PathLike[str] | None = None) -> ReconPacket:
+    """Write the recon tool's fixture packet into ``directory``; return it for editing.
+
+    ``requested`` and ``achieved`` default to ``profile``; a pass of the
+    requested profile beyond the achieved one gets a material
+    ``PASS_OMITTED`` gap (``PASS_FAILED`` for ``failed_pass``). Local sources
+    (``file``, ``repository``) are written under ``source_root`` (default: a
+    ``sources`` directory beside the packet), with their real paths.
     """
-    b = ReconBuilder(directory, profile=profile)
-    lines = [f"Fact 0-{n}: observation number {n} of source 0 holds." for n in range(claims)]
-    b.command_source("src-0", "\n".join(lines) + "\n")
-    for n in range(claims):
-        b.evidence(f"ev-{n}", "src-0", n + 1, n + 1)
-        b.claim(f"claim-{n}", f"Claim number {n} is supported by its sources.",
-                [(f"ev-{n}", "supports")])
-    b.ledger["synthesis"]["keyClaimIds"] = ["claim-0"]
-    b.approve()
-    b.dossier("map-1", "map", "w-map")
-    b.dossier("gather-1", "gather", "w-gather")
-    if profile == "thorough":
-        b.dossier("gather-2", "gather", "w-regather")
-        b.ledger["claims"][0]["challenges"] = [
-            {"id": "ch-0", "material": False, "status": "resolved", "note": "a narrower reading"}]
-    b.compile()
-    if profile != "quick":
-        b.snapshot()
-        kinds = ["semantic", "adversarial", "coverage"]
-        if profile == "thorough":
-            kinds += ["redundant-verification", "contradiction-resolution"]
-        for kind in kinds:
-            b.result(kind, b.brief(kind))
-        b.reconcile()
-    if status is not None:
-        b.finish(status, achieved=profile)
-    return b
+    requested = requested or profile
+    achieved = achieved or profile
+    if contradiction is None:
+        # The version-1 fixture always resolved contradictions in a thorough run.
+        contradiction = version == 1 and achieved == "thorough"
+    root = Path(os.path.realpath(directory))
+    root.mkdir(parents=True, exist_ok=True)
+    sources = Path(source_root) if source_root is not None else root.parent / "sources"
+    sources.mkdir(parents=True, exist_ok=True)
+    sources = Path(os.path.realpath(sources))
+    packet = ReconPacket(root, sources, version)
+    text = SOURCE_TEXT if claims is None else "".join(f"fact {n} holds\n" for n in range(claims))
+    (sources / "source.txt").write_text(text, encoding="utf-8")
+    packet.manifest = {"request": {"objective": "Find fixture evidence.",
+                                   "questions": ["What evidence exists?"],
+                                   "includedScope": ["source-1"],
+                                   "excludedScope": ["unrelated sources"],
+                                   "contextReferences": [], "outputPath": str(root)}}
+    source, locator = _source(packet, source_kind, text)
+    packet.manifest["sources"] = [source]
+    dossier = packet.write("raw/dossiers/gather.json",
+                           _dossier("dossier-input", "wave-gather", "lane-gather", "gather"))
+    evidence, claim_list = _claims(claims, locator, achieved != "quick", dossier)
+    ledger: dict[str, Any] = {
+        "kind": "recon.claim-ledger", "schemaVersion": 1, "runId": RUN,
+        "revision": 1 if achieved == "quick" else 2, "inputArtifacts": [dossier],
+        "synthesis": {"answer": "The source contains alpha evidence.",
+                      "keyClaimIds": [claim_list[0]["id"]],
+                      "caveats": ["Evidence is scoped to the pinned fixture."],
+                      "unresolvedQuestionIds": ["question-1"]},
+        "evidence": evidence, "claims": claim_list,
+        "unresolvedQuestions": [{"id": "question-1",
+                                 "question": "Does another source confirm the result?"}],
+        "transitions": [{"claimId": c["id"], "from": "provisional", "to": c["status"]}
+                        for c in claim_list],
+    }
+    reviews: list[dict[str, str]] = []
+    redundant: dict[str, str] | None = None
+    if achieved == "thorough":
+        redundant = packet.write("raw/dossiers/pass-redundant-gather.json", _dossier(
+            "dossier-redundant-gather", "wave-redundant-gather", "lane-redundant-gather",
+            "gather"))
+        ledger["inputArtifacts"].append(redundant)
+    if achieved != "quick":
+        reviews = _reviewed(packet, ledger, achieved, contradiction)
+    packet.ledger = ledger
+    claims_ref = packet.write("claims.json", ledger)
+    modes = _passes(requested, contradiction)
+    done = set(_passes(achieved, contradiction)) if achieved in ("quick", "standard",
+                                                                  "thorough") else set()
+    gaps: list[dict[str, Any]] = []
+    passes: list[dict[str, str]] = []
+    for mode in modes:
+        if mode not in done:
+            word = "failed" if mode == failed_pass else "omitted"
+            gaps.append({"id": f"gap-pass-{len(gaps) + 1}",
+                         "code": "PASS_FAILED" if word == "failed" else "PASS_OMITTED",
+                         "message": f"{mode} was {word}; no complete result was published.",
+                         "material": True, "sourceIds": [], "claimIds": [],
+                         "coverageFindingIds": []})
+        elif mode == "redundant-gather" and redundant is not None:
+            passes.append(redundant)
+        elif mode in ("map", "gather"):
+            passes.append(packet.write(f"raw/dossiers/pass-{mode}.json", _dossier(
+                f"dossier-{mode}", f"wave-{mode}", _lane(mode), mode)))
+    packet.manifest = {
+        "kind": "recon.packet-manifest", "schemaVersion": version,
+        "run": {"id": RUN, "topic": "render fixture", "status": status,
+                "requestedProfile": requested, "achievedProfile": achieved,
+                "createdAt": SEEN, "updatedAt": "2026-08-31T00:02:00.000Z"},
+        "request": packet.manifest["request"], "sources": [source],
+        "execution": {}, "artifacts": [claims_ref, dossier, *reviews, *passes],
+        "gaps": [{"id": "gap-1", "code": "OPTIONAL_SOURCE_UNAVAILABLE",
+                  "message": "An optional comparison source was unavailable.",
+                  "material": False, "sourceIds": [], "claimIds": [],
+                  "coverageFindingIds": []}, *gaps],
+    }
+    packet.execution(modes, 4 if requested == "thorough" else 2)
+    if version == 2:
+        packet.manifest["conditionOutcomes"] = []
+    packet.write("manifest.json", packet.manifest)
+    return packet
+
+
+def _reviewed(packet: ReconPacket, ledger: dict[str, Any], achieved: str,
+              contradiction: bool) -> list[dict[str, str]]:
+    """Write the prior ledger, briefs, review results and the reconciliation; list them."""
+    prior = copy.deepcopy(ledger)
+    prior["revision"] = 1
+    for claim in prior["claims"]:
+        claim["status"] = "supported" if claim["status"] == "verified" else claim["status"]
+        if claim["status"] != "contested":
+            claim["reviewIds"] = []
+    prior["transitions"] = [{"claimId": c["id"], "from": "provisional", "to": c["status"]}
+                            for c in prior["claims"]]
+    prior_ref = packet.write("raw/drafts/claims-v1.json", prior)
+    contested = [c["id"] for c in ledger["claims"] if c["status"] == "contested"]
+    main = [c["id"] for c in ledger["claims"] if c["status"] != "contested"]
+    ledger["transitions"] = [t for t in ledger["transitions"] if t["claimId"] in main]
+    for step in ledger["transitions"]:
+        step["from"] = "supported"
+    ledger["inputArtifacts"].append(prior_ref)
+    listed = [prior_ref]
+    kinds = ["semantic", "adversarial", "coverage"]
+    if achieved == "thorough":
+        kinds.append("redundant-verification")
+    if contradiction:
+        kinds.append("contradiction-resolution")
+    briefs: dict[str, dict[str, str]] = {}
+    for kind in kinds:
+        result_id, brief_name, verdict = _REVIEWS[kind]
+        mode = {"verify": "verify", "redundant-verify": "verify"}.get(
+            brief_name, "adversary" if brief_name in ("adversary", "contradiction-resolution")
+            else "coverage")
+        shown = contested if kind == "contradiction-resolution" else main
+        brief = packet.brief(f"brief-{brief_name}", mode, prior, shown, excluded=[])
+        briefs[kind] = packet.write(f"reviews/briefs/{brief_name}.json", brief)
+        listed.append(briefs[kind])
+    for kind in kinds:
+        result_id, _brief, verdict = _REVIEWS[kind]
+        shown = contested if kind == "contradiction-resolution" else main
+        result: dict[str, Any] = {
+            "kind": "recon.review-result", "schemaVersion": 1, "id": result_id, "runId": RUN,
+            "reviewKind": kind, "reviewerLane": f"lane-{kind}", "status": "complete",
+            "brief": dict(briefs[kind]), "permittedInputs": [dict(briefs[kind])],
+            "excludedInputs": ["prior_reasoning"],
+            "dispositions": [{"claimId": cid, "disposition": verdict} for cid in shown],
+            "newEvidence": [], "evidenceAssociations": [], "coverageFindings": [],
+            "unresolvedIssues": []}
+        if kind == "contradiction-resolution":
+            result["contradictionDispositions"] = [{"contradictionId": "challenge-1",
+                                                    "claimIds": ["claim-2"],
+                                                    "disposition": "unresolved"}]
+        listed.append(packet.write(f"reviews/{kind}.json", result))
+    incorporated = [_REVIEWS[k][0] for k in kinds]
+    for claim in ledger["claims"]:
+        if claim["id"] in main:
+            claim["reviewIds"] = [r for r in incorporated if r != "review-contradiction-resolution"]
+        elif contradiction:
+            claim["reviewIds"] = ["review-adversarial", "review-contradiction-resolution"]
+    reconciliation = {
+        "kind": "recon.review-result", "schemaVersion": 1, "id": "review-reconciliation",
+        "runId": RUN, "reviewKind": "reconciliation", "reviewerLane": "lane-reconciliation",
+        "status": "complete", "inputLedger": {**prior_ref, "revision": 1}, "outputRevision": 2,
+        "incorporatedReviewIds": incorporated,
+        "transitions": copy.deepcopy(ledger["transitions"]), "additions": [], "removals": [],
+        "removalDispositions": [], "coverageDispositions": [],
+        "permittedInputs": [dict(r) for r in listed], "excludedInputs": [], "dispositions": [],
+        "newEvidence": [], "evidenceAssociations": [], "coverageFindings": [],
+        "unresolvedIssues": []}
+    listed.append(packet.write("reviews/reconciliation.json", reconciliation))
+    return listed

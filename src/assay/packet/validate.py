@@ -22,7 +22,9 @@ that is not publishable. Imports the base modules and the packet modules.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +65,7 @@ from assay.packet.model import (
     Validation,
     kind_name,
 )
-from assay.packet.recon import RECON_VERSIONS, Pending, ReconReader, is_recon_layout
+from assay.packet.recon_contract import is_recon_layout
 from assay.packet.redaction import REDACTION_MARKER, find_secret, matches_redacted
 from assay.packet.review_checks import Doc, ReviewChecks, json_pointer
 from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
@@ -86,6 +88,9 @@ _ARTIFACT_SHAPES = {
     "claim-ledger": LEDGER_SHAPE,
 }
 _OUTCOME_GAPS = ("PASS_FAILED", "PASS_OMITTED")
+# A listed artifact read and parsed: (index, path, digest, kind suffix, document
+# or None when it could not be read).
+Pending = tuple[int, str, str, str, "dict[str, Any] | None"]
 
 _GATHER_MODES = {"map": ("map",), "gather": ("gather", "redundant-gather")}
 _TERMINAL = ("complete", "partial")
@@ -115,9 +120,6 @@ class _Compiler(ReviewChecks):
         self.captures: dict[str, bytes] = {}
         self.listed: set[str] = set()
         self.capture_digests: dict[str, str] = {}
-        # Set when manifest.json is in the recon tool's layout: every file of
-        # the packet is then read in that layout and mapped onto assay's.
-        self.recon: ReconReader | None = None
 
     # -- helpers -------------------------------------------------------
     def add(self, code: str, path: str, pointer: str, message: str) -> None:
@@ -147,23 +149,16 @@ class _Compiler(ReviewChecks):
         if type(doc) is not dict:
             self.add("INVALID_TYPE", path, "", "a packet artifact must be a JSON object")
             return None
-        if path == MANIFEST_FILE and is_recon_layout(doc):
-            self.recon = ReconReader()
         kind = kind_name(doc.get("kind"))
-        if self.recon is not None and (not str(doc.get("kind")).startswith("recon.")
-                                       or self.recon.version(kind or "") is None):
-            kind = None
         if kind is None or (expected is not None and kind != expected):
             want = f"assay.{expected} or recon.{expected}" if expected else "a known packet kind"
             self.add("UNKNOWN_KIND", path, "/kind", f"{str(doc.get('kind'))[:60]!r} is not {want}")
             return None
         version = doc.get("schemaVersion")
-        supported = KINDS[kind] if self.recon is None else RECON_VERSIONS[kind]
+        supported = KINDS[kind]
         if type(version) is not int or version != supported:
-            layout = "" if self.recon is None else " in the recon layout"
             self.add("UNKNOWN_KIND", path, "/schemaVersion",
-                     f"{kind} schemaVersion {version!r} is not supported{layout} "
-                     f"(expected {supported})")
+                     f"{kind} schemaVersion {version!r} is not supported (expected {supported})")
             return None
         doc["__kind__"] = kind
         return doc
@@ -186,31 +181,19 @@ class _Compiler(ReviewChecks):
             manifest = self.load(MANIFEST_FILE, raw, "packet-manifest")
             if manifest is not None:
                 self.strip(manifest)
-                if self.recon is not None:
-                    manifest = self.recon.manifest(
-                        manifest, None if raw_ledger is None else self.digests[LEDGER_FILE])
-                if manifest is not None and not MANIFEST_SHAPE.check(self.sink(MANIFEST_FILE),
-                                                                     manifest):
+                if not MANIFEST_SHAPE.check(self.sink(MANIFEST_FILE), manifest):
                     manifest = None
         if manifest is not None:
-            # Captures first: a recon ledger's line locators are mapped onto them.
             self.sources(manifest)
         if raw_ledger is not None:
             ledger = self.load(LEDGER_FILE, raw_ledger, "claim-ledger")
             if ledger is not None:
                 self.strip(ledger)
-                if self.recon is None and not LEDGER_SHAPE.check(self.sink(LEDGER_FILE), ledger):
+                if not LEDGER_SHAPE.check(self.sink(LEDGER_FILE), ledger):
                     ledger = None
         if manifest is None:
             return None
-        pending = self.artifacts(manifest)
-        if self.recon is not None:
-            # The recon layout is mapped packet by packet: a ledger's history,
-            # a brief's binding and a finding's status live in other files.
-            ledger, pending = self.recon.map_packet(ledger, pending, self.captures)
-            if ledger is not None and not LEDGER_SHAPE.check(self.sink(LEDGER_FILE), ledger):
-                ledger = None
-        self.register(pending)
+        self.register(self.artifacts(manifest))
         if manifest["status"] == "failed":
             self.failure(manifest)
         for directory in LISTED_DIRS:
@@ -297,11 +280,6 @@ class _Compiler(ReviewChecks):
             self.captures[source["sourceId"]] = data
 
     def failure(self, manifest: dict[str, Any]) -> None:
-        if self.recon is not None:
-            self.add("UNSUPPORTED_RECON_KIND", FAILURE_FILE, "",
-                     "the recon layout defines no failure record, so a failed recon run is "
-                     "not read")
-            return
         got = self.root.read(FAILURE_FILE)
         if isinstance(got, PathProblem):
             code = "FAILURE_RECORD_MISSING" if got.code == "MISSING_FILE" else got.code
@@ -452,10 +430,6 @@ class _Compiler(ReviewChecks):
                     self.add("PUBLICATION_STATUS_MISMATCH", MANIFEST_FILE, "/status",
                              f"status {m['status']!r} is not honest: {why}, so it must be {honest!r}")
                 publication = m["status"]
-        if self.recon is not None:
-            self.recon.finish({d.path: d.digest for d in self.docs}, evidence, achieved)
-            if self.recon.native:
-                return None
         if self.issues:
             return None
 
@@ -776,36 +750,59 @@ class _Compiler(ReviewChecks):
                          f"claim {cid!r} is recorded {claim['state']!r} but its "
                          f"transitions end at {now!r}")
 
-def validate(directory: str | os.PathLike[str]) -> Validation:
+def _recon_manifest(root: PacketRoot) -> bytes | None:
+    """The bytes of ``manifest.json`` when it is in the recon tool's layout, else None."""
+    raw = root.read(MANIFEST_FILE)
+    if not isinstance(raw, bytes) or b"recon.packet-manifest" not in raw:
+        return None
+    try:
+        doc = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return raw if is_recon_layout(doc) else None
+
+
+def validate(directory: str | os.PathLike[str], *,
+             source_roots: Sequence[str] = ()) -> Validation:
     """Compile the packet at ``directory`` once: a ValidatedRun, or every issue.
 
-    Raises only for operational failures (``packet_not_found``,
-    ``packet_unreadable``, ``packet_root_symlink``); an invalid packet is a
-    :class:`Validation` with issues, sorted by file, pointer and code.
-    Reads each referenced file once and hashes it once; writes nothing.
+    A packet in the recon tool's layout is validated by that tool's rules
+    (:func:`assay.packet.recon_check.validate_recon`), its ``file`` and
+    ``repository`` sources reopened only inside ``source_roots``. Raises only
+    for operational failures (``packet_not_found``, ``packet_unreadable``,
+    ``packet_root_symlink``); an invalid packet is a :class:`Validation`
+    with issues, sorted by file, pointer and code. Reads each referenced
+    file once and hashes it once; writes nothing.
     """
     root = PacketRoot(directory)
     root.open_check()
+    raw = _recon_manifest(root)
+    if raw is not None:
+        from assay.packet.recon_check import validate_recon
+
+        return validate_recon(root, raw, source_roots)
     compiler = _Compiler(root)
     loaded = compiler.structure()
-    if loaded is not None and compiler.recon is not None and compiler.recon.native:
-        loaded = None  # the recon layout itself is broken: no cross-checks
     run = compiler.meaning(*loaded) if loaded is not None else None
-    found = compiler.issues if compiler.recon is None else compiler.recon.remap(compiler.issues)
-    issues = tuple(sorted(set(found), key=lambda i: (i.path, i.pointer, i.code, i.message)))
+    issues = tuple(sorted(set(compiler.issues),
+                          key=lambda i: (i.path, i.pointer, i.code, i.message)))
     if issues:
         return Validation(issues=issues, run=None)
     return Validation(issues=(), run=run)
 
 
-def check_and_withdraw(directory: str | os.PathLike[str]) -> tuple[Validation, bool]:
+def check_and_withdraw(directory: str | os.PathLike[str], *,
+                       source_roots: Sequence[str] = ()) -> tuple[Validation, bool]:
     """Validate, then withdraw ``packet.md`` unless the packet is publishable.
 
     Returns the validation and whether a ``packet.md`` was removed, so no
     consumer entry point from another generation survives a rejected one.
+    A recon-layout packet is read in place and never written to: nothing is
+    withdrawn from it.
     """
-    outcome = validate(directory)
+    outcome = validate(directory, source_roots=source_roots)
     withdrawn = False
-    if not (outcome.valid and outcome.run is not None and outcome.run.publishable):
+    if outcome.layout == "assay" and not (outcome.valid and outcome.run is not None
+                                          and outcome.run.publishable):
         withdrawn = PacketRoot(directory).remove(RENDER_FILE)
     return outcome, withdrawn

@@ -1,0 +1,497 @@
+"""The base of the recon-layout validator: state, reporting, reading and the documents.
+
+:class:`Base` holds what one validation of a recon-layout packet shares: the
+parsed manifest and ledger, every referenced artifact read once through
+:class:`~assay.packet.layout.PacketRoot`, the issues (with the recon tool's
+own location in ``where``) and the advisories. It checks the documents
+against the recon contract, reads every reference, and refuses persisted
+secrets. The cross-file rules build on it, one module per concern
+(:mod:`~assay.packet.recon_sources`, :mod:`~assay.packet.recon_routing`,
+:mod:`~assay.packet.recon_reviews`); :mod:`assay.packet.recon_check` runs
+them. Imports the base modules and the packet modules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.canonical import fingerprint
+from assay.packet.layout import (
+    LEDGER_FILE,
+    MANIFEST_FILE,
+    PacketRoot,
+    PathProblem,
+    file_digest,
+)
+from assay.packet.model import (
+    Issue,
+)
+from assay.packet.recon_contract import (
+    approval_input,
+    check_artifact,
+    is_digest,
+    is_int,
+    items,
+    json_pointer,
+    strings,
+)
+from assay.redaction import scan
+
+__all__ = [
+    "ASSURANCE_KINDS", "BRIEF_MODE", "CONTROLLER", "OUTCOME_CODES", "PASS_ARTIFACTS", "REQUIRED",
+    "REVIEW_WAVE", "Base", "Entry", "State", "canonical_digest", "complete", "gap_names_lane",
+    "gap_names_mode", "has_lane_identity", "js_string", "lane_of", "line_excerpt", "obj",
+    "recon_redact", "same", "same_json", "secret_rules",
+]
+
+REQUIRED = {
+    1: {"quick": ("map", "gather"),
+        "standard": ("map", "gather", "semantic-verification", "adversarial", "coverage",
+                     "reconciliation"),
+        "thorough": ("map", "gather", "semantic-verification", "adversarial", "coverage",
+                     "reconciliation", "redundant-gather", "redundant-verification",
+                     "contradiction-resolution")},
+    2: {"quick": ("map", "gather"),
+        "standard": ("map", "gather", "semantic-verification", "adversarial", "coverage",
+                     "reconciliation"),
+        "thorough": ("map", "gather", "semantic-verification", "adversarial", "coverage",
+                     "reconciliation", "redundant-gather", "redundant-verification")},
+}
+# Pass mode -> (artifact kind, the field that must match, its value).
+PASS_ARTIFACTS = {
+    "map": ("recon.raw-dossier", "mode", "map"),
+    "gather": ("recon.raw-dossier", "mode", "gather"),
+    "semantic-verification": ("recon.review-result", "reviewKind", "semantic"),
+    "adversarial": ("recon.review-result", "reviewKind", "adversarial"),
+    "coverage": ("recon.review-result", "reviewKind", "coverage"),
+    "reconciliation": ("recon.review-result", "reviewKind", "reconciliation"),
+    "redundant-verification": ("recon.review-result", "reviewKind", "redundant-verification"),
+    "contradiction-resolution": ("recon.review-result", "reviewKind",
+                                 "contradiction-resolution"),
+}
+REVIEW_WAVE = {"semantic": "semantic-verification", "adversarial": "adversarial",
+                "coverage": "coverage", "reconciliation": "reconciliation",
+                "redundant-verification": "redundant-verification",
+                "contradiction-resolution": "contradiction-resolution"}
+ASSURANCE_KINDS = ("semantic", "adversarial", "coverage", "redundant-verification",
+              "contradiction-resolution")
+BRIEF_MODE = {"semantic": "verify", "redundant-verification": "verify",
+               "adversarial": "adversary", "contradiction-resolution": "adversary",
+               "coverage": "coverage"}
+CONTROLLER = "controller:reconcile-ledger-v1"
+OUTCOME_CODES = ("PASS_FAILED", "PASS_OMITTED")
+
+# The recon tool's own redaction, which a redacted-exact excerpt must equal.
+_JS_SPACE = "[ \\t\\n\\r\\f\\v\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
+_RECON_ASSIGN = re.compile(r"(?<![A-Za-z0-9_])(token|password|secret|api[_-]?key)" + _JS_SPACE
+                           + r"*[:=]" + _JS_SPACE + r"*[^\s,;]+", re.IGNORECASE)
+_RECON_TOKEN = re.compile(r"\b(?:sk|ghp|xox[baprs])[-_][A-Za-z0-9_-]{8,}\b", re.ASCII)
+# Strings of one document are scanned as one text; this separator ends every
+# rule's match (no rule spans a bare ";" line).
+_JOIN = "\n;\n"
+
+
+# Every span either rule rewrites holds one of these (lower case): texts
+# without any are returned as they are, without a regular-expression pass.
+_RECON_WORDS = ("token", "password", "secret", "api_key", "api-key", "apikey", "sk-", "sk_",
+                "ghp-", "ghp_", "xox")
+
+
+def recon_redact(text: str) -> str:
+    """``text`` as the recon tool's redaction writes it (``key=[REDACTED]``, ``[REDACTED]``)."""
+    low = text.lower()
+    if not any(word in low for word in _RECON_WORDS):
+        return text
+    text = _RECON_ASSIGN.sub(lambda m: f"{m.group(1)}=[REDACTED]", text)
+    return _RECON_TOKEN.sub("[REDACTED]", text)
+
+
+def secret_rules(values: Iterable[str]) -> tuple[str, ...]:
+    """Rules that fire on any of ``values``: assay's shared set, plus the recon tool's own.
+
+    Each distinct value is scanned once; ``sha256:`` digests match no rule and
+    are skipped.
+    """
+    text = _JOIN.join(v for v in dict.fromkeys(values) if not is_digest(v))
+    found = set(scan(text))
+    if recon_redact(text) != text:
+        found.add("recon_redaction")
+    return tuple(sorted(found))
+
+
+def line_excerpt(content: str, lines: list[str], start: Any, end: Any) -> str | None:
+    """Lines ``start..end`` (1-based, inclusive) as the recon tool reads them, or None.
+
+    ``lines`` is ``content`` split as that tool splits it (CRLF read as LF).
+    """
+    if start is None and end is None:
+        return content
+    if not is_int(start) or not is_int(end) or start < 1 or end < start:
+        return None
+    if end > len(lines):
+        return None
+    return "\n".join(lines[int(start) - 1:int(end)])
+
+
+def js_string(value: Any) -> str:
+    """``String(value ?? '')`` for a parsed JSON value."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ",".join(js_string(item) for item in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)
+
+
+def gap_names_mode(gap: Any, mode: str) -> bool:
+    """A material PASS gap whose message names ``mode`` as a whole token."""
+    return (type(gap) is dict and gap.get("code") in OUTCOME_CODES
+            and gap.get("material") is True and type(gap.get("message")) is str
+            and re.search(r"(?:^|[^a-z-])" + re.escape(mode) + r"(?:$|[^a-z-])",
+                          gap["message"]) is not None)
+
+
+def gap_names_lane(gap: Any, wave_id: Any, lane_id: Any) -> bool:
+    return (type(gap) is dict and gap.get("code") in OUTCOME_CODES
+            and gap.get("material") is True and gap.get("waveId") == wave_id
+            and gap.get("laneId") == lane_id)
+
+
+def has_lane_identity(gap: Any) -> bool:
+    return type(gap) is dict and ("waveId" in gap or "laneId" in gap)
+
+
+def complete(value: dict[str, Any]) -> bool:
+    return (("status" not in value or value["status"] == "complete")
+            and ("outcome" not in value or value["outcome"] == "complete"))
+
+
+def lane_of(value: dict[str, Any]) -> Any:
+    if value.get("kind") == "recon.raw-dossier":
+        return value.get("laneId")
+    if value.get("kind") == "recon.review-result":
+        return value.get("reviewerLane")
+    return None
+
+
+def same(left: Any, right: Any) -> bool:
+    return (type(left) is dict and type(right) is dict and left.get("path") == right.get("path")
+            and left.get("digest") == right.get("digest"))
+
+
+def canonical_digest(value: Any) -> str:
+    return fingerprint(value)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two parsed JSON values have the same canonical form (without hashing them).
+
+    Equal canonical forms are equal Python values, so most pairs are settled
+    by ``==`` and ``repr`` (which tells ``true`` from ``1``); only a pair
+    those cannot settle (``1`` and ``1.0``, keys in another order) is walked.
+    """
+    if a != b:
+        return False
+    return type(a) is str or repr(a) == repr(b) or _same_walk(a, b)
+
+
+def _same_walk(a: Any, b: Any) -> bool:
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same_walk(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(map(_same_walk, a, b))
+    return bool(a == b)
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` if it is an object, else an empty one (hostile shapes never crash a rule)."""
+    return value if type(value) is dict else {}
+
+
+@dataclass(slots=True)
+class Entry:
+    """One referenced artifact read: its reference, parsed value and packet path."""
+
+    ref: dict[str, Any]
+    value: Any
+    path: str
+
+
+@dataclass(slots=True)
+class State:
+    """What the cross-file rules share while one packet is checked."""
+
+    by_path: dict[str, Entry] = field(default_factory=dict)
+    by_id: dict[str, Entry] = field(default_factory=dict)
+    exact: set[str] = field(default_factory=set)
+    passes: dict[str, list[str]] = field(default_factory=dict)
+    active: set[str] = field(default_factory=set)
+    reconciliation: dict[str, Any] | None = None
+    prior: dict[str, Any] | None = None
+    digests: dict[str, str] = field(default_factory=dict)
+    # Indexes built once per parsed document (keyed by its identity).
+    shown: dict[int, dict[str, dict[Any, dict[str, Any]]]] = field(default_factory=dict)
+    records: dict[int, dict[Any, dict[str, Any]]] = field(default_factory=dict)
+    by_claim: dict[int, dict[Any, list[dict[str, Any]]]] = field(default_factory=dict)
+    texts: dict[int, tuple[bytes, str, str, list[str]]] = field(default_factory=dict)
+    bound: dict[tuple[int, str, Any, int], bool] = field(default_factory=dict)
+    outside: dict[str, bytes] = field(default_factory=dict)
+
+
+class Base:
+    """One validation of one recon-layout packet: documents, reading, reporting."""
+    """One validation of one recon-layout packet. Use once."""
+
+    def __init__(self, root: PacketRoot, raw: bytes, source_roots: Sequence[str]) -> None:
+        self.root = root
+        self.m: dict[str, Any] = {}
+        self.version = 1
+        self.raw = {MANIFEST_FILE: raw}
+        self.issues: list[Issue] = []
+        self.advisories: list[Issue] = []
+        self.s = State()
+        self.s.digests[MANIFEST_FILE] = file_digest(raw)
+        self.source_roots = tuple(os.path.realpath(r) for r in source_roots)
+        self.L: dict[str, Any] | None = None
+        self.ref_digests: dict[str, str] = {}
+        # Set once any document breaks the recon contract: the packet is invalid,
+        # and a cross-file rule may then meet values of any shape (see guarded).
+        self.broken = False
+
+    # -- reporting -------------------------------------------------------------
+    def err(self, code: str, where: str, message: str, path: str = "",
+            pointer: str = "") -> None:
+        self.issues.append(Issue(code, path, pointer, message, where))
+
+    def advise(self, code: str, where: str, message: str, path: str = "",
+               pointer: str = "") -> None:
+        self.advisories.append(Issue(code, path, pointer, message, where))
+
+    def at_manifest(self, code: str, where: str, message: str) -> None:
+        self.err(code, where, message, MANIFEST_FILE, json_pointer(where))
+
+    def at_ledger(self, code: str, where: str, message: str) -> None:
+        self.err(code, where, message, LEDGER_FILE, json_pointer(where))
+
+    def _index(self, values: Any, key: str, wanted: Any) -> int | None:
+        for index, value in enumerate(items(values)):
+            if type(value) is dict and value.get(key) == wanted:
+                return index
+        return None
+
+    def at_evidence(self, code: str, evidence_id: Any, message: str) -> None:
+        index = self._index(self.L and self.L.get("evidence"), "id", evidence_id)
+        self.err(code, str(evidence_id), message, LEDGER_FILE,
+                 "" if index is None else f"/evidence/{index}")
+
+    def at_claim(self, code: str, claim_id: Any, message: str, where: str | None = None) -> None:
+        index = self._index(self.L and self.L.get("claims"), "id", claim_id)
+        self.err(code, str(claim_id) if where is None else where, message, LEDGER_FILE,
+                 "" if index is None else f"/claims/{index}")
+
+    def at_source(self, code: str, source_id: Any, message: str) -> None:
+        index = self._index(self.m.get("sources"), "id", source_id)
+        self.err(code, f"source:{source_id}", message, MANIFEST_FILE,
+                 "" if index is None else f"/sources/{index}")
+
+    def at_artifact(self, code: str, artifact_id: Any, message: str) -> None:
+        entry = self.s.by_id.get(artifact_id) if isinstance(artifact_id, str) else None
+        self.err(code, str(artifact_id), message, entry.path if entry else "", "")
+
+    # -- reading -----------------------------------------------------------------
+    def rel(self, path: Any) -> str | None:
+        """The packet path a recon reference names, or None when it leaves the packet."""
+        if type(path) is not str or not path:
+            return None
+        base = str(self.root.root)
+        full = os.path.normpath(os.path.join(base, path))
+        if not full.startswith(base + os.sep):
+            return None
+        return os.path.relpath(full, base).replace(os.sep, "/")
+
+    def read(self, rel: str) -> bytes | PathProblem:
+        if rel in self.raw:
+            return self.raw[rel]
+        got = self.root.read(rel)
+        if isinstance(got, bytes):
+            self.raw[rel] = got
+            self.s.digests[rel] = file_digest(got)
+        return got
+
+    @staticmethod
+    def problem_code(problem: PathProblem, default: str) -> str:
+        if problem.code in ("SYMLINK_PATH", "SYMLINK_ROOT_ALIAS"):
+            return "SYMLINK_ESCAPE"
+        if problem.code in ("NOT_REGULAR_FILE", "FILE_TOO_LARGE"):
+            return problem.code
+        return default
+
+    def parse(self, data: bytes, path: str) -> Any:
+        """JSON as the recon tool reads it (the last of repeated keys wins, invalid UTF-8
+        replaced). Raises ValueError when it is not JSON at all; invalid UTF-8,
+        which assay's own layout refuses, is an advisory.
+        """
+        def constant(name: str) -> Any:
+            raise ValueError(f"{name} is not JSON")
+
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", "replace")
+            self.advise("INVALID_JSON", path, "not UTF-8: assay's own layout refuses it", path)
+        return json.loads(text, parse_constant=constant)
+
+    # -- phase 1: documents ---------------------------------------------------
+    def shapes(self) -> bool:
+        """Contract findings of manifest, ledger and run identity; whether the manifest holds."""
+        m = self.m
+        request = m.get("request")
+        root = os.path.realpath(self.root.root)
+        if type(request) is not dict or request.get("outputPath") != root:
+            self.at_manifest("OUTPUT_ROOT_MISMATCH", "$.request.outputPath",
+                             "the declared output path is not the canonical packet root")
+        data = self.read(LEDGER_FILE)
+        if isinstance(data, PathProblem):
+            self.err(self.problem_code(data, "INVALID_LEDGER_JSON"), LEDGER_FILE, data.message,
+                     LEDGER_FILE)
+        else:
+            try:
+                self.L = self.parse(data, LEDGER_FILE)
+            except ValueError as exc:
+                self.err("INVALID_LEDGER_JSON", LEDGER_FILE, f"not JSON: {exc}"[:200], LEDGER_FILE)
+        manifest_found = check_artifact(m)
+        for found in manifest_found:
+            self.at_manifest(found.code, found.at, found.message)
+        if self.L is not None:
+            ledger_found = check_artifact(self.L)
+            self.broken = bool(manifest_found or ledger_found)
+            for found in ledger_found:
+                if found.at.startswith("claim:"):
+                    self.at_claim(found.code, found.at[6:], found.message, where=found.at)
+                else:
+                    self.at_ledger(found.code, found.at, found.message)
+        run = m.get("run")
+        if type(self.L) is dict and type(run) is dict and run.get("id") != self.L.get("runId"):
+            self.err("RUN_ID_MISMATCH", "$", "manifest and ledger run ids differ", LEDGER_FILE,
+                     "/runId")
+        execution = m.get("execution")
+        approval = execution.get("approval") if type(execution) is dict else None
+        if self.version == 1:
+            if type(approval) is dict:
+                assert type(execution) is dict
+                if approval.get("fingerprint") != approval_input(execution):
+                    self.at_manifest("APPROVAL_FINGERPRINT_MISMATCH",
+                                     "$.execution.approval.fingerprint",
+                                     "the approved execution envelope no longer matches its "
+                                     "approval fingerprint")
+            else:
+                self.err("MISSING_APPROVAL_ENVELOPE", "$",
+                         "the manifest holds no approval-bound execution", MANIFEST_FILE,
+                         "/execution")
+            return type(execution) is dict
+        return type(approval) is dict and not manifest_found
+
+    def references(self) -> None:
+        """Read, hash and check every referenced artifact once (the recon tool's reference set)."""
+        refs: list[Any] = list(items(self.m.get("artifacts")))
+        L = self.L if type(self.L) is dict else {}
+        refs += items(L.get("inputArtifacts"))
+        refs += [e.get("provenance") for e in items(L.get("evidence")) if type(e) is dict
+                 and e.get("provenance")]
+        for claim in items(L.get("claims")):
+            if type(claim) is dict:
+                refs += items(claim.get("derivedFrom"))
+        checked: set[tuple[str, Any]] = set()
+        for ref in refs:
+            if type(ref) is not dict or type(ref.get("path")) is not str:
+                continue
+            key = (ref["path"], ref.get("digest"))
+            if key in checked:
+                continue
+            checked.add(key)
+            self.reference(ref)
+        if LEDGER_FILE not in self.s.by_path and type(self.m.get("artifacts")) is list:
+            self.at_manifest("MISSING_CANONICAL_LEDGER_REFERENCE", "$.artifacts",
+                             "the manifest binds claims.json by exact digest")
+
+    def reference(self, ref: dict[str, Any]) -> None:
+        path = ref["path"]
+        rel = self.rel(path)
+        if rel is None:
+            self.err("PATH_ESCAPE", path, "the artifact path leaves the packet directory")
+            return
+        if rel != path:
+            self.advise("INVALID_PATH", path, f"artifact path is not in its plain form {rel!r}",
+                        MANIFEST_FILE)
+        data = self.read(rel)
+        if isinstance(data, PathProblem):
+            self.err(self.problem_code(data, "MISSING_ARTIFACT"), path,
+                     f"missing artifact {path}: {data.message}", rel)
+            return
+        actual = self.s.digests[rel]
+        self.ref_digests[path] = actual
+        if is_digest(ref.get("digest")) and actual != ref["digest"]:
+            self.err("ARTIFACT_DIGEST_MISMATCH", path, f"{path} hashes to another digest", rel)
+        if not path.endswith(".json"):
+            return
+        if rel == MANIFEST_FILE or (rel == LEDGER_FILE and self.L is not None):
+            value = self.m if rel == MANIFEST_FILE else self.L
+        else:
+            try:
+                value = self.parse(data, rel)
+            except ValueError:
+                self.err("MISSING_ARTIFACT", path, f"artifact {path} is not JSON", rel)
+                return
+            for found in check_artifact(value):
+                self.broken = True
+                self.err(found.code, f"{path}:{found.at}", found.message, rel,
+                         json_pointer(found.at))
+        entry = Entry(ref, value, rel)
+        self.s.by_path[path] = entry
+        if type(value) is dict and type(value.get("id")) is str:
+            if value["id"] in self.s.by_id:
+                self.err("DUPLICATE_ARTIFACT_ID", path, f"artifact id {value['id']} is repeated",
+                         rel)
+            self.s.by_id[value["id"]] = entry
+
+    def secrets(self) -> None:
+        """No persisted string holds a raw secret (rule names reported, never values)."""
+        documents: list[tuple[str, str, Any]] = [(MANIFEST_FILE, MANIFEST_FILE, self.m),
+                                                 (LEDGER_FILE, LEDGER_FILE, self.L)]
+        documents += [(path, e.path, e.value) for path, e in self.s.by_path.items()
+                      if e.path not in (MANIFEST_FILE, LEDGER_FILE)]
+        for where, rel, value in documents:
+            rules = secret_rules(strings(value))
+            if rules:
+                self.err("UNREDACTED_SECRET", where, "persisted packet data holds a secret-shaped "
+                         f"span (rules: {', '.join(rules)})", rel)
+
+    # -- phase 2: cross-file rules --------------------------------------------------
+    def usable(self) -> bool:
+        m, L = self.m, self.L
+        return (type(L) is dict and all(type(m.get(k)) is list
+                                        for k in ("sources", "artifacts", "gaps"))
+                and (self.version == 1 or type(m.get("conditionOutcomes")) is list)
+                and type(m.get("run")) is dict and type(m["run"].get("id")) is str
+                and all(type(L.get(k)) is list for k in ("inputArtifacts", "evidence", "claims",
+                                                         "unresolvedQuestions", "transitions"))
+                and type(L.get("synthesis")) is dict
+                and all(type(L["synthesis"].get(k)) is list
+                        for k in ("keyClaimIds", "caveats", "unresolvedQuestionIds")))
+

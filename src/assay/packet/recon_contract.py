@@ -1,0 +1,973 @@
+"""The recon tool's artifact contract: the shape of every file it writes, checked as it does.
+
+A packet the recon tool writes has a ``recon.packet-manifest`` with a
+``run`` object (manifest ``schemaVersion`` 1, whose approval carries a
+fingerprint of the flat execution envelope, or 2, its current form: an
+exact ``target``, classed waves, routing ``conditions`` and
+``conditionOutcomes``), a ``recon.claim-ledger``, ``recon.raw-dossier``,
+``recon.review-brief`` and ``recon.review-result`` files. :func:`check_artifact`
+checks one parsed document against that contract and returns every
+:class:`Finding` with the recon tool's own code and ``$``-path (so a recon
+user reads the same diagnostics), never raising on hostile input (an object
+where an array belongs, a number where an object belongs). The cross-file
+rules live in :mod:`assay.packet.recon_check`. Imports only
+:mod:`assay.canonical`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeGuard
+
+from assay.canonical import fingerprint
+
+__all__ = [
+    "CLAIM_STATES",
+    "KINDS",
+    "LEGAL_TRANSITIONS",
+    "PROFILES",
+    "Finding",
+    "approval_input",
+    "check_artifact",
+    "is_digest",
+    "is_int",
+    "is_recon_layout",
+    "items",
+    "json_pointer",
+    "strings",
+    "text_ids",
+]
+
+KINDS = ("recon.packet-manifest", "recon.claim-ledger", "recon.raw-dossier",
+         "recon.review-brief", "recon.review-result")
+# The manifest versions read; every other kind has version 1.
+MANIFEST_VERSIONS = (1, 2)
+PROFILES = ("quick", "standard", "thorough")
+CLAIM_STATES = ("provisional", "supported", "verified", "contested", "unresolved",
+                "unsupported")
+LOCATOR_STATES = ("exact", "redacted-exact", "stale", "invalid")
+SOURCE_STATES = ("pinned", "unpinned", "stale", "invalid", "unavailable")
+RUN_STATUSES = ("preparing", "awaiting-approval", "running", "complete", "partial", "failed")
+WORKER_MODES = ("map", "gather", "compile", "verify", "adversary", "coverage")
+RELATIONS = ("supports", "contradicts", "qualifies", "context")
+AUTHORITIES = ("provider-enforced", "contract-enforced")
+WAVE_MODES = ("map", "gather", "compile", "semantic-verification", "adversarial", "coverage",
+              "reconciliation", "redundant-gather", "redundant-verification",
+              "contradiction-resolution")
+TASK_CLASSES = ("mechanical-recon", "intelligent-recon", "default-implementation",
+                "hard-reasoning", "consequential")
+PREDICATES = ("insufficient-evidence", "unresolved-material-challenge")
+# The recon tool's state machine: wider than assay's own (see docs/packet.md).
+LEGAL_TRANSITIONS = frozenset({
+    ("provisional", "supported"), ("provisional", "verified"), ("provisional", "contested"),
+    ("provisional", "unresolved"), ("provisional", "unsupported"),
+    ("supported", "verified"), ("supported", "contested"), ("supported", "unresolved"),
+    ("supported", "unsupported"),
+    ("verified", "contested"), ("verified", "unresolved"), ("verified", "unsupported"),
+    ("contested", "supported"), ("contested", "verified"), ("contested", "unresolved"),
+    ("contested", "unsupported"),
+    ("unresolved", "supported"), ("unresolved", "verified"), ("unresolved", "contested"),
+    ("unresolved", "unsupported"),
+    ("unsupported", "provisional"),
+})
+DISPOSITIONS = {
+    "semantic": ("affirmed", "rejected", "uncertain"),
+    "adversarial": ("unchallenged", "challenged"),
+    "coverage": ("covered", "gap"),
+    "redundant-verification": ("affirmed", "rejected", "uncertain"),
+    "contradiction-resolution": ("resolved", "unresolved", "rejected"),
+    "reconciliation": (),
+}
+# Per requested profile (v2 routing): lane modes counted against the cap, caps.
+_POLICY = {
+    "quick": (("gather",), 4, 4, 0),
+    "standard": (("gather", "semantic-verification", "adversarial", "coverage",
+                  "contradiction-resolution"), 10, 6, 1),
+    "thorough": (("gather", "semantic-verification", "adversarial", "coverage",
+                  "redundant-gather", "redundant-verification", "contradiction-resolution"),
+                 20, 8, 1),
+}
+_SOURCE_KEYS = {
+    "repository": ("root", "revision", "dirty", "contentHashes"),
+    "file": ("path", "contentHash"),
+    "url": ("url", "capturePath", "captureDigest", "validatorState"),
+    "command-output": ("argv", "cwd", "exitStatus", "outputPath", "outputDigest",
+                       "environmentNames"),
+    "connected-resource": ("system", "resourceId", "resourceVersion", "retrievalToken",
+                           "capturePath", "captureDigest"),
+}
+_SOURCE_COMMON = ("kind", "id", "available", "authority", "observedAt", "validationState")
+_LOCATOR_KEYS = {
+    "repository": ("kind", "path", "revision", "lineStart", "lineEnd"),
+    "file": ("kind", "path", "lineStart", "lineEnd"),
+    "url": ("kind", "url", "retrievedAt", "fragment", "validatorToken"),
+    "command-output": ("kind", "artifactPath", "lineStart", "lineEnd", "commandDigest"),
+    "connected-resource": ("kind", "system", "resourceId", "resourceVersion", "retrievalToken",
+                           "fieldOrSection", "retrievedAt"),
+}
+_EVIDENCE_KEYS = ("id", "sourceId", "locator", "displayExcerpt", "observedAt", "contentHash",
+                  "locatorValidation", "provenance", "redaction")
+_TARGET_KEYS = ("provider", "route", "role", "model", "effort", "reasoningMode", "serviceTier")
+_DIGEST = re.compile(r"sha256:[a-f0-9]{64}")
+_BRIEF_ID = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
+_BRIEF_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One contract violation: the recon tool's code, its ``$``-path, a sentence."""
+
+    code: str
+    at: str
+    message: str
+
+
+def is_recon_layout(doc: Any) -> bool:
+    """Whether a parsed ``manifest.json`` is the recon tool's (a ``run`` object)."""
+    return (type(doc) is dict and doc.get("kind") == "recon.packet-manifest"
+            and type(doc.get("run")) is dict)
+
+
+def is_digest(value: Any) -> bool:
+    return type(value) is str and _DIGEST.fullmatch(value) is not None
+
+
+def is_int(value: Any) -> TypeGuard[int | float]:
+    """An integer as JSON numbers are read by the recon tool (``5.0`` counts)."""
+    return (type(value) is int or (type(value) is float and value.is_integer()))
+
+
+def items(value: Any) -> list[Any]:
+    """``value`` if it is an array, else nothing (hostile shapes never crash a rule)."""
+    return value if type(value) is list else []
+
+
+def text_ids(values: list[Any], key: str = "id") -> set[str]:
+    """The string ``key`` of every object in ``values`` (hostile ids are left out)."""
+    return {v[key] for v in values if type(v) is dict and isinstance(v.get(key), str)}
+
+
+def json_pointer(at: str) -> str:
+    """The RFC 6901 pointer of a ``$.a.b[0]`` path (``/a/b/0``)."""
+    out = []
+    for part in re.findall(r"\.([^.\[\]]+)|\[(\d+)\]", at):
+        key = part[0] or part[1]
+        out.append("/" + key.replace("~", "~0").replace("/", "~1"))
+    return "".join(out)
+
+
+def approval_input(execution: dict[str, Any]) -> str:
+    """A v1 approval fingerprint: of the envelope without its ``approval``."""
+    return fingerprint({k: v for k, v in execution.items() if k != "approval"})
+
+
+def _legal(step: dict[str, Any]) -> bool:
+    pair = (step.get("from"), step.get("to"))
+    return all(isinstance(x, str) for x in pair) and pair in LEGAL_TRANSITIONS
+
+
+def _timestamp(value: str) -> bool:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+class _Check:
+    """Collects the findings of one document."""
+
+    def __init__(self) -> None:
+        self.found: list[Finding] = []
+
+    def add(self, code: str, at: str, message: str) -> None:
+        self.found.append(Finding(code, at, message))
+
+    def closed(self, value: Any, allowed: tuple[str, ...], at: str = "$") -> None:
+        if type(value) is dict:
+            for key in value:
+                if key not in allowed:
+                    self.add("UNKNOWN_FIELD", f"{at}.{key}", f"unexpected field {key}")
+
+    def string(self, value: Any, key: str, at: str = "$") -> None:
+        field = value.get(key) if type(value) is dict else None
+        if type(field) is not str or not field:
+            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}", f"{key} must be a non-empty string")
+
+    def nullable_string(self, value: Any, key: str, at: str) -> None:
+        if type(value) is not dict or key not in value or (
+                value[key] is not None and (type(value[key]) is not str or not value[key])):
+            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}",
+                     f"{key} must be a non-empty string or null")
+
+    def timestamp(self, value: Any, key: str, at: str) -> None:
+        self.string(value, key, at)
+        field = value.get(key) if type(value) is dict else None
+        if type(field) is str and field and not _timestamp(field):
+            self.add("INVALID_TIMESTAMP", f"{at}.{key}", f"{key} must be a parseable timestamp")
+
+    def integer(self, value: Any, key: str, at: str, minimum: int = 0) -> None:
+        field = value.get(key) if type(value) is dict else None
+        if not is_int(field) or field < minimum:
+            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}",
+                     f"{key} must be an integer of at least {minimum}")
+
+    def array(self, value: Any, key: str, at: str = "$") -> None:
+        if type(value) is not dict or type(value.get(key)) is not list:
+            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}", f"{key} must be an array")
+
+    def object(self, value: Any, key: str, at: str = "$") -> None:
+        if type(value) is not dict or type(value.get(key)) is not dict:
+            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}", f"{key} must be an object")
+
+    def boolean(self, value: Any, key: str, at: str) -> None:
+        if type(value) is not dict or type(value.get(key)) is not bool:
+            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}", f"{key} must be a boolean")
+
+    def reference(self, value: Any, at: str, extra: tuple[str, ...] = ()) -> None:
+        """An exact ``{path, digest}`` artifact reference."""
+        if type(value) is not dict:
+            self.add("INVALID_ARTIFACT_REFERENCE", at, "expected an object")
+            return
+        if type(value.get("path")) is not str or not value["path"]:
+            self.add("INVALID_ARTIFACT_REFERENCE", f"{at}.path",
+                     "artifact path must be a non-empty string")
+        if not is_digest(value.get("digest")):
+            self.add("INVALID_ARTIFACT_REFERENCE", f"{at}.digest",
+                     "artifact digest must be sha256:<64 lowercase hex>")
+        self.closed(value, ("path", "digest", *extra), at)
+
+    def unique_ids(self, values: list[Any], at: str) -> None:
+        seen: set[str] = set()
+        for index, value in enumerate(values):
+            if type(value) is dict and type(value.get("id")) is str:
+                if value["id"] in seen:
+                    self.add("DUPLICATE_ID", f"{at}[{index}].id",
+                             f"identifier {value['id']} is repeated")
+                seen.add(value["id"])
+
+
+def check_artifact(doc: Any) -> list[Finding]:
+    """Every way ``doc`` breaks the recon artifact contract (empty when it holds)."""
+    check = _Check()
+    if type(doc) is not dict:
+        return [Finding("INVALID_ARTIFACT", "$", "expected a JSON object")]
+    kind = doc.get("kind")
+    if kind not in KINDS:
+        check.add("UNKNOWN_ARTIFACT_KIND", "$.kind", "unknown artifact kind")
+    elif doc.get("schemaVersion") not in (MANIFEST_VERSIONS if kind == KINDS[0] else (1,)) \
+            or type(doc.get("schemaVersion")) is bool:
+        check.add("UNSUPPORTED_SCHEMA_VERSION", "$.schemaVersion",
+                  f"schemaVersion {str(doc.get('schemaVersion'))[:20]} is not read for {kind}")
+    {
+        "recon.packet-manifest": _manifest,
+        "recon.claim-ledger": _ledger,
+        "recon.raw-dossier": _dossier,
+        "recon.review-brief": _brief,
+        "recon.review-result": _result,
+    }.get(str(kind), lambda c, d: None)(check, doc)
+    return check.found
+
+
+# -- manifest -----------------------------------------------------------------
+
+def _manifest(c: _Check, value: dict[str, Any]) -> None:
+    v2 = value.get("schemaVersion") == 2
+    c.closed(value, ("kind", "schemaVersion", "run", "request", "sources", "execution",
+                     "artifacts", "gaps", *(("conditionOutcomes",) if v2 else ())))
+    run = value.get("run")
+    if type(run) is not dict:
+        c.add("MISSING_REQUIRED_FIELD", "$.run", "run must be an object")
+    else:
+        c.closed(run, ("id", "topic", "status", "requestedProfile", "achievedProfile",
+                       "createdAt", "updatedAt"), "$.run")
+        c.string(run, "id", "$.run")
+        c.string(run, "topic", "$.run")
+        if run.get("status") not in RUN_STATUSES:
+            c.add("INVALID_RUN_STATUS", "$.run.status", "unknown run status")
+        if run.get("requestedProfile") not in PROFILES:
+            c.add("INVALID_PROFILE", "$.run.requestedProfile", "unknown requested profile")
+        if run.get("achievedProfile") is not None and run.get("achievedProfile") not in PROFILES:
+            c.add("INVALID_PROFILE", "$.run.achievedProfile", "unknown achieved profile")
+    for key in ("sources", "artifacts", "gaps"):
+        c.array(value, key)
+    c.object(value, "request")
+    c.object(value, "execution")
+    request = value.get("request")
+    if type(request) is dict:
+        c.closed(request, ("objective", "questions", "includedScope", "excludedScope",
+                           "contextReferences", "outputPath"), "$.request")
+        c.string(request, "objective", "$.request")
+        c.string(request, "outputPath", "$.request")
+        for key in ("questions", "includedScope", "excludedScope", "contextReferences"):
+            c.array(request, key, "$.request")
+    execution = value.get("execution")
+    if type(execution) is dict:
+        if v2:
+            _execution_v2(c, execution, run.get("requestedProfile") if type(run) is dict
+                          else None)
+        else:
+            _execution_v1(c, execution)
+    if v2:
+        c.array(value, "conditionOutcomes")
+        _condition_outcomes(c, items(value.get("conditionOutcomes")))
+    sources, gaps = items(value.get("sources")), items(value.get("gaps"))
+    c.unique_ids(sources, "$.sources")
+    c.unique_ids(gaps, "$.gaps")
+    for index, ref in enumerate(items(value.get("artifacts"))):
+        c.reference(ref, f"$.artifacts[{index}]")
+    for index, source in enumerate(sources):
+        _source(c, source, f"$.sources[{index}]")
+    for index, gap in enumerate(gaps):
+        at = f"$.gaps[{index}]"
+        for key in ("id", "code", "message"):
+            c.string(gap, key, at)
+        c.boolean(gap, "material", at)
+        c.closed(gap, ("id", "code", "message", "material",
+                       *(("waveId", "laneId") if v2 else ()),
+                       "sourceIds", "claimIds", "coverageFindingIds"), at)
+        if v2 and type(gap) is dict and ("waveId" in gap or "laneId" in gap):
+            c.string(gap, "waveId", at)
+            c.string(gap, "laneId", at)
+
+
+def _source(c: _Check, source: Any, at: str) -> None:
+    for key in ("kind", "id", "authority", "observedAt", "validationState"):
+        c.string(source, key, at)
+    c.boolean(source, "available", at)
+    if type(source) is not dict:
+        return
+    if source.get("validationState") not in SOURCE_STATES:
+        c.add("INVALID_SOURCE_VALIDATION_STATE", f"{at}.validationState",
+              "unknown source validation state")
+    if (source.get("available") is False) != (source.get("validationState") == "unavailable"):
+        c.add("SOURCE_AVAILABILITY_MISMATCH", at,
+              "an unavailable source has the unavailable validation state, and only it")
+    keys = _SOURCE_KEYS.get(str(source.get("kind")))
+    if keys is None:
+        c.add("INVALID_SOURCE_KIND", f"{at}.kind", "unknown source kind")
+        return
+    c.closed(source, (*_SOURCE_COMMON, *keys), at)
+    state = source.get("validatorState")
+    if source["kind"] == "url" and type(state) is dict:
+        c.closed(state, ("etag", "lastModified", "capturePath", "captureDigest"),
+                 f"{at}.validatorState")
+        direct = "capturePath" in source or "captureDigest" in source
+        inner = "capturePath" in state or "captureDigest" in state
+        if direct and inner:
+            c.add("DUAL_URL_CAPTURE", at, "a URL source declares exactly one capture")
+
+
+def _waves(c: _Check, waves: list[Any], at: str, keys: tuple[str, ...], v2: bool) -> None:
+    wave_ids: set[Any] = set()
+    lane_ids: set[Any] = set()
+    roots: set[str] = set()
+    for w, wave in enumerate(waves):
+        here = f"{at}[{w}]"
+        c.closed(wave, keys, here)
+        c.string(wave, "waveId", here)
+        c.array(wave, "lanes", here)
+        wave = wave if type(wave) is dict else {}
+        if v2:
+            c.string(wave, "selectionReason", here)
+            if "target" in wave:
+                if type(wave["target"]) is not dict:
+                    c.add("MISSING_REQUIRED_FIELD", f"{here}.target",
+                          "target must be a complete exact target object")
+                else:
+                    _target(c, wave["target"], f"{here}.target")
+        if type(wave.get("lanes")) is list and not wave["lanes"]:
+            c.add("MISSING_REQUIRED_FIELD", f"{here}.lanes", "every wave needs a lane")
+        if wave.get("mode") not in WAVE_MODES:
+            c.add("INVALID_WAVE_MODE", f"{here}.mode", "unknown wave mode")
+        task = TASK_CLASSES.index(wave["taskClass"]) if wave.get("taskClass") in TASK_CLASSES \
+            else -1
+        if task < 0:
+            c.add("INVALID_TASK_CLASS", f"{here}.taskClass", "unknown wave task class")
+        if v2:
+            floor = TASK_CLASSES.index(wave["classFloor"]) \
+                if wave.get("classFloor") in TASK_CLASSES else -1
+            if floor < 0:
+                c.add("INVALID_TASK_CLASS", f"{here}.classFloor", "unknown wave class floor")
+            elif 0 <= task < floor:
+                c.add("TASK_CLASS_BELOW_FLOOR", f"{here}.taskClass",
+                      "the wave's task class is below its class floor")
+        if type(wave.get("conditional")) is not bool:
+            c.add("MISSING_REQUIRED_FIELD", f"{here}.conditional", "conditional must be a boolean")
+        wave_id = wave.get("waveId")
+        if isinstance(wave_id, str) and wave_id in wave_ids:
+            c.add("DUPLICATE_ID", f"{here}.waveId", f"wave {wave_id} is repeated")
+        wave_ids.add(wave_id if isinstance(wave_id, str) else None)
+        for n, lane in enumerate(items(wave.get("lanes"))):
+            there = f"{here}.lanes[{n}]"
+            c.closed(lane, ("laneId", "scope", "writeRoot"), there)
+            for key in ("laneId", "scope", "writeRoot"):
+                c.string(lane, key, there)
+            lane = lane if type(lane) is dict else {}
+            root = lane.get("writeRoot")
+            if type(root) is str and (root.startswith("/") or ".." in root.split("/")):
+                c.add("INVALID_WRITE_ROOT", f"{there}.writeRoot",
+                      "a lane write root is a packet-relative path")
+            lane_id = lane.get("laneId")
+            if isinstance(lane_id, str) and lane_id in lane_ids:
+                c.add("DUPLICATE_ID", f"{there}.laneId", f"lane {lane_id} is repeated")
+            lane_ids.add(lane_id if isinstance(lane_id, str) else None)
+            if type(root) is str:
+                if root in roots:
+                    c.add("DUPLICATE_WAVE_OUTPUT", f"{there}.writeRoot",
+                          f"write root {root} is assigned more than once")
+                roots.add(root)
+
+
+def _target(c: _Check, target: dict[str, Any], at: str) -> None:
+    c.closed(target, _TARGET_KEYS, at)
+    for key in ("provider", "route", "role", "model"):
+        c.string(target, key, at)
+    for key in ("effort", "reasoningMode", "serviceTier"):
+        c.nullable_string(target, key, at)
+
+
+def _execution_common(c: _Check, value: dict[str, Any]) -> None:
+    if value.get("authority") not in AUTHORITIES:
+        c.add("INVALID_AUTHORITY_LEVEL", "$.execution.authority",
+              "approved authority is provider-enforced or contract-enforced")
+    c.integer(value, "maxConcurrency", "$.execution", 1)
+    c.integer(value, "deadlineSeconds", "$.execution", 1)
+    c.integer(value, "retryLimit", "$.execution", 0)
+    c.array(value, "waves", "$.execution")
+    c.object(value, "approval", "$.execution")
+
+
+def _approval(c: _Check, approval: Any, keys: tuple[str, ...]) -> None:
+    if type(approval) is not dict:
+        return
+    c.closed(approval, keys, "$.execution.approval")
+    if approval.get("type") != "explicit-user-approval":
+        c.add("INVALID_APPROVAL_EVIDENCE", "$.execution.approval.type",
+              "approval evidence records explicit user approval")
+    c.timestamp(approval, "approvedAt", "$.execution.approval")
+
+
+def _execution_v1(c: _Check, value: dict[str, Any]) -> None:
+    """The fingerprinted flat envelope of manifest version 1."""
+    c.closed(value, (*_TARGET_KEYS, "authority", "maxConcurrency", "deadlineSeconds",
+                     "retryLimit", "waves", "approval"), "$.execution")
+    for key in ("provider", "route", "role", "model", "effort"):
+        c.string(value, key, "$.execution")
+    for key in ("reasoningMode", "serviceTier"):
+        c.nullable_string(value, key, "$.execution")
+    _execution_common(c, value)
+    _approval(c, value.get("approval"), ("type", "approvedAt", "fingerprint"))
+    if type(value.get("approval")) is dict and not is_digest(value["approval"].get("fingerprint")):
+        c.add("MISSING_REQUIRED_FIELD", "$.execution.approval.fingerprint",
+              "fingerprint must be a sha256 digest")
+    _waves(c, items(value.get("waves")), "$.execution.waves",
+           ("waveId", "mode", "taskClass", "lanes", "conditional"), v2=False)
+
+
+def _execution_v2(c: _Check, value: dict[str, Any], profile: Any) -> None:
+    """The current envelope: an exact target, classed waves, routing conditions."""
+    c.closed(value, ("target", "authority", "maxConcurrency", "deadlineSeconds", "retryLimit",
+                     "waves", "conditions", "reconciliation", "approval"), "$.execution")
+    c.object(value, "target", "$.execution")
+    if type(value.get("target")) is dict:
+        _target(c, value["target"], "$.execution.target")
+    _execution_common(c, value)
+    c.array(value, "conditions", "$.execution")
+    _approval(c, value.get("approval"), ("type", "approvedAt"))
+    waves = value.get("waves")
+    _waves(c, items(waves), "$.execution.waves",
+           ("waveId", "mode", "taskClass", "classFloor", "selectionReason", "target", "lanes",
+            "conditional"), v2=True)
+    if type(waves) is list and type(value.get("conditions")) is list and profile in _POLICY:
+        _routing(c, value, waves, value["conditions"], str(profile))
+
+
+def _routing(c: _Check, value: dict[str, Any], waves: list[Any], conditions: list[Any],
+             profile: str) -> None:
+    counted, lane_cap, concurrency_cap, condition_cap = _POLICY[profile]
+    lanes = sum(len(items(w.get("lanes"))) for w in waves
+                if type(w) is dict and w.get("mode") in counted)
+    if lanes > lane_cap:
+        c.add("PROFILE_LANE_CAP_EXCEEDED", "$.execution.waves",
+              f"{profile} routing permits at most {lane_cap} adaptive evidence lanes")
+    if is_int(value.get("maxConcurrency")) and value["maxConcurrency"] > concurrency_cap:
+        c.add("PROFILE_CONCURRENCY_CAP_EXCEEDED", "$.execution.maxConcurrency",
+              f"{profile} routing permits concurrency at most {concurrency_cap}")
+    if len(conditions) > condition_cap:
+        c.add("PROFILE_CONDITION_CAP_EXCEEDED", "$.execution.conditions",
+              f"{profile} routing permits at most {condition_cap} conditional waves")
+    position = {w["waveId"]: i for i, w in enumerate(waves)
+                if type(w) is dict and isinstance(w.get("waveId"), str)}
+    seen_ids: set[str] = set()
+    destinations: set[str] = set()
+    fields = ("conditionId", "destinationWaveId", "afterWaveIds", "predicate", "maxActivations")
+    for index, condition in enumerate(conditions):
+        at = f"$.execution.conditions[{index}]"
+        if type(condition) is not dict or any(key not in fields for key in condition):
+            c.add("INVALID_ROUTING_CONDITION", at, "a routing condition is a closed object")
+            continue
+        cid, dest = condition.get("conditionId"), condition.get("destinationWaveId")
+        if type(cid) is not str or not cid or type(dest) is not str or not dest:
+            c.add("INVALID_ROUTING_CONDITION", at,
+                  "condition and destination ids are non-empty strings")
+            continue
+        after = condition.get("afterWaveIds")
+        if type(after) is not list or not after:
+            c.add("INVALID_CONDITION_DEPENDENCY", f"{at}.afterWaveIds",
+                  "a condition depends on at least one predecessor wave")
+        if condition.get("predicate") not in PREDICATES:
+            c.add("INVALID_CONDITION_PREDICATE", f"{at}.predicate", "unknown condition predicate")
+        if condition.get("maxActivations") != 1 or type(condition.get("maxActivations")) is bool:
+            c.add("INVALID_CONDITION_LIMIT", f"{at}.maxActivations",
+                  "a condition allows exactly one activation")
+        if cid in seen_ids:
+            c.add("DUPLICATE_ROUTING_ID", f"{at}.conditionId", f"condition {cid} is repeated")
+        seen_ids.add(cid)
+        if dest in destinations:
+            c.add("DUPLICATE_CONDITION_DESTINATION", f"{at}.destinationWaveId",
+                  f"wave {dest} has more than one activating condition")
+        destinations.add(dest)
+        target = position.get(dest)
+        wave = waves[target] if target is not None else None
+        if not (type(wave) is dict and wave.get("conditional") is True
+                and wave.get("mode") == "contradiction-resolution"):
+            c.add("INVALID_CONDITION_DESTINATION", f"{at}.destinationWaveId",
+                  "a destination is a conditional contradiction-resolution wave")
+        predecessors: set[str] = set()
+        for wave_id in items(after):
+            if type(wave_id) is not str or not wave_id:
+                c.add("INVALID_CONDITION_DEPENDENCY", f"{at}.afterWaveIds",
+                      "condition dependencies are non-empty wave ids")
+                continue
+            if wave_id in predecessors:
+                c.add("DUPLICATE_CONDITION_DEPENDENCY", f"{at}.afterWaveIds",
+                      f"predecessor {wave_id} is repeated")
+            predecessors.add(wave_id)
+            before = position.get(wave_id)
+            if before is None:
+                c.add("UNKNOWN_CONDITION_WAVE", f"{at}.afterWaveIds",
+                      f"unknown predecessor wave {wave_id}")
+            elif target is not None and before >= target:
+                c.add("NON_FORWARD_CONDITION", f"{at}.afterWaveIds",
+                      f"predecessor {wave_id} comes after its destination")
+    for wave in waves:
+        if type(wave) is dict and wave.get("conditional") is True \
+                and wave.get("mode") == "contradiction-resolution" \
+                and wave.get("waveId") not in destinations:
+            c.add("MISSING_WAVE_CONDITION", "$.execution.waves",
+                  f"conditional wave {wave.get('waveId')} has no activating condition")
+
+
+def _condition_outcomes(c: _Check, outcomes: list[Any]) -> None:
+    seen: set[Any] = set()
+    for index, outcome in enumerate(outcomes):
+        at = f"$.conditionOutcomes[{index}]"
+        if type(outcome) is not dict:
+            c.add("INVALID_CONDITION_OUTCOME", at, "a condition outcome is an object")
+            continue
+        c.closed(outcome, ("conditionId", "disposition", "reason", "evidence"), at)
+        c.string(outcome, "conditionId", at)
+        c.string(outcome, "reason", at)
+        c.array(outcome, "evidence", at)
+        if outcome.get("disposition") not in ("triggered", "not-triggered", "unresolved"):
+            c.add("INVALID_CONDITION_DISPOSITION", f"{at}.disposition",
+                  "a disposition is triggered, not-triggered or unresolved")
+        for n, ref in enumerate(items(outcome.get("evidence"))):
+            c.reference(ref, f"{at}.evidence[{n}]")
+        key = outcome.get("conditionId")
+        if isinstance(key, str) and key in seen:
+            c.add("DUPLICATE_CONDITION_OUTCOME", f"{at}.conditionId",
+                  f"condition {key} has more than one disposition")
+        seen.add(key if isinstance(key, str) else None)
+
+
+# -- ledger ---------------------------------------------------------------------
+
+def _evidence_record(c: _Check, record: Any, at: str, *, new: bool = False) -> None:
+    c.closed(record, _EVIDENCE_KEYS, at)
+    for key in ("id", "sourceId", "displayExcerpt", "observedAt"):
+        c.string(record, key, at)
+    record = record if type(record) is dict else {}
+    locator = record.get("locator")
+    if new:
+        c.object(record, "locator", at)
+        c.object(record, "locatorValidation", at)
+    elif type(locator) is not dict:
+        c.add("INVALID_LOCATOR", f"{at}.locator", "locator must be an object")
+    if type(locator) is dict and not new:
+        keys = _LOCATOR_KEYS.get(str(locator.get("kind")))
+        if keys is None:
+            c.add("INVALID_LOCATOR", f"{at}.locator.kind", "unknown locator kind")
+        else:
+            c.closed(locator, keys, f"{at}.locator")
+    validation = record.get("locatorValidation")
+    if not new:
+        status = validation.get("status") if type(validation) is dict else None
+        if status not in LOCATOR_STATES:
+            c.add("INVALID_LOCATOR_STATE", f"{at}.locatorValidation.status",
+                  "unknown locator validation state")
+        if type(validation) is dict:
+            c.closed(validation, ("status", "validatedAt"), f"{at}.locatorValidation")
+            c.string(validation, "validatedAt", f"{at}.locatorValidation")
+    c.reference(record.get("provenance"), f"{at}.provenance")
+
+
+def _ledger(c: _Check, value: dict[str, Any]) -> None:
+    c.closed(value, ("kind", "schemaVersion", "runId", "revision", "inputArtifacts", "synthesis",
+                     "evidence", "claims", "unresolvedQuestions", "transitions"))
+    c.string(value, "runId")
+    revision = value.get("revision")
+    if not is_int(revision) or revision < 1:
+        c.add("INVALID_REVISION", "$.revision", "revision must be a positive integer")
+    for key in ("inputArtifacts", "evidence", "claims", "unresolvedQuestions", "transitions"):
+        c.array(value, key)
+    c.object(value, "synthesis")
+    claims = items(value.get("claims"))
+    evidence = items(value.get("evidence"))
+    questions = items(value.get("unresolvedQuestions"))
+    synthesis = value.get("synthesis")
+    if type(synthesis) is dict:
+        c.string(synthesis, "answer", "$.synthesis")
+        for key in ("keyClaimIds", "caveats", "unresolvedQuestionIds"):
+            c.array(synthesis, key, "$.synthesis")
+        c.closed(synthesis, ("answer", "keyClaimIds", "caveats", "unresolvedQuestionIds"),
+                 "$.synthesis")
+        for key, known, what in (
+                ("keyClaimIds", text_ids(claims), "claim"),
+                ("unresolvedQuestionIds", text_ids(questions), "question")):
+            for index, ref in enumerate(items(synthesis.get(key))):
+                at = f"$.synthesis.{key}[{index}]"
+                if type(ref) is not str or not ref.strip():
+                    c.add("INVALID_ARRAY_ENTRY", at, f"{key} entries are non-empty strings")
+                elif ref not in known:
+                    c.add("SYNTHESIS_REFERENCE_MISSING", at,
+                          f"synthesis {what} {ref} does not resolve")
+    for key in ("evidence", "claims", "unresolvedQuestions"):
+        c.unique_ids(items(value.get(key)), f"$.{key}")
+    evidence_ids = text_ids(evidence)
+    for index, ref in enumerate(items(value.get("inputArtifacts"))):
+        c.reference(ref, f"$.inputArtifacts[{index}]")
+    for index, record in enumerate(evidence):
+        _evidence_record(c, record, f"$.evidence[{index}]")
+    for index, claim in enumerate(claims):
+        at = f"$.claims[{index}]"
+        c.closed(claim, ("id", "statement", "status", "evidence", "qualifications", "reviewIds",
+                         "derivedFrom", "challenges"), at)
+        c.string(claim, "id", at)
+        c.string(claim, "statement", at)
+        claim = claim if type(claim) is dict else {}
+        if claim.get("status") not in CLAIM_STATES:
+            c.add("INVALID_CLAIM_STATE", f"{at}.status", "unknown claim state")
+        for key in ("evidence", "qualifications", "reviewIds", "derivedFrom", "challenges"):
+            c.array(claim, key, at)
+        linked: set[Any] = set()
+        for n, link in enumerate(items(claim.get("evidence"))):
+            there = f"{at}.evidence[{n}]"
+            if type(link) is not dict:
+                c.add("INVALID_EVIDENCE_LINK", there,
+                      "a claim's evidence link is an {evidenceId, relation} object")
+                continue
+            c.closed(link, ("evidenceId", "relation"), there)
+            c.string(link, "evidenceId", there)
+            if link.get("relation") not in RELATIONS:
+                c.add("INVALID_EVIDENCE_RELATION", f"{there}.relation", "unknown relation")
+            eid = link.get("evidenceId")
+            if type(eid) is str and eid not in evidence_ids:
+                c.add("UNRESOLVED_EVIDENCE_LINK", f"{there}.evidenceId",
+                      f"evidence link {eid} does not resolve in this ledger")
+            if isinstance(eid, str) and eid in linked:
+                c.add("DUPLICATE_EVIDENCE_LINK", there, f"evidence {eid} is linked twice")
+            linked.add(eid if isinstance(eid, str) else None)
+        for n, ref in enumerate(items(claim.get("derivedFrom"))):
+            c.reference(ref, f"{at}.derivedFrom[{n}]")
+    _transitions(c, value, claims)
+
+
+def _transitions(c: _Check, value: dict[str, Any], claims: list[Any]) -> None:
+    transitions = items(value.get("transitions"))
+    for index, step in enumerate(transitions):
+        c.closed(step, ("claimId", "from", "to"), f"$.transitions[{index}]")
+        step = step if type(step) is dict else {}
+        if not _legal(step):
+            c.add("ILLEGAL_CLAIM_TRANSITION", f"$.transitions[{index}]",
+                  f"illegal claim transition {step.get('from')} -> {step.get('to')}")
+    ids = text_ids(claims)
+    last: dict[Any, Any] = {}
+    for step in transitions:
+        step = step if type(step) is dict else {}
+        cid = step.get("claimId")
+        if not isinstance(cid, str) or cid not in ids:
+            c.add("UNKNOWN_TRANSITION_CLAIM", "$.transitions",
+                  f"a transition names unknown claim {str(cid)[:80]}")
+        if isinstance(cid, str):
+            last[cid] = step
+    revision = value.get("revision")
+    for claim in claims:
+        if type(claim) is not dict or not isinstance(claim.get("id"), str):
+            continue
+        step = last.get(claim["id"])
+        status = claim.get("status")
+        at = f"claim:{claim['id']}"
+        if revision == 1 and status == "provisional":
+            if step is not None:
+                c.add("INVALID_PROVISIONAL_GENESIS", at,
+                      "a revision-one provisional claim has no incoming transition")
+            continue
+        if (revision == 1 or step is not None) and (step or {}).get("to") != status:
+            c.add("CLAIM_TRANSITION_MISMATCH", at,
+                  f"the final transition does not establish {claim['id']} as {status}")
+        if is_int(revision) and revision > 1 and status == "provisional" \
+                and (step or {}).get("to") != "provisional":
+            c.add("INVALID_PROVISIONAL_GENESIS", at,
+                  "a later provisional claim needs a legal incoming transition")
+
+
+# -- worker output ---------------------------------------------------------------
+
+def _dossier(c: _Check, value: dict[str, Any]) -> None:
+    c.closed(value, ("kind", "schemaVersion", "id", "runId", "waveId", "laneId", "mode",
+                     "outcome", "allowedInputs", "excludedInputs", "findings", "uncertainty",
+                     "contradictions", "gaps"))
+    for key in ("runId", "waveId", "laneId", "mode", "outcome"):
+        c.string(value, key)
+    if value.get("mode") not in WORKER_MODES:
+        c.add("INVALID_WORKER_MODE", "$.mode", "unknown worker mode")
+    if value.get("outcome") not in ("complete", "partial", "failed"):
+        c.add("INVALID_DOSSIER_OUTCOME", "$.outcome", "unknown dossier outcome")
+    for key in ("allowedInputs", "excludedInputs", "findings", "uncertainty", "contradictions",
+                "gaps"):
+        c.array(value, key)
+
+
+_BRIEF_COMMON = ("kind", "schemaVersion", "id", "runId", "mode", "createdAt", "excludedInputs")
+
+
+def _brief(c: _Check, value: dict[str, Any]) -> None:
+    for key in ("id", "runId", "mode", "createdAt"):
+        c.string(value, key)
+    brief_id, created = value.get("id"), value.get("createdAt")
+    if type(brief_id) is str and (len(brief_id) > 64 or not _BRIEF_ID.fullmatch(brief_id)):
+        c.add("INVALID_REVIEW_BRIEF", "$.id", "a brief id is a lowercase slug of at most 64")
+    if type(created) is str and not (_BRIEF_TIME.fullmatch(created) and _timestamp(created)):
+        c.add("INVALID_REVIEW_BRIEF", "$.createdAt", "a brief's createdAt is a UTC ISO-8601 instant")
+    c.array(value, "excludedInputs")
+    mode = value.get("mode")
+    if mode == "verify":
+        c.array(value, "claims")
+        c.array(value, "sources")
+        c.closed(value, (*_BRIEF_COMMON, "claims", "sources"))
+        cited: set[str] = set()
+        for index, claim in enumerate(items(value.get("claims"))):
+            at = f"$.claims[{index}]"
+            c.string(claim, "id", at)
+            c.string(claim, "statement", at)
+            c.array(claim, "evidence", at)
+            c.closed(claim, ("id", "statement", "evidence"), at)
+            for n, record in enumerate(items(claim.get("evidence") if type(claim) is dict
+                                             else None)):
+                there = f"{at}.evidence[{n}]"
+                for key in ("id", "sourceId", "displayExcerpt"):
+                    c.string(record, key, there)
+                c.object(record, "locator", there)
+                c.closed(record, ("id", "sourceId", "displayExcerpt", "locator"), there)
+                if type(record) is dict and type(record.get("sourceId")) is str:
+                    cited.add(record["sourceId"])
+        sources = items(value.get("sources"))
+        supplied = text_ids(sources)
+        for index, source in enumerate(sources):
+            if type(source) is not dict:
+                c.add("INVALID_SOURCE_DESCRIPTOR", f"$.sources[{index}]",
+                      "verification brief sources are objects")
+                continue
+            _source(c, source, f"$.sources[{index}]")
+            if isinstance(source.get("id"), str) and source["id"] not in cited:
+                c.add("UNREFERENCED_SOURCE_DESCRIPTOR", f"$.sources[{index}].id",
+                      f"brief source {source['id']} backs no shown evidence")
+        c.unique_ids(sources, "$.sources")
+        for sid in sorted(cited - supplied):
+            c.add("MISSING_SOURCE_DESCRIPTOR", "$.sources",
+                  f"evidence source {sid} has no brief source descriptor")
+    elif mode in ("adversary", "coverage"):
+        entries = "provisionalStatements" if mode == "adversary" else "claims"
+        c.object(value, "scope")
+        c.array(value, "questions")
+        c.array(value, entries)
+        c.closed(value, (*_BRIEF_COMMON, "scope", "questions", entries))
+        c.closed(value.get("scope"), ("included", "excluded"), "$.scope")
+        for key in ("included", "excluded"):
+            c.array(value.get("scope"), key, "$.scope")
+        for index, entry in enumerate(items(value.get(entries))):
+            at = f"$.{entries}[{index}]"
+            c.string(entry, "id", at)
+            c.string(entry, "statement", at)
+            c.closed(entry, ("id", "statement"), at)
+    else:
+        c.add("INVALID_REVIEW_MODE", "$.mode", "unknown review brief mode")
+
+
+def _unresolved(value: Any, covered: set[str]) -> str | None:
+    """Why one unresolved-issue entry is not a recognised form (None when it is)."""
+    if type(value) is str:
+        return None
+    if type(value) is not dict:
+        return "an unresolved issue is a string or a scoped issue object"
+    if type(value.get("text")) is not str or not value["text"].strip():
+        return "a scoped unresolved issue has non-empty text"
+    if set(value) == {"text", "scope"}:
+        return None if value["scope"] == "global" else "an unresolved issue scope is global"
+    ids = value.get("claimIds")
+    if set(value) != {"text", "claimIds"} or type(ids) is not list or not ids \
+            or not all(type(x) is str and x for x in ids) or len(set(ids)) != len(ids):
+        return "an unresolved issue names unique claim ids or the global scope"
+    if any(x not in covered for x in ids):
+        return "an unresolved issue names claims the review does not cover"
+    return None
+
+
+def _result(c: _Check, value: dict[str, Any]) -> None:
+    for key in ("id", "runId", "reviewKind", "reviewerLane", "status"):
+        c.string(value, key)
+    for key in ("permittedInputs", "excludedInputs", "dispositions", "newEvidence",
+                "coverageFindings", "unresolvedIssues"):
+        c.array(value, key)
+    kind = value.get("reviewKind")
+    covered = {d.get("claimId") for d in items(value.get("dispositions")) if type(d) is dict
+               and isinstance(d.get("claimId"), str)}
+    for index, entry in enumerate(items(value.get("unresolvedIssues"))):
+        why = _unresolved(entry, {x for x in covered if isinstance(x, str)})
+        if why:
+            c.add("INVALID_UNRESOLVED_ISSUE", f"$.unresolvedIssues[{index}]", why)
+    if not isinstance(kind, str) or kind not in DISPOSITIONS:
+        c.add("INVALID_REVIEW_KIND", "$.reviewKind", "unknown review result kind")
+    if value.get("status") not in ("complete", "failed"):
+        c.add("INVALID_REVIEW_STATUS", "$.status", "unknown review status")
+    if kind == "reconciliation":
+        _reconciliation(c, value)
+    else:
+        c.reference(value.get("brief"), "$.brief")
+    for index, ref in enumerate(items(value.get("permittedInputs"))):
+        c.reference(ref, f"$.permittedInputs[{index}]")
+    allowed = DISPOSITIONS.get(str(kind))
+    for index, item in enumerate(items(value.get("dispositions"))):
+        at = f"$.dispositions[{index}]"
+        c.string(item, "claimId", at)
+        c.string(item, "disposition", at)
+        c.closed(item, ("claimId", "disposition"), at)
+        if allowed is not None and (item.get("disposition") if type(item) is dict else None) \
+                not in allowed:
+            c.add("INVALID_REVIEW_DISPOSITION", f"{at}.disposition",
+                  "the disposition does not belong to this review kind")
+    if kind == "contradiction-resolution":
+        c.array(value, "contradictionDispositions")
+        for index, item in enumerate(items(value.get("contradictionDispositions"))):
+            at = f"$.contradictionDispositions[{index}]"
+            c.string(item, "contradictionId", at)
+            c.array(item, "claimIds", at)
+            c.string(item, "disposition", at)
+            if (item.get("disposition") if type(item) is dict else None) \
+                    not in ("resolved", "unresolved"):
+                c.add("INVALID_CONTRADICTION_DISPOSITION", f"{at}.disposition",
+                      "a contradiction is resolved or unresolved")
+            c.closed(item, ("contradictionId", "claimIds", "disposition"), at)
+    if kind in ("redundant-verification", "contradiction-resolution") and (
+            not items(value.get("dispositions")) or not items(value.get("permittedInputs"))
+            or (kind == "contradiction-resolution"
+                and not items(value.get("contradictionDispositions")))):
+        c.add("EMPTY_ASSURANCE_RESULT", "$",
+              "a thorough assurance result binds inputs, claims and contradictions")
+    for index, finding in enumerate(items(value.get("coverageFindings"))):
+        at = f"$.coverageFindings[{index}]"
+        for key in ("id", "gapId", "code", "message"):
+            c.string(finding, key, at)
+        c.array(finding, "claimIds", at)
+        c.boolean(finding, "material", at)
+        c.closed(finding, ("id", "gapId", "code", "message", "material", "claimIds"), at)
+    if kind not in ("coverage", "reconciliation") and items(value.get("coverageFindings")):
+        c.add("INVALID_COVERAGE_FINDING_OWNER", "$.coverageFindings",
+              "only coverage results report coverage findings")
+    for index, record in enumerate(items(value.get("newEvidence"))):
+        _evidence_record(c, record, f"$.newEvidence[{index}]", new=True)
+    if items(value.get("newEvidence")) or "evidenceAssociations" in value:
+        c.array(value, "evidenceAssociations")
+    for index, link in enumerate(items(value.get("evidenceAssociations"))):
+        at = f"$.evidenceAssociations[{index}]"
+        for key in ("evidenceId", "claimId", "relation"):
+            c.string(link, key, at)
+        if (link.get("relation") if type(link) is dict else None) not in RELATIONS:
+            c.add("INVALID_EVIDENCE_RELATION", f"{at}.relation", "unknown relation")
+        c.closed(link, ("evidenceId", "claimId", "relation"), at)
+    common = ("kind", "schemaVersion", "id", "runId", "reviewKind", "reviewerLane", "status",
+              "permittedInputs", "excludedInputs", "dispositions", "newEvidence",
+              "evidenceAssociations", "coverageFindings", "unresolvedIssues")
+    extra = {"reconciliation": ("inputLedger", "outputRevision", "incorporatedReviewIds",
+                                "transitions", "additions", "removals", "removalDispositions",
+                                "coverageDispositions"),
+             "contradiction-resolution": ("brief", "contradictionDispositions")}
+    c.closed(value, (*common, *extra.get(str(kind), ("brief",))))
+
+
+def _reconciliation(c: _Check, value: dict[str, Any]) -> None:
+    c.object(value, "inputLedger")
+    ledger = value.get("inputLedger")
+    if type(ledger) is dict:
+        c.reference(ledger, "$.inputLedger", ("revision",))
+        if not is_int(ledger.get("revision")):
+            c.add("INVALID_REVISION", "$.inputLedger.revision", "an input revision is an integer")
+    if not is_int(value.get("outputRevision")):
+        c.add("INVALID_REVISION", "$.outputRevision", "outputRevision is an integer")
+    for key in ("incorporatedReviewIds", "transitions", "additions", "removals",
+                "removalDispositions", "coverageDispositions"):
+        c.array(value, key)
+    for key in ("additions", "removals"):
+        seen: set[Any] = set()
+        for index, cid in enumerate(items(value.get(key))):
+            if type(cid) is not str or not cid or cid in seen:
+                c.add("INVALID_RECONCILIATION_MEMBERSHIP", f"$.{key}[{index}]",
+                      f"{key} holds unique non-empty claim ids")
+            seen.add(cid if isinstance(cid, str) else None)
+    for index, item in enumerate(items(value.get("removalDispositions"))):
+        at = f"$.removalDispositions[{index}]"
+        for key in ("claimId", "reviewId", "disposition"):
+            c.string(item, key, at)
+        if (item.get("disposition") if type(item) is dict else None) != "rejected":
+            c.add("INVALID_REMOVAL_DISPOSITION", f"{at}.disposition",
+                  "a removal is authorized by a rejected disposition")
+        c.closed(item, ("claimId", "reviewId", "disposition"), at)
+    for index, step in enumerate(items(value.get("transitions"))):
+        at = f"$.transitions[{index}]"
+        c.closed(step, ("claimId", "from", "to"), at)
+        c.string(step, "claimId", at)
+        step = step if type(step) is dict else {}
+        if not _legal(step):
+            c.add("ILLEGAL_CLAIM_TRANSITION", at,
+                  f"illegal claim transition {step.get('from')} -> {step.get('to')}")
+    for index, item in enumerate(items(value.get("coverageDispositions"))):
+        at = f"$.coverageDispositions[{index}]"
+        for key in ("findingId", "gapId", "disposition"):
+            c.string(item, key, at)
+        item = item if type(item) is dict else {}
+        if item.get("disposition") not in ("accepted-gap", "resolved"):
+            c.add("INVALID_COVERAGE_DISPOSITION", f"{at}.disposition",
+                  "a coverage disposition is accepted-gap or resolved")
+        if item.get("disposition") == "resolved" and not items(item.get("evidenceIds")):
+            c.add("INVALID_COVERAGE_DISPOSITION", f"{at}.evidenceIds",
+                  "a resolved finding names its evidence")
+        c.closed(item, ("findingId", "gapId", "disposition", "evidenceIds"), at)
+
+
+def strings(value: Any) -> list[str]:
+    """Every string value inside ``value`` (object values and array members), in order."""
+    out: list[str] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is str:
+            out.append(item)
+        elif type(item) is list:
+            pending.extend(reversed(item))
+        elif type(item) is dict:
+            pending.extend(reversed(list(item.values())))
+    return out
