@@ -144,7 +144,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.next",
     summary="Submit the round's self-evaluation; assay runs the gate and commits one round.",
     description=(
-        "Accepts a SelfEvaluation for the held attempt named by --handle. Invalid payloads are "
+        "Accepts a SelfEvaluation for the held attempt named by `handle`. Invalid payloads are "
         "evaluation_invalid / contract_invalid (nothing written, the handle stays valid). assay "
         "then runs the active contract's verify_with commands and the git observation itself, "
         "derives item statuses and the evidence posture, and commits one round transaction (or "
@@ -152,6 +152,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
         "prompt with a submission_handle_mismatch warning. Two processes on one handle: one "
         "commits, the other gets lease_conflict or the held result."
     ),
+    cli_note="Exit status 1 when the round was rejected.",
     writes=True,
     arguments=(
         _HANDLE,
@@ -173,7 +174,7 @@ def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.status",
     summary="Show a loop's state, current submission handle, guidance and last posture.",
-    description="Read-only. Re-anchors a live session: the handle printed is the held one.",
+    description="Read-only. Re-anchors a live session: the handle returned is the held one.",
     writes=False,
     arguments=(_LOOP,),
     output_schema={"type": "object", "properties": {
@@ -212,7 +213,7 @@ def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.resume",
     summary="Re-anchor a loop in a new session and return the held prompt with its new handle.",
-    description=("Mints a new session (older handles become stale). With --invocation-lost the "
+    description=("Mints a new session (older handles become stale). With `invocation_lost` the "
                  "same round and attempt are recompiled as a clean context "
                  "(fresh_invocation / invocation_recovery)."),
     writes=True,
@@ -273,7 +274,7 @@ def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.schema",
-    summary="Print the JSON Schemas of the loop's wire documents.",
+    summary="The JSON Schemas of the loop's wire documents.",
     description=("SelfEvaluation (the normalised shape), SubmissionHandle, "
                  "RoundContractProposal, SubGoalUpdate and ExecutionClaim. Writes nothing."),
     writes=False,
@@ -293,7 +294,7 @@ def loop_schema(inv: Invocation, args: dict[str, Any]) -> Result:
         "Captures a content-addressed manifest of the git workspace (HEAD, dirty paths, the "
         "fingerprint of every tracked and non-ignored untracked file) and stores the bytes of "
         "every dirty regular file and symlink as blob: records in the ledger. The held round "
-        "holds the reference; 'assay loop recover' can restore it while the round is on the "
+        "holds the reference; `loop.recover` can restore it while the round is on the "
         "current branch. Every round also gets an automatic 'before' checkpoint. "
         "checkpoint_limit beyond the documented limits; checkpoint_unavailable outside git."
     ),
@@ -360,7 +361,7 @@ def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.explain",
     summary="Explain a round's prompt: density level and why, context, budget, coverage, memory.",
-    description=("Read-only. Defaults to the held prompt; --round N explains a committed round "
+    description=("Read-only. Defaults to the held prompt; `round` N explains a committed round "
                  "of the current branch. Lists the restorable checkpoints."),
     writes=False,
     arguments=(_LOOP, Argument("round", {"type": "integer", "minimum": 1},
@@ -381,9 +382,10 @@ def loop_explain(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.replay",
     summary="Re-derive stored prompts from their committed facts and check the hashes.",
-    description=("Read-only. --round N (optionally --attempt A for a rejected attempt) or --all "
+    description=("Read-only. `round` N (optionally `attempt` A for a rejected attempt) or `all` "
                  "(every committed round, rejected attempt and the held prompt of the current "
-                 "branch). Exit status 1 when a replay does not match."),
+                 "branch)."),
+    cli_note="Exit status 1 when a replay does not match.",
     writes=False,
     arguments=(_LOOP,
                Argument("round", {"type": "integer", "minimum": 1}, "The round to replay."),

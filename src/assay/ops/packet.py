@@ -145,11 +145,12 @@ def packet_source(inv: Invocation, args: dict[str, Any]) -> Result:
     "packet.validate",
     summary="Validate a packet once: the derived summary, or every issue (code, path, pointer).",
     description=(
-        "Compiles manifest.json, claims.json and every listed artifact exactly once. Prints the "
-        "validated summary (requested and achieved profile, publication, claim and evidence "
+        "Compiles manifest.json, claims.json and every listed artifact exactly once. Returns "
+        "the validated summary (requested and achieved profile, publication, claim and evidence "
         "states) or every issue. A packet that is invalid or not publishable has its "
-        "packet.md withdrawn. Exit status 1 when the packet is invalid."
+        "packet.md withdrawn."
     ),
+    cli_note="Exit status 1 when the packet is invalid.",
     writes=True,
     project=False,
     arguments=(_DIR,),
@@ -170,9 +171,9 @@ def packet_validate(inv: Invocation, args: dict[str, Any]) -> Result:
     description=(
         "Validates first. A publishable packet gets packet.md (claims by state, contradictions "
         "and qualifications, gaps, assurance), written to a temporary sibling, renamed and "
-        "digest-verified. Anything else writes nothing, withdraws an existing packet.md and "
-        "exits 1."
+        "digest-verified. Anything else writes nothing and withdraws an existing packet.md."
     ),
+    cli_note="Exit status 1 when packet.md was not written.",
     writes=True,
     project=False,
     arguments=(_DIR,),
@@ -225,9 +226,10 @@ def packet_brief(inv: Invocation, args: dict[str, Any]) -> Result:
     description=(
         "Checks a dossier or review result on its own (strict JSON, kind, closed shape, run, "
         "approved lane of the matching mode, target inside the lane's write root, no raw "
-        "secrets). Valid output moves to --to and is listed in the manifest; invalid output "
-        "moves to raw/quarantine/ with a .quarantine.json record and exits 1."
+        "secrets). Valid output moves to `to` and is listed in the manifest; invalid output "
+        "moves to raw/quarantine/ with a .quarantine.json record."
     ),
+    cli_note="Exit status 1 when the output was quarantined.",
     writes=True,
     project=False,
     arguments=(
@@ -254,7 +256,7 @@ def packet_admit(inv: Invocation, args: dict[str, Any]) -> Result:
         "Sets the run status. complete and partial are validated first: a status the "
         "validator does not derive as honest (complete needs the requested profile and no "
         "material gap) is refused and nothing changes. failed writes raw/failure.json with "
-        "--reason."
+        "`reason`."
     ),
     writes=True,
     project=False,
