@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from assay.cli.app import _leaf
 from assay.cli.direct import COMMON_OPTIONS, command_words, parse
-from assay.ops import Invocation, Operation, call, lookup, operations
+from assay.ops import Invocation, Operation, call, lookup, operation_for, operations
 
 OPERATIONS = list(operations())
 CLICK_PATH = "import sys\nfrom assay.cli.app import run\nsys.exit(run(sys.argv[1:]))"
@@ -97,6 +97,14 @@ def test_direct_command_words_stop_at_the_first_option() -> None:
     assert command_words(["work", "check", "--", "knowledge:x"]) == ["work", "check"]
     assert command_words(["work", "--format", "json", "check"]) == ["work"]
     assert command_words(["--help"]) == []
+
+
+def test_direct_operation_for_reads_one_name_part_per_word() -> None:
+    """`work check ID` names work.check with two words; `work.check` is no command, as in click."""
+    found = operation_for(["work", "check", "knowledge:x"])
+    assert found is not None and (found[0].name, found[1]) == ("work.check", 2)
+    assert operation_for(["work.check", "knowledge:x"]) is None
+    assert operation_for(["get", "ledger.info"]) == (lookup("get"), 1)
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from typing import Any
 import click
 
 from assay.cli import is_tty, json_requested
-from assay.cli.direct import COMMON_OPTIONS, command_words, execute, interrupted, translate
-from assay.errors import AssayError, UsageError
+from assay.cli.direct import COMMON_OPTIONS, command_words, execute, fail, interrupted, translate
+from assay.errors import UsageError
 from assay.ops import GROUPS, Argument, Operation, command_operations, operation_for
 
 _LAUNCHERS = ("mcp", "demo")
@@ -126,9 +126,12 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 def _json_help(args: list[str]) -> int:
-    words = [w for w in command_words(args) if w != "json"]
+    head = args[: args.index("--")] if "--" in args else args
+    words = [w for w in head if not w.startswith("-")]
+    if "json" in words:
+        words.remove("json")
     found = operation_for(words)
-    if found is not None and found[1] == len(words):
+    if found is not None:
         sys.stdout.write(_json_line(found[0].describe()))
         return 0
     entries = [op.describe() for op in command_operations(words)]
@@ -153,18 +156,12 @@ def run(args: list[str]) -> int:
                                                  standalone_mode=False)
         return int(result or 0)
     except click.exceptions.NoSuchOption as exc:
-        return _fail(UsageError(exc.format_message(), code="unknown_option"), as_json)
+        return fail(UsageError(exc.format_message(), code="unknown_option"), as_json)
     except click.exceptions.UsageError as exc:
-        return _fail(UsageError(exc.format_message()), as_json)
+        return fail(UsageError(exc.format_message()), as_json)
     except click.exceptions.Abort:
         return interrupted(args, echoed=True)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except Exception as exc:  # noqa: BLE001 - translate() is where a bug becomes exit 70
         return translate(exc, args)
-
-
-def _fail(err: AssayError, as_json: bool) -> int:
-    from assay.cli.render import fail
-
-    return fail(err, as_json)

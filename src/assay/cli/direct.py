@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from assay.errors import AssayError
     from assay.ops import Operation
 
-__all__ = ["COMMON_OPTIONS", "execute", "interrupted", "parse", "run_direct", "translate"]
+__all__ = ["COMMON_OPTIONS", "command_words", "execute", "fail", "interrupted", "parse",
+           "run_direct", "translate"]
 
 # The options every command has besides its operation's arguments.
 COMMON_OPTIONS = (
@@ -250,12 +251,15 @@ def _silence_stdout() -> None:
     import os
 
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
     except (OSError, ValueError):
         pass
 
 
 def fail(err: AssayError, as_json: bool) -> int:
+    """Print ``err`` on stderr (see :func:`assay.cli.render.fail`); return its exit status."""
     from assay.cli.render import fail as render_fail
 
     return render_fail(err, as_json)

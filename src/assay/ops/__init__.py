@@ -382,8 +382,10 @@ def operation_for(words: list[str] | tuple[str, ...]) -> tuple[Operation, int] |
 
     ``["work", "check", "knowledge:x"]`` gives ``(work.check, 2)``, importing
     only the module that declares it; words that name no operation give None.
+    Each word is one part of the name (``work.check`` is not a command).
     """
-    for length in range(len(words), 0, -1):
+    parts = next((i for i, word in enumerate(words) if "." in word), len(words))
+    for length in range(parts, 0, -1):
         op = _registered(".".join(words[:length]))
         if op is not None:
             return op, length
