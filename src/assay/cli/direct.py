@@ -138,7 +138,10 @@ def _convert(arg: Argument, value: str) -> Any:
 
 def _bind_literals(op: Operation, words: list[str], params: dict[str, Any]) -> bool:
     """Assign the positional words as click does; False when click would refuse them."""
-    for arg in op.all_arguments:
+    literals = [arg for arg in op.all_arguments if arg.binding in ("literal", "literals")]
+    if any(arg.binding == "literals" for arg in literals[:-1]):
+        return False  # click shares words between a list and what follows it; leave that to it
+    for arg in literals:
         if arg.binding == "literal":
             if words:
                 params[arg.name] = words.pop(0)
