@@ -185,9 +185,10 @@ def test_mcp_on_a_terminal_prints_a_hint(tmp_path: Path) -> None:
     from assay.mcp.server import startup_hint
 
     line, status = _first_terminal_line([ASSAY, "mcp", "--cwd", str(tmp_path)], tmp_path)
-    assert line == startup_hint(str(tmp_path))
-    assert line.startswith("MCP server on stdio; configure your client with ")
-    assert '"args": ["mcp", "--cwd", ' in line
+    assert line == startup_hint(str(tmp_path), ASSAY)
+    assert line.startswith("MCP server on stdio; configure your client with {")
+    entry = json.loads(line[line.index("{"):line.rindex("}") + 1])
+    assert entry == {"command": ASSAY, "args": ["mcp", "--cwd", str(tmp_path)]}
     assert status == 0
 
 

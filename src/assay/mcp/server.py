@@ -45,10 +45,10 @@ def tool_definitions() -> list[types.Tool]:
     return tools
 
 
-def startup_hint(cwd: str | None) -> str:
-    """One line for a person who started the server on a terminal."""
+def startup_hint(cwd: str | None, program: str = "assay") -> str:
+    """One line for a person who started the server on a terminal: what to give a client."""
     root = os.path.abspath(cwd or os.getcwd())
-    entry = json.dumps({"command": "assay", "args": ["mcp", "--cwd", root]})
+    entry = json.dumps({"command": program, "args": ["mcp", "--cwd", root]})
     return f"MCP server on stdio; configure your client with {entry} (Ctrl-D ends it)."
 
 
@@ -162,7 +162,10 @@ def serve(*, cwd: str | None = None, db: str | None = None, principal: str | Non
     """
     server = build_server(cwd=cwd, db=db, principal=principal)
     if sys.stdin.isatty():
-        sys.stderr.write(startup_hint(cwd) + "\n")
+        # The console script's own path, so that the line can be pasted as it is.
+        script = sys.argv[0]
+        program = os.path.abspath(script) if os.path.basename(script) == "assay" else "assay"
+        sys.stderr.write(startup_hint(cwd, program) + "\n")
         sys.stderr.flush()
 
     async def main() -> None:
