@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from assay.cli import is_tty, json_requested
+from assay.cli import json_requested
 from assay.cli.direct import COMMON_OPTIONS, command_words, execute, fail, interrupted, translate
 from assay.errors import UsageError
 from assay.ops import GROUPS, Argument, Operation, command_operations, operation_for
@@ -147,7 +147,6 @@ def _json_line(value: Any) -> str:
 
 def run(args: list[str]) -> int:
     """Run the CLI on ``args`` through click; return the exit status."""
-    as_json = json_requested(args) or not is_tty(sys.stderr)
     head = args[: args.index("--")] if "--" in args else args
     try:
         if ("--help" in head or "-h" in head) and json_requested(args):
@@ -156,9 +155,9 @@ def run(args: list[str]) -> int:
                                                  standalone_mode=False)
         return int(result or 0)
     except click.exceptions.NoSuchOption as exc:
-        return fail(UsageError(exc.format_message(), code="unknown_option"), as_json)
+        return fail(UsageError(exc.format_message(), code="unknown_option"), args)
     except click.exceptions.UsageError as exc:
-        return fail(UsageError(exc.format_message()), as_json)
+        return fail(UsageError(exc.format_message()), args)
     except click.exceptions.Abort:
         return interrupted(args, echoed=True)
     except click.exceptions.Exit as exc:

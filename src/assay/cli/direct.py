@@ -219,17 +219,13 @@ def _render(op: Operation, envelope: dict[str, Any], args: dict[str, Any],
     render.readable(op, envelope)
 
 
-def _as_json(args: list[str]) -> bool:
-    return json_requested(args) or not is_tty(sys.stderr)
-
-
 def interrupted(args: list[str], *, echoed: bool = False) -> int:
     """Ctrl-C or end of input while a command runs: a blank line, then the ``aborted`` error."""
     from assay.errors import AssayError
 
     if not echoed:
         sys.stderr.write("\n")  # closes the terminal's ^C echo (click writes its own)
-    return fail(AssayError("interrupted", code="aborted"), _as_json(args))
+    return fail(AssayError("interrupted", code="aborted"), args)
 
 
 def translate(exc: Exception, args: list[str]) -> int:
@@ -237,7 +233,7 @@ def translate(exc: Exception, args: list[str]) -> int:
     from assay.errors import EXIT_INTERNAL, AssayError
 
     if isinstance(exc, AssayError):
-        return fail(exc, _as_json(args))
+        return fail(exc, args)
     if isinstance(exc, BrokenPipeError):
         # The reader went away (`assay find | head -1`): stop quietly, as click does.
         _silence_stdout()
@@ -246,7 +242,7 @@ def translate(exc: Exception, args: list[str]) -> int:
         import traceback
 
         traceback.print_exc()
-    fail(internal_error(exc), _as_json(args))
+    fail(internal_error(exc), args)
     return EXIT_INTERNAL
 
 
@@ -261,8 +257,12 @@ def _silence_stdout() -> None:
         pass
 
 
-def fail(err: AssayError, as_json: bool) -> int:
-    """Print ``err`` on stderr (see :func:`assay.cli.render.fail`); return its exit status."""
+def fail(err: AssayError, args: list[str]) -> int:
+    """Print ``err`` on stderr for the command line ``args``; return its exit status.
+
+    One JSON line with ``--format json`` or when stderr is not a terminal,
+    readable text otherwise (see :func:`assay.cli.render.fail`).
+    """
     from assay.cli.render import fail as render_fail
 
-    return render_fail(err, as_json)
+    return render_fail(err, json_requested(args) or not is_tty(sys.stderr))
