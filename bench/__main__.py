@@ -34,18 +34,37 @@ def machine() -> dict[str, str]:
     }
 
 
+def command(module: str, quick: bool) -> str:
+    """The command that measures ``module``'s rows again."""
+    return f".venv/bin/python -m bench --only {module}{' --quick' if quick else ''}"
+
+
+def _goal(r: dict) -> str:
+    verdict = {True: " (met)", False: " (**not met**)", None: ""}[r.get("met")]
+    return f"{r['goal']}{verdict}" if r["goal"] else ""
+
+
 def render(results: dict) -> str:
     lines = [(f"Measured {results['measured_at']} on {results['machine']['platform']}, "
              f"Python {results['machine']['python']}, {results['machine']['cpus']} CPUs"
              f"{' (quick mode)' if results['quick'] else ''}."), ""]
+    unmet = [(module, r) for module, rows in results["benchmarks"].items() for r in rows
+             if r.get("met") is False]
+    if unmet:
+        lines += ["Goals not met in this run:", ""]
+        lines += [f"- {module}: {r['name']}: {r['ratio']:.2f}x against {r['goal']}"
+                  for module, r in unmet]
+        lines.append("")
     for module, rows in results["benchmarks"].items():
-        lines += [f"### {module}", "",
-                  "| measurement | assay | baseline | ratio | spread | goal |",
+        commands = sorted({r.get("command", "") for r in rows} - {""})
+        lines += [f"### {module}", ""]
+        lines += [f"`{c}`" for c in commands] + ([""] if commands else [])
+        lines += ["| measurement | assay | baseline | ratio | spread | goal |",
                   "|---|---|---|---|---|---|"]
         for r in rows:
             lines.append(
                 f"| {r['name']} | {r['assay']:.4g} {r['unit']} | {r['baseline']:.4g} {r['unit']} "
-                f"({r['baseline_name']}) | {r['ratio']:.2f}x | {r['spread']:.2g} | {r['goal']} |")
+                f"({r['baseline_name']}) | {r['ratio']:.2f}x | {r['spread']:.2g} | {_goal(r)} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -67,6 +86,8 @@ def main() -> int:
             continue
         started = time.monotonic()
         rows = importlib.import_module(f"bench.{name}").run(quick=opts.quick)
+        for r in rows:
+            r["command"] = command(name, opts.quick)
         results["benchmarks"][name] = rows
         print(f"{name}: {len(rows)} rows in {time.monotonic() - started:.1f} s", file=sys.stderr)
     print(json.dumps(results, indent=2))

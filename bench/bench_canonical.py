@@ -1,9 +1,10 @@
-"""Canonical JSON speed: assay's encoder against the rfc8785 reference package.
+"""Canonical JSON speed: assay's encoder against the rfc8785 reference package and json.dumps.
 
 The record is a typical ~2 KB ledger record (strings, integers, a float,
-non-ASCII text, nested objects and arrays). Every row is the time per record,
-as a ratio to a baseline measured in the same run; the outputs are checked to
-be identical before anything is timed.
+non-ASCII text, nested objects and arrays); the value-rich document is an
+intent-like 2 KB of 129 short values (:func:`bench.payloads.value_rich`).
+Every row is the time per document, as a ratio to a baseline measured in the
+same run; the outputs are checked to be identical before anything is timed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from typing import Any
 
 from bench.harness import row
+from bench.payloads import count_values, value_rich
 
 
 def record() -> dict[str, Any]:
@@ -99,6 +101,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
     parsed, parsed_spread, ref_parsed = _pair(strict_then_canonical, loads_then_rfc8785, text,
                                               calls=calls, runs=runs)
     floor, floor_spread, plain = _pair(canonical_bytes, json_sorted, value, calls=calls, runs=runs)
+    rich = value_rich()
+    assert canonical_bytes(rich) == rfc8785.dumps(rich), "encoders disagree; fix before timing"
+    rich_ours, rich_spread, rich_plain = _pair(
+        canonical_bytes, lambda v: json.dumps(v, sort_keys=True), rich, calls=calls, runs=runs)
     note = f"{size}-byte canonical record; {calls} calls x {runs} runs"
     return [
         row("canonical_bytes, 2 KB record", assay=ours, baseline=ref,
@@ -115,4 +121,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
             baseline_name="json.dumps(sort_keys=True)", unit="us", spread=floor_spread, runs=runs,
             goal="reference only",
             note="json.dumps is not RFC 8785 (floats, -0, astral key order); a floor, not a target"),
+        row(f"canonical_bytes, value-rich 2 KB document ({count_values(rich)} values)",
+            assay=rich_ours, baseline=rich_plain, baseline_name="json.dumps(sort_keys=True)",
+            unit="us", spread=rich_spread, runs=runs, goal="<= 1.5x",
+            note=f"{len(canonical_bytes(rich))}-byte canonical document; {calls} calls x {runs} runs"),
     ]

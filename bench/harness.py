@@ -7,12 +7,16 @@ returning rows made by :func:`row`. ``python -m bench`` runs them all, writes
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["median_time", "row"]
+__all__ = ["goal_met", "median_time", "row"]
+
+_RATIO_GOAL = re.compile(r"(<=|<|>=|>)\s*([0-9.]+)x\b")
+_TIME_GOAL = re.compile(r"(<=|<)\s*([0-9.]+)\s*(\S+)$")
 
 
 def median_time(fn: Callable[[], Any], *, runs: int = 5, warmup: int = 1) -> tuple[float, float]:
@@ -25,6 +29,22 @@ def median_time(fn: Callable[[], Any], *, runs: int = 5, warmup: int = 1) -> tup
         fn()
         samples.append(time.perf_counter() - start)
     return statistics.median(samples), max(samples) - min(samples)
+
+
+def goal_met(goal: str, *, ratio: float, assay: float, unit: str) -> bool | None:
+    """Whether a row meets its goal: ``<= 4x`` and the like compare the ratio,
+    ``< 0.5 s`` the figure in the row's unit; None for a goal only a reader can judge.
+    """
+    found = _RATIO_GOAL.match(goal.strip())
+    value = ratio
+    if found is None:
+        found = _TIME_GOAL.match(goal.strip())
+        if found is None or found.group(3) != unit:
+            return None
+        value = assay
+    bound = float(found.group(2))
+    return {"<=": value <= bound, "<": value < bound, ">=": value >= bound,
+            ">": value > bound}[found.group(1)]
 
 
 def row(
@@ -47,6 +67,7 @@ def row(
     """
     ratio = assay / baseline if baseline else float("nan")
     return {
+        "met": goal_met(goal, ratio=ratio, assay=assay, unit=unit),
         "name": name,
         "unit": unit,
         "assay": assay,

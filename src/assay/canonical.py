@@ -10,6 +10,14 @@ parsing text) duplicate object keys. Documents are bounded at depth 128 and
 100,000 nodes (``resource_limit``). The encoder agrees byte for byte with the
 ``rfc8785`` reference package on every value both accept (a differential
 property test holds it to that) and is several times faster.
+
+Most documents take a fast path: one check of every value in Python, then
+the standard library's C JSON encoder with sorted keys, whose output is
+RFC 8785 exactly when every key is a string sorting the same in UTF-16 and
+code points (no astral-plane character), every number an integer a double
+holds or a float Python writes as ECMAScript does (no exponent, not
+integral), and every value of an exact JSON type. A document outside that
+takes the general encoder, which also reports what is wrong and where.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from json.encoder import encode_basestring as _json_string  # C-accelerated
 from typing import Any
 
@@ -283,6 +292,86 @@ def _utf16_key(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
+class _Slow(Exception):
+    """Internal: the fast path cannot vouch for this document."""
+
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_NONE = type(None)
+
+
+def _check_plain(value: Any, depth: int) -> None:
+    """Raise ``_Slow`` unless the C encoder writes the container ``value`` as RFC 8785 does.
+
+    A ``TypeError`` means an object key that is not a string. The node bound
+    is checked on the output (see :func:`_fast_text`), not here: this loop
+    runs once per value and is most of the fast path's cost.
+    """
+    if depth >= MAX_DEPTH:
+        raise _Slow
+    if type(value) is dict:
+        keys = "".join(value)
+        if not keys.isascii() and _ASTRAL.search(keys):
+            raise _Slow  # UTF-16 order may differ from code point order
+        value = value.values()
+    for child in value:
+        kind = type(child)
+        if kind is str:
+            continue
+        if kind is dict or kind is list or kind is tuple:
+            _check_plain(child, depth + 1)
+        elif kind is int:
+            if child > _MAX_EXACT or child < -_MAX_EXACT:
+                raise _Slow
+        elif kind is bool or kind is _NONE:
+            continue
+        elif kind is float:
+            # repr and ECMAScript agree on finite doubles written without an
+            # exponent, except integral ones (1.0 against 1).
+            text = repr(child)
+            if "e" in text or "n" in text or text.endswith(".0"):
+                raise _Slow
+        else:
+            raise _Slow
+
+
+def _unexpected(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a JSON value")  # _check_plain let it pass
+
+
+try:
+    # The C encoder behind json.dumps, made once: json.dumps would build it on every call.
+    from _json import make_encoder
+
+    _sorted_json = make_encoder(None, _unexpected, _json_string, None, ":", ",", True, False,
+                                False)
+
+    def _c_text(value: Any) -> str:
+        return "".join(_sorted_json(value, 0))
+except ImportError:  # pragma: no cover - CPython always has it
+    _json_encoder = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+                                     check_circular=False, allow_nan=False, default=_unexpected)
+
+    def _c_text(value: Any) -> str:
+        return _json_encoder.encode(value)
+
+
+def _fast_text(value: Any) -> str | None:
+    """The canonical text by the C encoder, or None when ``value`` needs the general encoder."""
+    kind = type(value)
+    if kind is not dict and kind is not list and kind is not tuple:
+        return None
+    try:
+        _check_plain(value, 0)
+    except (_Slow, TypeError):
+        return None
+    text = _c_text(value)
+    # Every value takes at least one character of the text, so a text this
+    # short holds at most MAX_NODES values; a longer one is counted by the
+    # general encoder.
+    return text if len(text) <= MAX_NODES else None
+
+
 class _Encoder:
     __slots__ = ("nodes", "out")
 
@@ -379,6 +468,11 @@ def _utf8(text: str, value: Any) -> bytes:
 
 
 def _text(value: Any) -> str:
+    fast = _fast_text(value)
+    return fast if fast is not None else _general_text(value)
+
+
+def _general_text(value: Any) -> str:
     encoder = _Encoder()
     try:
         encoder.encode(value, 0)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -511,6 +510,8 @@ def init_project(
 
 
 def _ignore_state_dir(root: Path) -> None:
+    import subprocess  # only `assay init` runs git here; every other command skips the import
+
     try:
         inside = subprocess.run(
             ["git", "rev-parse", "--is-inside-work-tree"],

@@ -7,10 +7,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ROW_KEYS = {"name", "unit", "assay", "baseline", "baseline_name", "ratio", "spread", "runs",
-            "higher_is_better", "goal", "note"}
+            "higher_is_better", "goal", "note", "met", "command"}
 
 
 def _run_quick(out: Path, *modules: str) -> subprocess.CompletedProcess[str]:
@@ -32,9 +35,12 @@ def test_bench_quick_subset_writes_results_and_tables(tmp_path: Path) -> None:
             assert set(r) == ROW_KEYS
             assert r["baseline"] > 0 and r["assay"] > 0
             assert r["ratio"] == r["assay"] / r["baseline"]
+            assert r["met"] in (True, False, None)
+            assert r["command"].endswith("--quick") and "python -m bench --only" in r["command"]
     doc = (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8")
     generated = doc.split("<!-- bench:begin -->")[1].split("<!-- bench:end -->")[0]
     assert "### bench_canonical" in generated and "### bench_cli_start" in generated
+    assert "`.venv/bin/python -m bench --only bench_cli_start --quick`" in generated
     assert "(quick mode)" in generated
     assert "## Machine" in doc and "python -m bench --quick" in doc
 
@@ -55,3 +61,43 @@ def test_bench_quick_leaves_repository_files_alone(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (out / "results.json").exists() and (out / "BENCHMARKS.md").exists()
     assert [p.read_bytes() if p.exists() else None for p in paths] == before
+
+
+def _bench(module: str) -> Any:
+    """A module of the benchmark package, imported from the repository root."""
+    import importlib
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module(module)
+
+
+@pytest.mark.parametrize(("goal", "ratio", "assay", "unit", "met"), [
+    ("<= 4x", 3.9, 50.0, "ms CPU", True),
+    ("<= 4x", 4.1, 50.0, "ms CPU", False),
+    (">= 0.70x", 0.63, 5000.0, "writes/s", False),
+    ("< 3x, without click or the registry", 2.6, 30.0, "ms CPU", True),
+    ("< 0.5 s", 2.0, 0.3, "s", True),
+    ("< 0.5 s", 2.0, 0.3, "ms", None),
+    ("flat (~1x)", 1.3, 20.0, "us", None),
+    ("", 1.0, 1.0, "us", None),
+])
+def test_bench_goal_met_compares_ratios_and_times(goal: str, ratio: float, assay: float,
+                                                  unit: str, met: bool | None) -> None:
+    """A comparison goal is checked against the ratio (or the figure in its unit); others are left to a reader."""
+    assert _bench("bench.harness").goal_met(goal, ratio=ratio, assay=assay, unit=unit) is met
+
+
+def test_bench_render_lists_unmet_goals_above_the_tables() -> None:
+    """Rows that miss their goal are listed before the tables and marked in them; each module shows its command."""
+    harness, runner = _bench("bench.harness"), _bench("bench.__main__")
+    rows = [harness.row("fast", assay=1.0, baseline=1.0, baseline_name="b", unit="ms", goal="<= 2x"),
+            harness.row("slow", assay=5.0, baseline=1.0, baseline_name="b", unit="ms", goal="<= 2x")]
+    for r in rows:
+        r["command"] = runner.command("bench_x", False)
+    text = runner.render({"measured_at": "now", "quick": False, "benchmarks": {"bench_x": rows},
+                          "machine": {"platform": "p", "python": "3", "cpus": "2"}})
+    summary, tables = text.split("### bench_x")
+    assert "- bench_x: slow: 5.00x against <= 2x" in summary and "fast" not in summary
+    assert "`.venv/bin/python -m bench --only bench_x`" in tables
+    assert "| <= 2x (met) |" in tables and "| <= 2x (**not met**) |" in tables

@@ -164,7 +164,7 @@ def test_mcp_e2e_tools_say_what_they_write(story: dict[str, Any]) -> None:
     assert tools["packet_validate"].description.endswith(
         "Writes files in the directory it names; nothing to the ledger.")
     assert tools["report"].description.endswith(
-        "Writes one HTML file (--out, default .assay/report.html); nothing to the ledger.")
+        "Writes one HTML file (`out`, default .assay/report.html); nothing to the ledger.")
 
 
 def test_mcp_e2e_intent_goes_from_not_ready_to_ready(story: dict[str, Any]) -> None:

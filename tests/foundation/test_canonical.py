@@ -407,3 +407,77 @@ def test_canonical_cli_issue_example(tmp_path: Any) -> None:
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode("utf-8") == '{"a":[1,1e+21,0,"€"],"b":1}\n'
+
+
+# ---------------------------------------------------------------- the fast path
+
+# Documents as agents write them: short identifier keys, many short values,
+# objects in arrays, some non-ASCII and astral text; the second strategy adds
+# integers at the edge of a double and floats JCS writes differently.
+_KEY = st.one_of(st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True), _TEXT)
+_EDGE_INTS = (st.integers(2**53 - 2, 2**53 + 2) | st.integers(-(2**53) - 2, -(2**53) + 2)
+              | st.sampled_from([10**15, 10**16, 2**60, 10**400]))
+_RICH_LEAVES = st.none() | st.booleans() | _SAFE_INT | _TEXT | st.sampled_from(
+    ["passed", "evidence:unit-1", "Zoë", "検証", "\U0001f600", "a\nb", "\x7f", "\u2028"])
+
+
+def _rich(leaves: st.SearchStrategy[Any], keys: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        leaves,
+        lambda children: st.lists(children, max_size=12)
+        | st.dictionaries(keys, children, min_size=1, max_size=10),
+        max_leaves=160,
+    ).filter(lambda v: isinstance(v, (dict, list)))
+
+
+VALUE_RICH = _rich(_RICH_LEAVES, _KEY)
+EDGE_RICH = _rich(_EDGE_INTS | _RICH_LEAVES | st.sampled_from([1.5, -0.25, 1.0, 1e16, 1e-7]),
+                  _KEY)
+
+
+@_PROPERTY
+@given(VALUE_RICH)
+def test_canonical_matches_rfc8785_package_on_value_rich_documents(value: Any) -> None:
+    """On documents of many short values, assay's bytes equal the rfc8785 reference package's."""
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+@_PROPERTY
+@given(EDGE_RICH)
+def test_canonical_fast_path_agrees_with_the_general_encoder(value: Any) -> None:
+    """Whenever the fast path answers, its text is the general encoder's, byte for byte."""
+    from assay.canonical import _fast_text, _general_text
+
+    fast = _fast_text(value)
+    if fast is not None:
+        assert fast == _general_text(value)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_FINITE)
+def test_canonical_numbers_inside_documents_match_rfc8785_package(number: float) -> None:
+    """Every finite double inside an array (the fast path's check) is written as rfc8785 writes it."""
+    assert canonical_bytes([number, {"n": number}]) == rfc8785.dumps([number, {"n": number}])
+
+
+def test_canonical_fast_path_takes_a_value_rich_document() -> None:
+    """An intent-like document of 129 short values takes the fast path and matches rfc8785."""
+    from assay.canonical import _fast_text
+
+    requirements = [{"id": f"R{i}", "text": f"step {i}", "done": i % 2 == 0, "parent_id": None,
+                     "evidence": [{"id": f"evidence:e{i}", "revision": i + 1}]} for i in range(12)]
+    value = {"version": 1, "brief": "Zoë's passkeys", "requirements": requirements}
+    assert _fast_text(value) is not None
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+@pytest.mark.parametrize("value", [
+    [1.0], [1e16], [5e-324], [-0.0], [2**53 + 1], {"n": -(2**53) - 1},
+    {"\U0001f600": 1, "\uffff": 2}, {1: "x"},
+    [{1, 2}], [b"x"], [True, (1, 2), float("nan")],
+])
+def test_canonical_fast_path_declines_what_only_the_general_encoder_handles(value: Any) -> None:
+    """Floats JCS writes differently, unsafe integers, astral keys and non-JSON values go the general way."""
+    from assay.canonical import _fast_text
+
+    assert _fast_text(value) is None

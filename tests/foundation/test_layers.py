@@ -27,9 +27,10 @@ sys.stderr.write(json.dumps(sorted(sys.modules)))
 """
 
 
-def _loaded(*args: str, stdin: bytes = b"", full: bool = False) -> set[str]:
+def _loaded(*args: str, stdin: bytes = b"", full: bool = False,
+            cwd: Path | None = None) -> set[str]:
     """The modules (top-level packages unless ``full``) the CLI loaded for ``args``."""
-    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], input=stdin,
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], input=stdin, cwd=cwd,
                           capture_output=True, timeout=60, check=True)
     modules = json.loads(proc.stderr.decode().strip().splitlines()[-1])
     return set(modules) if full else {m.split(".")[0] for m in modules}
@@ -89,6 +90,63 @@ def test_canonical_digest_loads_no_operation_module() -> None:
 def test_describe_imports_nothing_heavy(heavy: str) -> None:
     """Loading every operation module (`assay describe`) loads no MCP SDK, psycopg or rich."""
     assert heavy not in _loaded("describe")
+
+
+# What a plain `assay get` may load besides the ledger package (the ledger's own
+# modules are its business): the entry point, the click-free call path, the
+# registry with the one module declaring `get`, the base modules and config.
+GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "assay.cli.render",
+               "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.ledger"}
+# Never on the path of a plain operation call: click (help and usage errors
+# only), the other surfaces' libraries, and standard modules only some
+# commands need (git and commands run in subprocesses; platform and uuid come
+# with click).
+NEVER_ON_A_CALL = {"click", "pydantic", "mcp", "psycopg", "rich", "anyio", "subprocess",
+                   "platform", "uuid"}
+
+
+@pytest.fixture
+def ledger_project(tmp_path: Path) -> Path:
+    """A project whose SQLite ledger holds one intent, knowledge:x."""
+    from assay.ops import Invocation, call
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    call("init", {"cwd": str(root)}, Invocation(cwd=str(root)))
+    intent = {"version": 1, "brief": "b", "user_reference": "u", "boundaries": [],
+              "non_goals": [], "requirements": [{"id": "R1", "text": "t", "acceptance": "a"}]}
+    call("put", {"id": "knowledge:x", "data": {"intent": intent}}, Invocation(cwd=str(root)))
+    return root
+
+
+def test_get_loads_only_its_operation_module(ledger_project: Path) -> None:
+    """A plain `assay get` loads exactly GET_MODULES outside assay.ledger: no click, one operation module."""
+    modules = _loaded("get", "--", "knowledge:x", full=True, cwd=ledger_project)
+    ours = {m for m in modules if m == "assay" or m.startswith("assay.")}
+    assert {m for m in ours if not m.startswith("assay.ledger")} == GET_MODULES
+    assert "assay.ledger.postgres" not in ours
+    assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+
+
+def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
+    """A plain `assay put` from standard input loads no click and no other operation module."""
+    modules = _loaded("put", "--data-file", "-", "--", "knowledge:y", stdin=b'{"b":2}',
+                      full=True, cwd=ledger_project)
+    assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.ledger"}
+    assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+
+
+def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None:
+    """A plain `assay work check` loads no click and, of the operation modules, intent's and its helper."""
+    modules = _loaded("work", "check", "--", "knowledge:x", full=True, cwd=ledger_project)
+    assert {m for m in modules if m.startswith("assay.ops.")} <= {"assay.ops.intent",
+                                                                  "assay.ops.ledger"}
+    assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+
+
+def test_help_still_loads_click() -> None:
+    """`assay get --help` goes through click, so the probe above would notice a pin gone stale."""
+    assert "click" in _loaded("get", "--help")
 
 
 def test_public_api_pinned() -> None:

@@ -155,3 +155,47 @@ async def test_mcp_bug_is_internal_error_envelope(monkeypatch: pytest.MonkeyPatc
     assert error["code"] == "internal_error"
     assert "ZeroDivisionError" in error["message"]
     assert _envelope(good)["ok"] is True
+
+
+def _first_terminal_line(argv: list[str], cwd: Path) -> tuple[str, int]:
+    """Run ``argv`` on a fresh terminal; return its first line of output and, after Ctrl-D, its status."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 30
+    while b"\n" not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            seen += os.read(master, 4096)
+    os.write(master, b"\x04")  # end of input: the server stops
+    status = proc.wait(timeout=30)
+    os.close(master)
+    return seen.decode("utf-8").split("\r\n")[0], status
+
+
+def test_mcp_on_a_terminal_prints_a_hint(tmp_path: Path) -> None:
+    """`assay mcp` started on a terminal says on stderr how to configure a client, and Ctrl-D ends it."""
+    from assay.mcp.server import startup_hint
+
+    line, status = _first_terminal_line([ASSAY, "mcp", "--cwd", str(tmp_path)], tmp_path)
+    assert line == startup_hint(str(tmp_path), ASSAY)
+    assert line.startswith("MCP server on stdio; configure your client with {")
+    entry = json.loads(line[line.index("{"):line.rindex("}") + 1])
+    assert entry == {"command": ASSAY, "args": ["mcp", "--cwd", str(tmp_path)]}
+    assert status == 0
+
+
+def test_mcp_on_a_pipe_prints_nothing(tmp_path: Path) -> None:
+    """Started by a client (standard input a pipe), `assay mcp` writes no hint on stderr."""
+    import subprocess
+
+    proc = subprocess.run([ASSAY, "mcp"], stdin=subprocess.DEVNULL, capture_output=True,
+                          cwd=tmp_path, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")

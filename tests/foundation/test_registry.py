@@ -13,7 +13,7 @@ from foundation_cli import Runner, cli_in
 from jsonschema import Draft202012Validator
 
 from assay.cli.app import build
-from assay.ops import operations
+from assay.ops import DECLARED, GROUPS, Argument, Operation, Result, operations
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = list(operations())
@@ -145,6 +145,95 @@ def test_registry_every_mcp_tool_comes_from_the_registry() -> None:
         assert tool.input_schema == op.input_schema()
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is (not op.writes)
+
+
+def test_registry_declared_table_names_each_operations_module() -> None:
+    """DECLARED lists every operation with the module that registers it, in registry order."""
+    declared = [(module, name) for module, names in DECLARED.items() for name in names]
+    assert [(op.handler.__module__, op.name) for op in OPERATIONS] == declared
+
+
+# ---------------------------------------------------------------- texts per surface
+
+# Words only the command line has: option spellings, exit statuses, standard
+# streams, printing and command lines (`assay` followed by one of its commands).
+COMMANDS = "|".join(sorted({op.cli_path[0] for op in OPERATIONS} | {"mcp", "demo"}))
+CLI_WORDS = re.compile(r"(?<![\w-])--[a-z]|\bexit(s|ed)?( status| code)? \d|\bexit status\b"
+                       r"|\bstandard (input|output|error)\b|\bstd(in|out|err)\b"
+                       rf"|\bprint(s|ed)?\b|\bassay ({COMMANDS})\b", re.IGNORECASE)
+
+
+def test_registry_every_group_says_what_it_is_for() -> None:
+    """Every command group has one short line in GROUPS, and none is a placeholder."""
+    groups = {op.cli_path[0] for op in OPERATIONS if len(op.cli_path) > 1}
+    assert set(GROUPS) == groups
+    for group, line in GROUPS.items():
+        assert line.strip() and "\n" not in line and len(line) <= 55, group
+        assert not line.endswith(" operations."), group
+
+
+def test_registry_help_lists_each_group_with_its_purpose(assay_cli: Runner) -> None:
+    """`assay --help` shows each group's line from GROUPS, whole, and no "X operations." line."""
+    ran = assay_cli("--help")
+    assert ran.code == 0, ran.stderr
+    for group, line in GROUPS.items():
+        assert re.search(rf"^  {group} +{re.escape(line)}$", ran.stdout, re.MULTILINE), group
+    assert " operations." not in ran.stdout
+
+
+def test_registry_mcp_tool_texts_have_no_cli_words() -> None:
+    """No MCP tool title or description holds an option, an exit status, a stream or a command line."""
+    from assay.mcp.server import tool_definitions
+
+    for tool in tool_definitions():
+        for text in (tool.title or "", tool.description or ""):
+            found = CLI_WORDS.search(text)
+            assert found is None, f"{tool.name}: {found.group(0)!r} in {text!r}"
+
+
+def test_registry_cli_words_scan_catches_cli_words() -> None:
+    """The scan above finds each kind of CLI word (so it can fail)."""
+    for text in ("with --at-revision N", "Exit 0 when ready", "exit status 1", "exits 1",
+                 "reads standard input", "Prints the receipt", "run assay work check"):
+        assert CLI_WORDS.search(text), text
+    assert CLI_WORDS.search("assay records the command's exit code and `at_revision`") is None
+
+
+def test_registry_work_check_help_per_surface(assay_cli: Runner) -> None:
+    """work check says --at-revision and its exit statuses on the CLI, `at_revision` over MCP."""
+    from assay.mcp.server import tool_definitions
+
+    ran = assay_cli("work", "check", "--help")
+    assert ran.code == 0, ran.stderr
+    text = " ".join(ran.stdout.split())
+    assert "with --at- revision N" in text or "with --at-revision N" in text
+    assert "Exit status 0 when ready_to_review, 1 when not." in text
+    tool = next(t for t in tool_definitions() if t.name == "work_check")
+    assert "with `at_revision` N" in (tool.description or "")
+    assert "ready_to_review" in (tool.description or "")
+
+
+def _noop(inv: Any, args: dict[str, Any]) -> Result:
+    return Result(None)
+
+
+def test_registry_text_spells_references_per_surface() -> None:
+    """Backticked arguments and operations become options and commands on the CLI, tools over MCP."""
+    op = Operation(
+        name="demo.op", summary="s", writes=False, handler=_noop,
+        arguments=(Argument("at_revision", {"type": "integer"}, "h"),
+                   Argument("id", {"type": "string"}, "h", binding="literal"),
+                   Argument("text", {"type": "string"}, "h", binding="stdin"),
+                   Argument("for_req", {"type": "string"}, "h", cli="--for")),
+        cli_note="Exit status 1 when `id` is not ready.",
+    )
+    text = "`at_revision`, `id`, `text`, `for_req`, `loop.recover`, `ready_to_review`."
+    assert op.text(text, "mcp") == ("`at_revision`, `id`, `text`, `for_req`, `loop_recover`, "
+                                    "`ready_to_review`.")
+    assert op.text(text, "cli") == ("--at-revision, ID, standard input, --for, "
+                                    "assay loop recover, `ready_to_review`.")
+    assert op.help("cli") == "s Exit status 1 when ID is not ready."
+    assert op.help("mcp") == "s"
 
 
 # ---------------------------------------------------------------- error codes documented

@@ -100,7 +100,7 @@ def argvs(draw: st.DrawFn) -> list[str]:
 
 
 def _run(argv: list[str], stdin: bytes) -> tuple[int, str, str]:
-    from assay.cli.app import run
+    from assay.cli import dispatch as run
 
     saved = sys.stdin, sys.stdout, sys.stderr
     out, err = io.StringIO(), io.StringIO()

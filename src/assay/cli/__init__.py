@@ -8,10 +8,15 @@ terminal. Errors are rendered in one place (:func:`assay.cli.render.fail`)
 on stderr.
 
 Two commands are surface launchers rather than operations: ``assay mcp``
-(the MCP server) and ``assay demo`` (the guided story). Two spellings answer
-before click loads, because they are called often and must start fast:
+(the MCP server) and ``assay demo`` (the guided story).
+
+Every call pays for its start-up, so click loads only when it is needed.
 ``assay --version`` and ``assay canonical [--digest|--fingerprint]``
-(:mod:`assay.cli.canonical`).
+answer before anything else loads (:mod:`assay.cli.canonical`); a plain
+call of any other operation is parsed without click and imports only that
+operation's module (:mod:`assay.cli.direct`); help, usage errors and the
+launchers go through click (:mod:`assay.cli.app`), which builds only the
+commands the words can name.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from assay.errors import AssayError
 
-__all__ = ["main"]
+__all__ = ["dispatch", "main"]
 
 
 def _version() -> str:
@@ -34,18 +39,27 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point of the ``assay`` console script."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    # Agents call `assay --version` to probe for the tool: answer before click loads.
+    sys.exit(dispatch(list(sys.argv[1:] if argv is None else argv)))
+
+
+def dispatch(args: list[str]) -> int:
+    """Run the command line ``args`` on the cheapest path that can; return the exit status."""
+    # Agents call `assay --version` to probe for the tool: answer before anything loads.
     if args == ["--version"]:
         sys.stdout.write(f"assay {_version()}\n")
-        sys.exit(0)
+        return 0
     if args[:1] == ["canonical"] and is_plain_canonical(args[1:]):
         from assay.cli.canonical import run_canonical
 
-        sys.exit(run_canonical(args[1:]))
-    from assay.cli.app import run
+        return run_canonical(args[1:])
+    from assay.cli.direct import run_direct
 
-    sys.exit(run(args))
+    status = run_direct(args)
+    if status is None:
+        from assay.cli.app import run
+
+        status = run(args)
+    return status
 
 
 _CANONICAL_FLAGS = frozenset({"--digest", "--fingerprint"})

@@ -1,25 +1,27 @@
 """Build the click application from the operations registry and run it.
 
-This is the only place the CLI translates errors: :func:`run` turns an
-:class:`~assay.errors.AssayError`, a click usage error or an unexpected
-exception into an exit status and one error object on stderr.
+Click parses what :mod:`assay.cli.direct` leaves to it: help, usage errors
+and any spelling that is not plain. Only the commands the words can name are
+built, and only their operation modules imported (``assay work check``
+builds one command, ``assay work --help`` the ``work`` group, ``assay
+--help`` everything). :func:`run` turns a click usage error into an exit
+status and one error object on stderr, and leaves every other exception to
+:func:`assay.cli.direct.translate`.
 """
 
 from __future__ import annotations
 
 import sys
-import traceback
 from typing import Any
 
 import click
 
-from assay.cli import debug_requested, internal_error, is_tty, json_requested, read_stdin_text
-from assay.errors import EXIT_INTERNAL, AssayError, UsageError
-from assay.ops import Argument, Invocation, Operation, call, lookup, operations
+from assay.cli import json_requested
+from assay.cli.direct import COMMON_OPTIONS, command_words, execute, fail, interrupted, translate
+from assay.errors import UsageError
+from assay.ops import GROUPS, Argument, Operation, command_operations, operation_for
 
-_FORMAT = click.Option(["--format", "output_format"], type=click.Choice(["json", "table"]),
-                       default=None, help="Output format (default: json on pipes, table on a TTY).")
-_DEBUG = click.Option(["--debug"], is_flag=True, help="Show a traceback for internal errors.")
+_LAUNCHERS = ("mcp", "demo")
 
 
 def _click_type(schema: dict[str, Any]) -> click.ParamType[Any]:
@@ -52,76 +54,19 @@ def _param(arg: Argument) -> click.Parameter:
                         required=arg.required, help=arg.help)
 
 
-def _read_json_file(arg: Argument, path: str) -> Any:
-    """Read (bounded, see :mod:`assay.inputs`) and strictly parse one JSON input."""
-    from assay.canonical import parse
-    from assay.inputs import read_bounded
-
-    return parse(read_bounded(path, where="/" + arg.name, label=arg.cli_name or arg.name,
-                              stdin=sys.stdin.buffer.read))
-
-
-def _collect(op: Operation, params: dict[str, Any]) -> dict[str, Any]:
-    args: dict[str, Any] = {}
-    for arg in op.all_arguments:
-        if arg.binding == "stdin":
-            args[arg.name] = read_stdin_text()
-            continue
-        value = params.get(arg.name)
-        if value is None or value == () or value is False:
-            continue
-        if arg.binding == "json_file":
-            value = _read_json_file(arg, value)
-        elif isinstance(value, tuple):
-            value = list(value)
-        args[arg.name] = value
-    return args
-
-
 def _leaf(op: Operation) -> click.Command:
     def callback(**params: Any) -> int:
-        output_format = params.pop("output_format", None)
-        params.pop("debug", None)
-        args = _collect(op, params)
-        inv = Invocation(surface="cli", interactive=is_tty(sys.stderr),
-                         stdin=sys.stdin.buffer.read)
-        try:
-            if inv.interactive:
-                from assay.cli.render import working
+        return execute(op, params)
 
-                with working(op, inv.interactive):
-                    envelope, code = call(op.name, args, inv)
-            else:
-                envelope, code = call(op.name, args, inv)
-        finally:
-            inv.close()
-        _render(op, envelope, args, output_format)
-        return code
-
-    params = [_param(a) for a in op.all_arguments if a.binding != "stdin"]
+    params = [_param(a) for a in (*op.all_arguments, *COMMON_OPTIONS) if a.binding != "stdin"]
     return click.Command(
         op.cli_path[-1],
         callback=callback,
-        params=[*params, _FORMAT, _DEBUG],
-        help=op.description or op.summary,
-        short_help=op.summary,
+        params=params,
+        help=op.help("cli"),
+        short_help=op.text(op.summary, "cli"),
         context_settings={"help_option_names": ["--help", "-h"]},
     )
-
-
-def _render(op: Operation, envelope: dict[str, Any], args: dict[str, Any],
-            output_format: str | None) -> None:
-    from assay.cli import render
-
-    raw = render.RAW.get(op.name)
-    text = raw(envelope, args) if raw is not None else None
-    if text is not None:
-        sys.stdout.write(text)
-        return
-    if output_format == "json" or (output_format is None and not is_tty(sys.stdout)):
-        sys.stdout.write(render.json_line(envelope))
-        return
-    render.readable(op, envelope)
 
 
 def _launchers(root: click.Group) -> None:
@@ -144,8 +89,12 @@ def _launchers(root: click.Group) -> None:
         return run_demo(keep=keep)
 
 
-def build() -> click.Group:
-    """The whole ``assay`` command tree."""
+def build(words: list[str] | tuple[str, ...] = ()) -> click.Group:
+    """The ``assay`` command tree, or the part of it that ``words`` can name.
+
+    With no words, every command; with ``work check``, that one command;
+    with ``work``, the ``work`` group.
+    """
     root = click.Group(
         "assay",
         help="Assay: an evidence ledger and work governor for AI coding agents.",
@@ -154,12 +103,12 @@ def build() -> click.Group:
     root.params.append(click.Option(["--version"], is_flag=True, expose_value=False,
                                     is_eager=True, help="Print the version and exit.",
                                     callback=_print_version))
-    for op in operations():
+    for op in [] if words[:1] and words[0] in _LAUNCHERS else command_operations(words):
         group = root
         for part in op.cli_path[:-1]:
             sub = group.commands.get(part)
             if sub is None:
-                sub = click.Group(part, help=f"{part} operations.")
+                sub = click.Group(part, help=GROUPS.get(part, f"The {part} commands."))
                 group.add_command(sub)
             assert isinstance(sub, click.Group), f"{part} is both a command and a group"
             group = sub
@@ -181,15 +130,11 @@ def _json_help(args: list[str]) -> int:
     words = [w for w in head if not w.startswith("-")]
     if "json" in words:
         words.remove("json")
-    names = [op.name for op in operations()]
-    for length in range(len(words), 0, -1):
-        name = ".".join(words[:length])
-        if name in names:
-            sys.stdout.write(_json_line(lookup(name).describe()))
-            return 0
-    prefix = ".".join(words)
-    entries = [op.describe() for op in operations()
-               if not prefix or op.name == prefix or op.name.startswith(prefix + ".")]
+    found = operation_for(words)
+    if found is not None:
+        sys.stdout.write(_json_line(found[0].describe()))
+        return 0
+    entries = [op.describe() for op in command_operations(words)]
     sys.stdout.write(_json_line({"operations": entries}))
     return 0
 
@@ -201,35 +146,21 @@ def _json_line(value: Any) -> str:
 
 
 def run(args: list[str]) -> int:
-    """Run the CLI on ``args``; return the exit status."""
-    as_json = json_requested(args) or not is_tty(sys.stderr)
+    """Run the CLI on ``args`` through click; return the exit status."""
     head = args[: args.index("--")] if "--" in args else args
     try:
         if ("--help" in head or "-h" in head) and json_requested(args):
             return _json_help(args)
-        result = build().main(args, prog_name="assay", standalone_mode=False)
+        result = build(command_words(args)).main(args, prog_name="assay",
+                                                 standalone_mode=False)
         return int(result or 0)
-    except AssayError as err:
-        return _fail(err, as_json)
     except click.exceptions.NoSuchOption as exc:
-        return _fail(UsageError(exc.format_message(), code="unknown_option"), as_json)
+        return fail(UsageError(exc.format_message(), code="unknown_option"), args)
     except click.exceptions.UsageError as exc:
-        return _fail(UsageError(exc.format_message()), as_json)
+        return fail(UsageError(exc.format_message()), args)
     except click.exceptions.Abort:
-        return _fail(AssayError("interrupted", code="aborted"), as_json)
+        return interrupted(args, echoed=True)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
-        if debug_requested(args):
-            traceback.print_exc()
-        _fail(internal_error(exc), as_json)
-        return EXIT_INTERNAL
-
-
-def _fail(err: AssayError, as_json: bool) -> int:
-    from assay.cli.render import fail
-
-    return fail(err, as_json)
-
+    except Exception as exc:  # noqa: BLE001 - translate() is where a bug becomes exit 70
+        return translate(exc, args)

@@ -12,6 +12,8 @@ The SDK is imported only inside this module, which only ``assay mcp`` loads.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import traceback
 from typing import Any
 
@@ -24,24 +26,30 @@ from assay import __version__
 from assay.errors import AssayError, UsageError
 from assay.ops import Invocation, call, error_envelope, lookup, operations
 
-__all__ = ["build_server", "serve", "tool_definitions"]
+__all__ = ["build_server", "serve", "startup_hint", "tool_definitions"]
 
 
 def tool_definitions() -> list[types.Tool]:
     """The MCP tools, one per operation, generated from the registry."""
     tools = []
     for op in operations():
-        writes = op.effect_line
         tools.append(
             types.Tool(
                 name=op.tool_name,
-                title=op.summary,
-                description=f"{op.description or op.summary}\n\n{writes}",
+                title=op.text(op.summary, "mcp"),
+                description=f"{op.help('mcp')}\n\n{op.text(op.effect_line, 'mcp')}",
                 input_schema=op.input_schema(),
                 annotations=types.ToolAnnotations(read_only_hint=not op.writes),
             )
         )
     return tools
+
+
+def startup_hint(cwd: str | None, program: str = "assay") -> str:
+    """One line for a person who started the server on a terminal: what to give a client."""
+    root = os.path.abspath(cwd or os.getcwd())
+    entry = json.dumps({"command": program, "args": ["mcp", "--cwd", root]})
+    return f"MCP server on stdio; configure your client with {entry} (Ctrl-D ends it)."
 
 
 def _result(envelope: dict[str, Any], is_error: bool) -> types.CallToolResult:
@@ -147,8 +155,18 @@ def build_server(*, cwd: str | None = None, db: str | None = None,
 
 
 def serve(*, cwd: str | None = None, db: str | None = None, principal: str | None = None) -> None:
-    """Run the server on stdin/stdout until the client disconnects."""
+    """Run the server on stdin/stdout until the client disconnects.
+
+    Started by a person on a terminal rather than by a client, it first says
+    on stderr what it is and how a client runs it.
+    """
     server = build_server(cwd=cwd, db=db, principal=principal)
+    if sys.stdin.isatty():
+        # The console script's own path, so that the line can be pasted as it is.
+        script = sys.argv[0]
+        program = os.path.abspath(script) if os.path.basename(script) == "assay" else "assay"
+        sys.stderr.write(startup_hint(cwd, program) + "\n")
+        sys.stderr.flush()
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

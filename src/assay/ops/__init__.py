@@ -35,26 +35,68 @@ __all__ = [
     "Operation",
     "Result",
     "call",
+    "command_operations",
     "describe",
     "lookup",
     "operation",
+    "operation_for",
     "operations",
 ]
 
 Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
+Surface = Literal["cli", "mcp"]
 
-# Every module that declares operations. Import order is registry order.
-_MODULES = (
-    "assay.ops.core",
-    "assay.ops.ledger",
-    "assay.ops.intent",
-    "assay.ops.evidence",
-    "assay.ops.context",
-    "assay.ops.packet",
-    "assay.ops.provenance",
-    "assay.ops.loop",
-    "assay.ops.report",
-)
+# Which module declares which operations, in registry order (the order of
+# `assay describe`, `assay --help` and the MCP tool list). The CLI reads it to
+# import only the module of the operation it runs; a test holds it equal to
+# what the modules register. An operation missing here still works, at the
+# cost of importing every module to find it.
+DECLARED: dict[str, tuple[str, ...]] = {
+    "assay.ops.core": ("canonical", "describe", "init"),
+    "assay.ops.ledger": ("put", "get", "find", "retire", "supersede", "ledger.info"),
+    "assay.ops.intent": ("work.check", "work.status", "work.history", "work.attention",
+                         "work.prepare-capture", "work.checkpoint", "work.resume",
+                         "decision.record", "decision.show"),
+    "assay.ops.evidence": ("evidence.run", "evidence.list", "evidence.show", "evidence.observe"),
+    "assay.ops.context": ("goal.read", "goal.write", "todo.add", "todo.claim", "todo.update",
+                          "todo.complete", "todo.list", "work.context"),
+    "assay.ops.packet": ("packet.init", "packet.approve", "packet.source", "packet.validate",
+                         "packet.render", "packet.brief", "packet.admit", "packet.close"),
+    "assay.ops.provenance": ("note.add", "note.list", "memory.add", "memory.search",
+                             "memory.list", "publish.check", "pending.ask", "pending.answer",
+                             "pending.list"),
+    "assay.ops.loop": ("loop.start", "loop.next", "loop.status", "loop.stop", "loop.resume",
+                       "loop.gate-check", "loop.questions", "loop.schema", "loop.checkpoint",
+                       "loop.recover", "loop.explain", "loop.replay", "loop.audit"),
+    "assay.ops.report": ("report",),
+}
+
+# What each command group is for, in one line of `assay --help` (keep it short:
+# click cuts a line at about 60 characters).
+GROUPS: dict[str, str] = {
+    "work": "Intents: readiness for review, status, checkpoints.",
+    "decision": "Record decisions as immutable events; show them.",
+    "ledger": "Inspect the ledger: backend, revision, counts.",
+    "evidence": "Run declared checks; observe the git workspace.",
+    "goal": "Read goal files; regenerate their todo regions.",
+    "todo": "A goal's todos: add, claim, update, complete, list.",
+    "packet": "Research packets: create, validate, render, close.",
+    "note": "Notes derived from records, sources pinned.",
+    "memory": "Memories kept across sessions, private by default.",
+    "publish": "Check that derived content may still be published.",
+    "pending": "Decisions waiting for a person's answer.",
+    "loop": "Governed rounds of agent work under a contract.",
+}
+
+_HOME: dict[str, str] = {name: module for module, names in DECLARED.items() for name in names}
+_ORDER: dict[str, int] = {name: index for index, name in enumerate(_HOME)}
+
+
+def _tool_name(name: str) -> str:
+    return name.replace(".", "_").replace("-", "_")
+
+
+_TOOL_HOME: dict[str, str] = {_tool_name(name): name for name in _HOME}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +124,13 @@ class Argument:
         if self.binding in ("literal", "literals", "stdin"):
             return None
         return self.cli or "--" + self.name.replace("_", "-")
+
+    @property
+    def cli_reference(self) -> str:
+        """How the command line's help names this argument: its option, NAME after --, or stdin."""
+        if self.binding == "stdin":
+            return "standard input"
+        return self.cli_name or self.name.upper()
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -122,9 +171,21 @@ class Result:
 Handler = Callable[["Invocation", dict[str, Any]], Result]
 
 
+_REFERENCE = re.compile(r"`([a-z][a-z0-9_.-]*)`")
+
+
 @dataclass(frozen=True, slots=True)
 class Operation:
-    """A registered operation. See the module docstring."""
+    """A registered operation. See the module docstring.
+
+    Its texts (``summary``, ``description``, ``effect``) speak to every
+    surface: they name an argument in backticks as MCP and the Python API
+    spell it (`` `at_revision` ``) and another operation by its dotted name
+    (`` `loop.recover` ``); each surface spells those its own way (see
+    :meth:`text`). What only the command line has, such as exit statuses,
+    files and standard input, goes in ``cli_note``, which only the CLI's help
+    shows.
+    """
 
     name: str
     summary: str
@@ -137,6 +198,34 @@ class Operation:
     description: str = ""
     project: bool = True
     effect: str = ""
+    cli_note: str = ""
+
+    def text(self, text: str, surface: Surface) -> str:
+        """One of this operation's texts as ``surface`` words it.
+
+        An argument in backticks stays so over MCP and becomes its option
+        on the CLI (`` `at_revision` `` is ``--at-revision``); an operation
+        becomes its MCP tool (`` `loop_recover` ``) or its command (``assay
+        loop recover``). Other backticked words are left as they are.
+        """
+        def spell(match: re.Match[str]) -> str:
+            word = match.group(1)
+            arg = next((a for a in self.all_arguments if a.name == word), None)
+            if arg is not None:
+                return match.group(0) if surface == "mcp" else arg.cli_reference
+            if word in _HOME:
+                return f"`{_tool_name(word)}`" if surface == "mcp" else \
+                    "assay " + word.replace(".", " ")
+            return match.group(0)
+
+        return _REFERENCE.sub(spell, text)
+
+    def help(self, surface: Surface) -> str:
+        """The description ``surface`` shows: the declared one, plus ``cli_note`` on the CLI."""
+        body = self.text(self.description or self.summary, surface)
+        if surface == "cli" and self.cli_note:
+            body = f"{body} {self.text(self.cli_note, surface)}"
+        return body
 
     @property
     def effect_line(self) -> str:
@@ -164,7 +253,7 @@ class Operation:
 
     @property
     def tool_name(self) -> str:
-        return self.name.replace(".", "_").replace("-", "_")
+        return _tool_name(self.name)
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the input object (the MCP tool input schema)."""
@@ -192,6 +281,7 @@ class Operation:
             "writes": self.writes,
             "effect": self.effect_line,
             "cli": "assay " + " ".join(self.cli_path),
+            "cli_note": self.cli_note,
             "mcp_tool": self.tool_name,
             "arguments": [a.describe() for a in self.all_arguments],
             "input_schema": self.input_schema(),
@@ -218,6 +308,7 @@ def operation(
     description: str = "",
     project: bool = True,
     effect: str = "",
+    cli_note: str = "",
 ) -> Callable[[Handler], Handler]:
     """Decorator that registers a handler as the operation ``name``."""
     if not _NAME.fullmatch(name):
@@ -236,6 +327,7 @@ def operation(
             description=description,
             project=project,
             effect=effect,
+            cli_note=cli_note,
         )
         return handler
 
@@ -245,27 +337,80 @@ def operation(
 def _load() -> None:
     global _LOADED
     if not _LOADED:
-        for module in _MODULES:
+        for module in DECLARED:
             importlib.import_module(module)
         _LOADED = True
 
 
 def operations() -> Iterator[Operation]:
-    """Every registered operation, in registry order."""
+    """Every registered operation, in registry order (imports every operation module)."""
     _load()
-    return iter(list(_REGISTRY.values()))
+    return iter(sorted(_REGISTRY.values(), key=_position))
+
+
+def _position(op: Operation) -> int:
+    # Operations missing from DECLARED (registered by a caller) come last, as registered.
+    return _ORDER.get(op.name, len(_ORDER))
+
+
+def _registered(name: str) -> Operation | None:
+    """The operation ``name`` (dotted), importing only the module that declares it."""
+    if name not in _REGISTRY and name in _HOME:
+        importlib.import_module(_HOME[name])
+    return _REGISTRY.get(name)
 
 
 def lookup(name: str) -> Operation:
-    """The operation called ``name`` (dotted or MCP tool spelling), or ``unknown_operation``."""
+    """The operation called ``name`` (dotted or MCP tool spelling), or ``unknown_operation``.
+
+    Imports only the module that declares it, unless ``name`` is not in
+    :data:`DECLARED`; then every module.
+    """
+    op = _registered(name) or _registered(_TOOL_HOME.get(name, name))
+    if op is not None:
+        return op
     _load()
-    if name in _REGISTRY:
-        return _REGISTRY[name]
     for op in _REGISTRY.values():
-        if op.tool_name == name:
+        if name in (op.name, op.tool_name):
             return op
     raise UsageError(f"unknown operation {name!r}", code="unknown_operation",
                      action="Run 'assay describe' to list operations.")
+
+
+def operation_for(words: list[str] | tuple[str, ...]) -> tuple[Operation, int] | None:
+    """The operation a command line's leading words name, and how many words name it.
+
+    ``["work", "check", "knowledge:x"]`` gives ``(work.check, 2)``, importing
+    only the module that declares it; words that name no operation give None.
+    Each word is one part of the name (``work.check`` is not a command).
+    """
+    parts = next((i for i, word in enumerate(words) if "." in word), len(words))
+    for length in range(parts, 0, -1):
+        op = _registered(".".join(words[:length]))
+        if op is not None:
+            return op, length
+    return None
+
+
+def command_operations(words: list[str] | tuple[str, ...]) -> list[Operation]:
+    """The operations a command line's leading words can mean, importing only their modules.
+
+    ``["work", "check", ...]`` gives ``[work.check]``; ``["work"]`` (or
+    ``["work", "nope"]``) every ``work.*`` operation; words that name
+    nothing give every operation. Registry order.
+    """
+    found = operation_for(words)
+    if found is not None:
+        return [found[0]]
+    for length in range(len(words), 0, -1):
+        path = tuple(words[:length])
+        for name in _HOME:
+            if tuple(name.split("."))[:length] == path:
+                _registered(name)
+        group = [op for op in _REGISTRY.values() if op.cli_path[:length] == path]
+        if group:
+            return sorted(group, key=_position)
+    return list(operations())
 
 
 def describe() -> list[dict[str, Any]]:

@@ -59,7 +59,7 @@ def _access(inv: Invocation) -> Any:
         "complete non-generated text verbatim plus excluded_todo_regions (role, line interval, "
         "SHA-256). Unmarked or mixed ownership returns the path, revision and the full read "
         "that remains required. todos lists the todo items of the file's own loopx regions. "
-        "The full flag adds the whole file as full_text. Malformed markers, invalid UTF-8, "
+        "`full` adds the whole file as full_text. Malformed markers, invalid UTF-8, "
         "links in the path, non-regular files and files over the size bound fail closed. "
         "Never writes."
     ),
@@ -101,7 +101,7 @@ def goal_read(inv: Invocation, args: dict[str, Any]) -> Result:
         "blocked todos, the archive region the completed and archived ones. A region holding "
         "lines assay did not generate is goal_region_foreign_edit with a diff, and loopx "
         "regions are never written. Every other byte is left untouched. The file must still "
-        "be at the expected revision (goal_revision_conflict otherwise, nothing written)."
+        "be at `expect_revision` (goal_revision_conflict otherwise, nothing written)."
     ),
     writes=True,
     arguments=(
@@ -175,7 +175,7 @@ def _source(inv: Invocation, goal: Any, expect: str | None) -> dict[str, Any]:
     description=(
         "Writes a new todo record with the goal id, text, owner role (agent or user), "
         "relations and its source: the goal file's revision when it was added (guarded by "
-        "--expect-goal-revision when given). The id is new or the write fails."
+        "`expect_goal_revision` when given). The id is new or the write fails."
     ),
     writes=True,
     arguments=(
@@ -215,7 +215,7 @@ def todo_add(inv: Invocation, args: dict[str, Any]) -> Result:
     description=(
         "Sets status claimed with the caller as claimant and a lease (default 30 minutes). "
         "A live lease held by another principal is todo_claimed; blocked, completed and "
-        "archived todos cannot be claimed. Guarded by --expect-revision."
+        "archived todos cannot be claimed. Guarded by `expect_revision`."
     ),
     writes=True,
     arguments=(
@@ -241,9 +241,9 @@ def todo_claim(inv: Invocation, args: dict[str, Any]) -> Result:
     "todo.update",
     summary="Change a todo's text, owner, relations or status (open, blocked, archived).",
     description=(
-        "Writes a new version of the todo. --release returns a claimed todo to open. "
-        "--relation replaces all relations. Completed todos may only be archived; archived "
-        "todos are final. Guarded by --expect-revision."
+        "Writes a new version of the todo. `release` returns a claimed todo to open. "
+        "`relation` replaces all relations. Completed todos may only be archived; archived "
+        "todos are final. Guarded by `expect_revision`."
     ),
     writes=True,
     arguments=(
@@ -292,7 +292,7 @@ def todo_update(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="Mark an open or claimed todo completed (a claim, with optional evidence ids).",
     description=(
         "Records who completed the todo and when, with an optional note and evidence record "
-        "ids. Completion is a claim, not proof. Guarded by --expect-revision."
+        "ids. Completion is a claim, not proof. Guarded by `expect_revision`."
     ),
     writes=True,
     arguments=(
@@ -319,15 +319,15 @@ _LIST_ONLY = ("thin", "limit", "status", "owner_role")
 
 @operation(
     "todo.list",
-    summary="List a goal's todos, or read one todo exactly with --todo-id.",
+    summary="List a goal's todos, or read one todo exactly with `todo_id`.",
     description=(
-        "With --todo-id: one complete record (todo.text in full, identity, status and claim, "
+        "With `todo_id`: one complete record (todo.text in full, identity, status and claim, "
         "relations, source, authority revision) and no list views; a missing or filtered todo "
         "is matched=false, todo=null, not_found=true. Without it: the selected todos array "
-        "(creation order, up to --limit) plus agent_todos and user_todos lanes in which a "
+        "(creation order, up to `limit`) plus agent_todos and user_todos lanes in which a "
         "repeated identical record is a response-local {\"$ref\": \"#/todos/0\"} pointer "
-        "(see todo_list_record_references). --thin gives bounded lists of at most 48 thin "
-        "items without pointers; it is a usage error with --todo-id. Writes nothing."
+        "(see todo_list_record_references). `thin` gives bounded lists of at most 48 thin "
+        "items without pointers; it is a usage error with `todo_id`. Writes nothing."
     ),
     writes=False,
     arguments=(
@@ -455,8 +455,9 @@ def _context_envelope(inv: Invocation, context: dict[str, Any]) -> dict[str, Any
         "identical), the goal's enabled acceptance when configured, the user obligations in "
         "scope, every source with its revision and status, and required_reads (exact argument "
         "arrays, in order; delivered sources are not in it). complete means no known source "
-        "failure, not that the reads were done. Exit 1 when a source failed. Writes nothing."
+        "failure, not that the reads were done. Writes nothing."
     ),
+    cli_note="Exit status 1 when a source failed.",
     writes=False,
     arguments=(
         _GOAL_ID_OPTIONAL,

@@ -11,12 +11,12 @@ _DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 
 @operation(
     "canonical",
-    summary="Print the RFC 8785 canonical form (or digest) of one JSON document.",
+    summary="The RFC 8785 canonical form (and digest) of one JSON document.",
     description=(
-        "Reads one JSON document (standard input on the CLI, `text` over MCP) and returns "
-        "its canonical text, digest and fingerprint. Writes nothing. The CLI prints the "
-        "bare canonical text, or only the digest with --digest or --fingerprint."
+        "Reads one JSON document (`text`) and returns its canonical text, digest and "
+        "fingerprint. Writes nothing."
     ),
+    cli_note="Prints the bare canonical text, or only the digest with `digest` or `fingerprint`.",
     writes=False,
     project=False,
     arguments=(

@@ -69,13 +69,13 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
     description=(
         "Runs [evidence.commands.NAME] from assay.toml in its own process group (timeout kills "
         "the group), observes the git workspace before and after, and writes the observation as "
-        "the next version of evidence:NAME with origin 'machine'. --for INTENT_ID#REQ_ID links "
-        "it to a requirement; --discriminate REF also runs the command on the tree at REF in a "
-        "temporary worktree and records whether it fails there. Prints the receipt and a "
+        "the next version of evidence:NAME with origin 'machine'. `target` INTENT_ID#REQ_ID "
+        "links it to a requirement; `discriminate` REF also runs the command on the tree at REF "
+        "in a temporary worktree and records whether it fails there. Returns the receipt and a "
         "ready-to-paste acceptance evidence reference. Every outcome (failed, timeout, "
-        "unavailable) is recorded; exit status 1 when the command did not pass or did not "
-        "discriminate."
+        "unavailable) is recorded."
     ),
+    cli_note="Exit status 1 when the command did not pass or did not discriminate.",
     writes=True,
     arguments=(
         Argument("name", _NAME, "The declared command's NAME.", binding="literal", required=True),
@@ -220,8 +220,8 @@ def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="Observe the git workspace now (HEAD, branch, dirty paths, fingerprint); run nothing.",
     description=(
         "Read-only and writes nothing: the same observation an evidence run records before and "
-        "after its command. --content-sha256 reads and hashes every file instead of using git's "
-        "index blob ids for clean files; --files includes the per-file fingerprints."
+        "after its command. `content_sha256` reads and hashes every file instead of using git's "
+        "index blob ids for clean files; `files` includes the per-file fingerprints."
     ),
     writes=False,
     arguments=(

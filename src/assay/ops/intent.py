@@ -98,9 +98,10 @@ def _report_schema() -> dict[str, Any]:
         "cites, from one ledger snapshot, and reports ready_to_review, issues in a fixed order, "
         "next actions, plan/actual/delta, the continuation and a bounded continuity "
         "projection. Evidence must be the current revision of a record in this project or an "
-        "admitted scope. Exit 0 when ready, 1 when not. Writes nothing; --at-revision N "
-        "answers only while the ledger is at N."
+        "admitted scope. Writes nothing; with `at_revision` N it answers only while the "
+        "ledger is at N."
     ),
+    cli_note="Exit status 0 when ready_to_review, 1 when not.",
     writes=False,
     arguments=(_ID, _AT_REVISION),
     output_schema=_report_schema,
@@ -121,7 +122,7 @@ def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "work.status",
     summary="List the project's intents with their readiness.",
-    description="Read-only. Intents are listed by id; --limit bounds the list (default 20).",
+    description="Read-only. Intents are listed by id; `limit` bounds the list (default 20).",
     writes=False,
     arguments=(_LIMIT, _AT_REVISION),
     output_schema={"type": "object", "properties": {
@@ -174,9 +175,9 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
     "work.prepare-capture",
     summary="Draft (without writing) the two guarded puts that record an intent.",
     description=(
-        "Read-only. Give the intent as --intent FILE (the intent object) or with --brief, "
-        "--user-reference and --requirement 'ID|TEXT|ACCEPTANCE[|PARENT_ID]' (repeatable). "
-        "--associate REQUIREMENT_ID=RECORD_ID and --mission RECORD_ID add a second save that "
+        "Read-only. Give the intent as `intent` (the intent object) or with `brief`, "
+        "`user_reference` and `requirement` 'ID|TEXT|ACCEPTANCE[|PARENT_ID]' (repeatable). "
+        "`associate` REQUIREMENT_ID=RECORD_ID and `mission` RECORD_ID add a second save that "
         "associates records through continuation.context. Both drafts are validated."
     ),
     writes=False,
@@ -285,8 +286,8 @@ def work_resume(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="Record a decision event: the current choice for a decision key.",
     description=(
         "Writes one immutable decision-event record. By default the new event supersedes the "
-        "stream's current heads (as read just before); --supersedes ID (repeatable) names them "
-        "explicitly and --keep-heads supersedes nothing. Recording the same content twice replays "
+        "stream's current heads (as read just before); `supersedes` ID (repeatable) names them "
+        "explicitly and `keep_heads` supersedes nothing. Recording the same content twice replays "
         "the first receipt."
     ),
     writes=True,
@@ -362,6 +363,7 @@ def _stream(reader: Any, binding: Any, key: str) -> list[Any]:
     summary="Replay a decision stream to its current choice (or a named conflict).",
     description=("Read-only. status is resolved, conflict or unavailable; a superseded event "
                  "never revives an older choice."),
+    cli_note="Exit status 1 unless the status is resolved.",
     writes=False,
     arguments=(
         Argument("key", {"type": "string", "minLength": 1}, "The decision key.",

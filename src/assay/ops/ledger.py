@@ -104,9 +104,9 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
     "put",
     summary="Write a new version of a record (a claim), optionally guarded by revision.",
     description=(
-        "Writes one record version with origin 'claim'. --expect-revision 0 requires the record "
-        "to be absent, N requires it to be at N; a --write-basis file requires every record it "
-        "names to be unchanged. The same --request-id with the same body replays the first "
+        "Writes one record version with origin 'claim'. `expect_revision` 0 requires the record "
+        "to be absent, N requires it to be at N; a `write_basis` requires every record it "
+        "names to be unchanged. The same `request_id` with the same body replays the first "
         "receipt; with another body it is request_conflict. A rejected write changes nothing."
     ),
     writes=True,
@@ -198,8 +198,9 @@ def _readable(reader: Any, inv: Invocation, record_id: str, revision: int | None
     summary="Read a record: its current version, one revision, or its whole history.",
     description=(
         "Read-only. Returns the record with the ledger revision it saw and a write basis for a "
-        "later guarded write. --raw prints the stored canonical data text exactly."
+        "later guarded write. `raw` gives the stored canonical data text exactly."
     ),
+    cli_note="With `raw` only that text is printed.",
     writes=False,
     arguments=(
         Argument("id", _RECORD_ID, "Record id kind:name.", binding="literal", required=True),

@@ -170,7 +170,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.next",
     summary="Submit the round's self-evaluation; assay runs the gate and commits one round.",
     description=(
-        "Accepts a SelfEvaluation (loop protocol 4.0) for the held attempt the handle names. "
+        "Accepts a SelfEvaluation (loop protocol 4.0) for the held attempt named by `handle`. "
         "Invalid payloads are evaluation_invalid / contract_invalid with every defect listed, "
         "and a 3.x document is protocol_version_mismatch (nothing written, the handle stays "
         "valid). assay then runs the active contract's verify_with commands, the required "
@@ -181,6 +181,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
         "submission_handle_mismatch warning. Two processes on one handle: one commits, the "
         "other gets lease_conflict or the held result."
     ),
+    cli_note="Exit status 1 when the round was rejected.",
     writes=True,
     arguments=(
         _HANDLE,
@@ -202,7 +203,7 @@ def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.status",
     summary="Show a loop's state, current submission handle, guidance and last posture.",
-    description=("Read-only. Re-anchors a live session: the handle printed is the held one. Also "
+    description=("Read-only. Re-anchors a live session: the handle returned is the held one. Also "
                  "shows the held round's gate decisions with their approvals, each enforcement "
                  "check's count on the ladder, and who paused a paused loop."),
     writes=False,
@@ -244,7 +245,7 @@ def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.resume",
     summary="Re-anchor a loop in a new session and return the held prompt with its new handle.",
     description=("Mints a new session (older handles become stale); a paused loop becomes active "
-                 "again. With invocation_lost the same round and attempt are recompiled as a "
+                 "again. With `invocation_lost` the same round and attempt are recompiled as a "
                  "clean context (fresh_invocation / invocation_recovery)."),
     writes=True,
     arguments=(_LOOP, Argument("invocation_lost", {"type": "boolean"},
@@ -388,7 +389,7 @@ def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.schema",
-    summary="Print the JSON Schemas of the loop's wire documents.",
+    summary="The JSON Schemas of the loop's wire documents.",
     description=("SelfEvaluation (the normalised shape), SubmissionHandle, "
                  "RoundContractProposal, SubGoalUpdate and ExecutionClaim. Writes nothing."),
     writes=False,
@@ -408,7 +409,7 @@ def loop_schema(inv: Invocation, args: dict[str, Any]) -> Result:
         "Captures a content-addressed manifest of the git workspace (HEAD, dirty paths, the "
         "fingerprint of every tracked and non-ignored untracked file) and stores the bytes of "
         "every dirty regular file and symlink as blob: records in the ledger. The held round "
-        "holds the reference; 'assay loop recover' can restore it while the round is on the "
+        "holds the reference; `loop.recover` can restore it while the round is on the "
         "current branch. Every round also gets an automatic 'before' checkpoint. "
         "checkpoint_limit beyond the documented limits; checkpoint_unavailable outside git."
     ),
@@ -475,7 +476,7 @@ def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.explain",
     summary="Explain a round's prompt: density level and why, context, budget, coverage, memory.",
-    description=("Read-only. Defaults to the held prompt; a round number explains a committed round "
+    description=("Read-only. Defaults to the held prompt; `round` N explains a committed round "
                  "of the current branch. Lists the restorable checkpoints."),
     writes=False,
     arguments=(_LOOP, Argument("round", {"type": "integer", "minimum": 1},
@@ -496,9 +497,10 @@ def loop_explain(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.replay",
     summary="Re-derive stored prompts from their committed facts and check the hashes.",
-    description=("Read-only. One round (optionally one attempt, for a rejected attempt) or all "
+    description=("Read-only. `round` N (optionally `attempt` A for a rejected attempt) or `all` "
                  "(every committed round, rejected attempt and the held prompt of the current "
                  "branch). The answer is negative when a replay does not match."),
+    cli_note="Exit status 1 when a replay does not match.",
     writes=False,
     arguments=(_LOOP,
                Argument("round", {"type": "integer", "minimum": 1}, "The round to replay."),

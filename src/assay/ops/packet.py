@@ -157,13 +157,14 @@ def packet_source(inv: Invocation, args: dict[str, Any]) -> Result:
     "packet.validate",
     summary="Validate a packet once: the derived summary, or every issue (code, path, pointer).",
     description=(
-        "Compiles manifest.json, claims.json and every listed artifact exactly once. Prints the "
-        "validated summary (requested and achieved profile, publication, claim and evidence "
+        "Compiles manifest.json, claims.json and every listed artifact exactly once. Returns "
+        "the validated summary (requested and achieved profile, publication, claim and evidence "
         "states) or every issue. A packet that is invalid or not publishable has its "
         "packet.md withdrawn. A packet the recon tool wrote (manifest version 1 or 2) is "
         "validated in place by that tool's rules, with its codes and locations, and never "
         "written to; assay's own stricter findings come back as advisories."
     ),
+    cli_note="Exit status 1 when the packet is invalid.",
     writes=True,
     project=False,
     arguments=(_DIR, _SOURCE_ROOT),
@@ -185,9 +186,9 @@ def packet_validate(inv: Invocation, args: dict[str, Any]) -> Result:
     description=(
         "Validates first. A publishable packet gets packet.md (claims by state, contradictions "
         "and qualifications, gaps, assurance), written to a temporary sibling, renamed and "
-        "digest-verified. Anything else writes nothing, withdraws an existing packet.md and "
-        "exits 1."
+        "digest-verified. Anything else writes nothing and withdraws an existing packet.md."
     ),
+    cli_note="Exit status 1 when packet.md was not written.",
     writes=True,
     project=False,
     arguments=(_DIR, _SOURCE_ROOT),
@@ -241,9 +242,10 @@ def packet_brief(inv: Invocation, args: dict[str, Any]) -> Result:
     description=(
         "Checks a dossier or review result on its own (strict JSON, kind, closed shape, run, "
         "approved lane of the matching mode, target inside the lane's write root, no raw "
-        "secrets). Valid output moves to --to and is listed in the manifest; invalid output "
-        "moves to raw/quarantine/ with a .quarantine.json record and exits 1."
+        "secrets). Valid output moves to `to` and is listed in the manifest; invalid output "
+        "moves to raw/quarantine/ with a .quarantine.json record."
     ),
+    cli_note="Exit status 1 when the output was quarantined.",
     writes=True,
     project=False,
     arguments=(
@@ -270,7 +272,7 @@ def packet_admit(inv: Invocation, args: dict[str, Any]) -> Result:
         "Sets the run status. complete and partial are validated first: a status the "
         "validator does not derive as honest (complete needs the requested profile and no "
         "material gap) is refused and nothing changes. failed writes raw/failure.json with "
-        "--reason."
+        "`reason`."
     ),
     writes=True,
     project=False,

@@ -83,9 +83,9 @@ def _list(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
     "note.add",
     summary="Write a working note, pinned to the exact record versions it was derived from.",
     description=(
-        "Writes one note: record with data {version, text, author}. Each --source ID@REVISION is "
+        "Writes one note: record with data {version, text, author}. Each `source` ID@REVISION is "
         "pinned to that version's data digest and must be readable by you; a private source keeps "
-        "the note private to you (a wider --audience is audience_too_wide). The sources' envelope "
+        "the note private to you (a wider `audience` is audience_too_wide). The sources' envelope "
         "passes the publication gate first; a withheld one writes nothing."
     ),
     writes=True,
@@ -127,7 +127,7 @@ _DISABLED = {"enabled": False, "items": [], "count": 0, "more": False, "unavaila
 
 @operation(
     "memory.add",
-    summary="Remember something across sessions (private to you unless --audience project).",
+    summary="Remember something across sessions (private to you unless `audience` is project).",
     description=(
         "Writes one memory: record, like note add, but private:<you> by default. With [memory] "
         "enabled = false in assay.toml it is memory_disabled and nothing is read or written."
@@ -196,12 +196,13 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
     "publish.check",
     summary="Run the publication gate on a dependency envelope: publish or withhold, with a reason.",
     description=(
-        "Read-only. Revalidates the envelope (from a context read's output) against the current "
-        "ledger on one snapshot, confirms on a second and retries once if a source moved; "
-        "continued change, unknown provenance, a missing, retired, modified or unreadable "
-        "source, or an unreadable ledger withhold it. Exit status 1 when withheld. CLI: "
-        "-- FILE, or - for standard input; over MCP pass `envelope`."
+        "Read-only. Revalidates the envelope (`envelope`, from a context read's output) against "
+        "the current ledger on one snapshot, confirms on a second and retries once if a source "
+        "moved; continued change, unknown provenance, a missing, retired, modified or unreadable "
+        "source, or an unreadable ledger withhold it."
     ),
+    cli_note=("Exit status 1 when withheld. The envelope may also be a file named after -- "
+              "(- for standard input)."),
     writes=False,
     arguments=(
         Argument("file", {"type": "string", "minLength": 1},
@@ -265,9 +266,10 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="Answer a pending decision; its stored envelope is revalidated first.",
     description=(
         "Revalidates the pending record's stored envelope through the publication gate before "
-        "joining the answer text or binding --assent. Withheld (a source revoked, changed or "
-        "unreadable, or no stored envelope): bound=false, nothing written, exit status 1."
+        "joining the answer text or binding `assent`. Withheld (a source revoked, changed or "
+        "unreadable, or no stored envelope): bound=false, nothing written."
     ),
+    cli_note="Exit status 1 when withheld.",
     writes=True,
     arguments=(
         Argument("id", {"type": "string", "minLength": 1}, "The pending: record id.",
@@ -294,7 +296,7 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
     "pending.list",
     summary="List pending questions and proposals whose context still holds.",
     description=(
-        "Read-only. Open decisions by default (--state answered or any). Filters by scope and "
+        "Read-only. Open decisions by default (`state` answered or any). Filters by scope and "
         "audience first; a decision whose sources were retired, changed or are no longer "
         "readable is an unavailable line. Returns the union envelope of what it admitted."
     ),

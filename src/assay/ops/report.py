@@ -44,7 +44,7 @@ _MAX_ATTEMPTS = 1000
         "arguments: byte-identical HTML."
     ),
     writes=True,
-    effect="Writes one HTML file (--out, default .assay/report.html); nothing to the ledger.",
+    effect="Writes one HTML file (`out`, default .assay/report.html); nothing to the ledger.",
     arguments=(
         Argument("intent", {"type": "string", "minLength": 1},
                  "The intent record id (knowledge:NAME) whose readiness the page shows."),

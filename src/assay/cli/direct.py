@@ -1,0 +1,268 @@
+"""One operation call from the command line, parsed without click when the words are plain.
+
+Importing click costs about three times an empty interpreter's start-up in
+CPU, more than the whole of a ``get``. Most calls are plain: the command
+path, known options with their values, flags, and literals after ``--``.
+:func:`run_direct` parses exactly those words the way the click command
+built for the same operation would (:mod:`assay.cli.app`) and runs the
+operation; anything else (help, an unknown, repeated or malformed option, a
+value click would convert or refuse, a missing argument) goes to click,
+which parses and reports it as always. A differential test holds the two
+parsers to the same parameters.
+
+The rest of a call is shared by both paths and lives here: collecting the
+arguments (:func:`execute`), rendering the result, and translating errors
+into an exit status and one error object on stderr (:func:`translate`).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from assay.cli import debug_requested, internal_error, is_tty, json_requested, read_stdin_text
+from assay.ops import Argument
+
+if TYPE_CHECKING:
+    from assay.errors import AssayError
+    from assay.ops import Operation
+
+__all__ = ["COMMON_OPTIONS", "command_words", "execute", "fail", "interrupted", "parse",
+           "run_direct", "translate"]
+
+# The options every command has besides its operation's arguments.
+COMMON_OPTIONS = (
+    Argument("output_format", {"enum": ["json", "table"]},
+             "Output format (default: json on pipes, table on a TTY).", cli="--format"),
+    Argument("debug", {"type": "boolean"}, "Show a traceback for internal errors.",
+             binding="flag"),
+)
+
+
+def command_words(args: list[str]) -> list[str]:
+    """The leading words that name a command (``work check``), before any option or ``--``."""
+    words = []
+    for word in args:
+        if word.startswith("-"):
+            break
+        words.append(word)
+    return words
+
+
+def run_direct(args: list[str]) -> int | None:
+    """Run ``args`` without click and return the exit status, or None when click must parse them."""
+    from assay.ops import operation_for
+
+    found = operation_for(command_words(args))
+    if found is None:
+        return None
+    op, length = found
+    params = parse(op, args[length:])
+    if params is None:
+        return None
+    try:
+        return execute(op, params)
+    except (EOFError, KeyboardInterrupt):
+        return interrupted(args)
+    except Exception as exc:  # noqa: BLE001 - translate() is where a bug becomes exit 70
+        return translate(exc, args)
+
+
+def parse(op: Operation, words: list[str]) -> dict[str, Any] | None:
+    """The parameters click would pass for ``words`` (after the command path), or None.
+
+    Parameters that are absent are left out (click passes None or an empty
+    tuple); repeatable options are tuples, as click gives them. None means
+    the words are not plain and click must parse them.
+    """
+    options = {arg.cli_name: arg for arg in (*op.all_arguments, *COMMON_OPTIONS)
+               if arg.cli_name is not None}
+    params: dict[str, Any] = {}
+    positional: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "--":
+            positional.extend(words[index:])
+            break
+        if not word.startswith("-") or word == "-":
+            positional.append(word)
+            continue
+        name, has_value, value = word.partition("=")
+        arg = options.get(name)
+        if arg is None or (arg.binding == "flag" and has_value):
+            return None  # --help, -h, an unknown option, or a value given to a flag
+        if arg.binding == "flag":
+            params[arg.name] = True
+            continue
+        if not has_value:
+            if index == len(words) or (words[index].startswith("-") and words[index] != "-"):
+                return None  # no value, or one click might read as an option
+            value = words[index]
+            index += 1
+        converted = _convert(arg, value)
+        if converted is None:
+            return None
+        if _repeatable(arg):
+            params[arg.name] = (*params.get(arg.name, ()), converted)
+        elif arg.name in params:
+            return None  # click keeps the last of a repeated option; leave that to click
+        else:
+            params[arg.name] = converted
+    if not _bind_literals(op, positional, params):
+        return None
+    missing = [arg for arg in op.all_arguments if arg.required and arg.binding != "stdin"
+               and arg.name not in params]
+    return None if missing else params
+
+
+def _repeatable(arg: Argument) -> bool:
+    return arg.binding == "option" and arg.schema.get("type") == "array"
+
+
+def _convert(arg: Argument, value: str) -> Any:
+    """``value`` as click's parameter type for ``arg`` converts it, or None to let click decide."""
+    schema = arg.schema.get("items", {}) if _repeatable(arg) else arg.schema
+    if arg.binding == "json_file":
+        return value
+    if "enum" in schema:
+        return value if value in [str(v) for v in schema["enum"]] else None
+    kind = schema.get("type")
+    if kind == "integer":
+        return int(value) if value.isascii() and value.isdigit() else None
+    if kind == "number":
+        return None
+    return value
+
+
+def _bind_literals(op: Operation, words: list[str], params: dict[str, Any]) -> bool:
+    """Assign the positional words as click does; False when click would refuse them."""
+    literals = [arg for arg in op.all_arguments if arg.binding in ("literal", "literals")]
+    if any(arg.binding == "literals" for arg in literals[:-1]):
+        return False  # click shares words between a list and what follows it; leave that to it
+    for arg in literals:
+        if arg.binding == "literal":
+            if words:
+                params[arg.name] = words.pop(0)
+            elif arg.required:
+                return False
+        elif arg.binding == "literals":
+            if words:
+                params[arg.name] = tuple(words)
+                words = []
+            elif arg.required:
+                return False
+    return not words
+
+
+def execute(op: Operation, params: dict[str, Any]) -> int:
+    """Call ``op`` with the parsed ``params`` and print its result; return the exit status."""
+    from assay.ops import Invocation, call
+
+    output_format = params.pop("output_format", None)
+    params.pop("debug", None)
+    args = _collect(op, params)
+    inv = Invocation(surface="cli", interactive=is_tty(sys.stderr), stdin=sys.stdin.buffer.read)
+    try:
+        if inv.interactive:
+            from assay.cli.render import working
+
+            with working(op, inv.interactive):
+                envelope, code = call(op.name, args, inv)
+        else:
+            envelope, code = call(op.name, args, inv)
+    finally:
+        inv.close()
+    _render(op, envelope, args, output_format)
+    return code
+
+
+def _collect(op: Operation, params: dict[str, Any]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for arg in op.all_arguments:
+        if arg.binding == "stdin":
+            args[arg.name] = read_stdin_text()
+            continue
+        value = params.get(arg.name)
+        if value is None or value == () or value is False:
+            continue
+        if arg.binding == "json_file":
+            value = _read_json_file(arg, value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        args[arg.name] = value
+    return args
+
+
+def _read_json_file(arg: Argument, path: str) -> Any:
+    """Read (bounded, see :mod:`assay.inputs`) and strictly parse one JSON input."""
+    from assay.canonical import parse as parse_json
+    from assay.inputs import read_bounded
+
+    return parse_json(read_bounded(path, where="/" + arg.name, label=arg.cli_name or arg.name,
+                                   stdin=sys.stdin.buffer.read))
+
+
+def _render(op: Operation, envelope: dict[str, Any], args: dict[str, Any],
+            output_format: str | None) -> None:
+    from assay.cli import render
+
+    raw = render.RAW.get(op.name)
+    text = raw(envelope, args) if raw is not None else None
+    if text is not None:
+        sys.stdout.write(text)
+        return
+    if output_format == "json" or (output_format is None and not is_tty(sys.stdout)):
+        sys.stdout.write(render.json_line(envelope))
+        return
+    render.readable(op, envelope)
+
+
+def interrupted(args: list[str], *, echoed: bool = False) -> int:
+    """Ctrl-C or end of input while a command runs: a blank line, then the ``aborted`` error."""
+    from assay.errors import AssayError
+
+    if not echoed:
+        sys.stderr.write("\n")  # closes the terminal's ^C echo (click writes its own)
+    return fail(AssayError("interrupted", code="aborted"), args)
+
+
+def translate(exc: Exception, args: list[str]) -> int:
+    """The one place an exception from a command becomes an exit status and an error object."""
+    from assay.errors import EXIT_INTERNAL, AssayError
+
+    if isinstance(exc, AssayError):
+        return fail(exc, args)
+    if isinstance(exc, BrokenPipeError):
+        # The reader went away (`assay find | head -1`): stop quietly, as click does.
+        _silence_stdout()
+        return 1
+    if debug_requested(args):
+        import traceback
+
+        traceback.print_exc()
+    fail(internal_error(exc), args)
+    return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def fail(err: AssayError, args: list[str]) -> int:
+    """Print ``err`` on stderr for the command line ``args``; return its exit status.
+
+    One JSON line with ``--format json`` or when stderr is not a terminal,
+    readable text otherwise (see :func:`assay.cli.render.fail`).
+    """
+    from assay.cli.render import fail as render_fail
+
+    return render_fail(err, json_requested(args) or not is_tty(sys.stderr))
