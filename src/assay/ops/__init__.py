@@ -66,8 +66,9 @@ DECLARED: dict[str, tuple[str, ...]] = {
                              "memory.list", "publish.check", "pending.ask", "pending.answer",
                              "pending.list"),
     "assay.ops.loop": ("loop.start", "loop.next", "loop.status", "loop.stop", "loop.resume",
-                       "loop.gate-check", "loop.questions", "loop.schema", "loop.checkpoint",
-                       "loop.recover", "loop.explain", "loop.replay", "loop.audit"),
+                       "loop.pause", "loop.gate-check", "loop.approve", "loop.deny",
+                       "loop.questions", "loop.schema", "loop.checkpoint", "loop.recover",
+                       "loop.explain", "loop.replay", "loop.audit"),
     "assay.ops.report": ("report",),
 }
 

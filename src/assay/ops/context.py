@@ -96,7 +96,7 @@ def goal_read(inv: Invocation, args: dict[str, Any]) -> Result:
     "goal.write",
     summary="Regenerate a goal file's marked todo regions from the ledger's todos.",
     description=(
-        "Rewrites only the block assay generated last time in each assay todo region (or "
+        "Rewrites only the block assay generated last time in each todo region marked by assay (or "
         "fills an empty one): agent and user regions list that role's open, claimed and "
         "blocked todos, the archive region the completed and archived ones. A region holding "
         "lines assay did not generate is goal_region_foreign_edit with a diff, and loopx "
