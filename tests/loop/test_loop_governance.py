@@ -102,7 +102,7 @@ def test_loop_next_help_marks_handle_required(gitproj: Project) -> None:
     from assay.ops import lookup
 
     ran = gitproj.run("loop", "next", "--help")
-    line = next(x for x in ran.stdout.splitlines() if "--handle" in x)
+    line = next(x for x in ran.stdout.splitlines() if x.lstrip().startswith("--handle "))
     block = ran.stdout[ran.stdout.index(line):].split("\n  --", 2)[0]
     assert "[required]" in block
     assert "handle" in lookup("loop.next").input_schema()["required"]
