@@ -34,17 +34,21 @@ from assay.errors import AssayError, pointer
 __all__ = [
     "MAX_DEPTH",
     "MAX_NODES",
+    "OUTPUT_DEPTH",
     "canonical_bytes",
     "canonical_text",
     "digest",
     "digest_bytes",
     "fingerprint",
+    "output_text",
     "parse",
     "read_integer",
 ]
 
 MAX_DEPTH = 128
 MAX_NODES = 100_000
+OUTPUT_DEPTH = MAX_DEPTH + 32
+_UNBOUNDED = 2**62
 _MAX_EXACT = 2**53
 
 
@@ -300,14 +304,14 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _NONE = type(None)
 
 
-def _check_plain(value: Any, depth: int) -> None:
+def _check_plain(value: Any, depth: int, max_depth: int = MAX_DEPTH) -> None:
     """Raise ``_Slow`` unless the C encoder writes the container ``value`` as RFC 8785 does.
 
     A ``TypeError`` means an object key that is not a string. The node bound
     is checked on the output (see :func:`_fast_text`), not here: this loop
     runs once per value and is most of the fast path's cost.
     """
-    if depth >= MAX_DEPTH:
+    if depth >= max_depth:
         raise _Slow
     if type(value) is dict:
         keys = "".join(value)
@@ -319,7 +323,7 @@ def _check_plain(value: Any, depth: int) -> None:
         if kind is str:
             continue
         if kind is dict or kind is list or kind is tuple:
-            _check_plain(child, depth + 1)
+            _check_plain(child, depth + 1, max_depth)
         elif kind is int:
             if child > _MAX_EXACT or child < -_MAX_EXACT:
                 raise _Slow
@@ -356,39 +360,41 @@ except ImportError:  # pragma: no cover - CPython always has it
         return _json_encoder.encode(value)
 
 
-def _fast_text(value: Any) -> str | None:
+def _fast_text(value: Any, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> str | None:
     """The canonical text by the C encoder, or None when ``value`` needs the general encoder."""
     kind = type(value)
     if kind is not dict and kind is not list and kind is not tuple:
         return None
     try:
-        _check_plain(value, 0)
+        _check_plain(value, 0, max_depth)
     except (_Slow, TypeError):
         return None
     text = _c_text(value)
     # Every value takes at least one character of the text, so a text this
-    # short holds at most MAX_NODES values; a longer one is counted by the
+    # short holds at most max_nodes values; a longer one is counted by the
     # general encoder.
-    return text if len(text) <= MAX_NODES else None
+    return text if len(text) <= max_nodes else None
 
 
 class _Encoder:
-    __slots__ = ("nodes", "out")
+    __slots__ = ("max_depth", "max_nodes", "nodes", "out")
 
-    def __init__(self) -> None:
+    def __init__(self, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> None:
         self.nodes = 0
         self.out: list[str] = []
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
 
     def encode(self, value: Any, depth: int) -> None:
         self.nodes += 1
-        if self.nodes > MAX_NODES:
+        if self.nodes > self.max_nodes:
             raise _Limit("nodes")
         out = self.out
         kind = type(value)
         if kind is str:
             out.append(_json_string(value))
         elif kind is dict:
-            if depth >= MAX_DEPTH:
+            if depth >= self.max_depth:
                 raise _Limit("depth")
             if not value:
                 out.append("{}")
@@ -414,7 +420,7 @@ class _Encoder:
                 sep = ","
             out.append("}")
         elif kind is list or kind is tuple:
-            if depth >= MAX_DEPTH:
+            if depth >= self.max_depth:
                 raise _Limit("depth")
             if not value:
                 out.append("[]")
@@ -472,8 +478,24 @@ def _text(value: Any) -> str:
     return fast if fast is not None else _general_text(value)
 
 
-def _general_text(value: Any) -> str:
-    encoder = _Encoder()
+def output_text(value: Any) -> str:
+    """The canonical text of a result that assay itself assembled, for printing.
+
+    The same encoding as :func:`canonical_text` and the same refusals of what
+    JCS cannot represent, but not the input bounds: a result embeds many
+    records, each within :data:`MAX_NODES`, so together they may hold more
+    values, and an envelope adds a few levels around record data (itself at
+    most 100 levels deep). Only :data:`OUTPUT_DEPTH` still bounds the nesting.
+    """
+    fast = _fast_text(value, _UNBOUNDED, OUTPUT_DEPTH)
+    text = fast if fast is not None else _general_text(value, _UNBOUNDED, OUTPUT_DEPTH)
+    if not text.isascii():
+        _utf8(text, value)
+    return text
+
+
+def _general_text(value: Any, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> str:
+    encoder = _Encoder(max_nodes, max_depth)
     try:
         encoder.encode(value, 0)
     except _Limit as exc:

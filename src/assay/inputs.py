@@ -32,6 +32,7 @@ __all__ = [
     "InputRefused",
     "read_bounded",
     "read_regular",
+    "read_regular_file",
     "read_stdin_bounded",
 ]
 
@@ -64,26 +65,27 @@ def read_bounded(path: str, *, where: str, label: str,
                  limit: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of ``path`` (``-`` is standard input), at most ``limit`` bytes.
 
-    An unreadable path is ``file_unreadable`` (a usage error) with ``where``
-    as its pointer; an oversized input is ``resource_limit``.
+    A named file is read through :func:`read_regular` (links followed: the
+    caller named it): a FIFO, device or directory is refused without
+    blocking (``file_not_regular``), an oversized file from its size
+    (``resource_limit``), a path that cannot be read is ``file_unreadable``
+    (a usage error); ``where`` is the pointer of each.
     """
     if path == "-":
         return read_stdin_bounded(stdin, label=label, where=where)
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > limit:
-                raise _too_large(label, where, size, limit)
-            raw = handle.read(limit + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {label} {path}: {exc.strerror}",
+        return read_regular(path, limit=limit, follow_symlinks=True, label=f"{label} {path}",
+                            where=where)
+    except InputRefused as exc:
+        if exc.reason == "too_large":
+            raise _too_large(label, where, exc.size, limit) from None
+        if exc.reason == "not_regular":
+            raise UsageError(f"{exc.message}; pass a regular file, or - for standard input",
+                             code="file_not_regular", pointer=where,
+                             action="Write the document to a file first, or pipe it to -.") \
+                from None
+        raise UsageError(exc.message.replace("cannot open ", "cannot read "),
                          code="file_unreadable", pointer=where) from None
-    except ValueError as exc:  # a NUL in the path
-        raise UsageError(f"cannot read {label}: {exc}", code="file_unreadable",
-                         pointer=where) from None
-    if len(raw) > limit:
-        raise _too_large(label, where, None, limit)
-    return raw
 
 
 class InputRefused(AssayError):
@@ -125,7 +127,16 @@ def _kind(mode: int) -> str:
 def read_regular(path: str | os.PathLike[str], *, limit: int = MAX_FILE_BYTES,
                  dir_fd: int | None = None, follow_symlinks: bool = False,
                  label: str = "the file", where: str | None = None) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` bytes.
+    """The bytes of the regular file at ``path``; see :func:`read_regular_file`."""
+    return read_regular_file(path, limit=limit, dir_fd=dir_fd, follow_symlinks=follow_symlinks,
+                             label=label, where=where)[0]
+
+
+def read_regular_file(path: str | os.PathLike[str], *, limit: int = MAX_FILE_BYTES,
+                      dir_fd: int | None = None, follow_symlinks: bool = False,
+                      label: str = "the file", where: str | None = None,
+                      ) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file at ``path``, at most ``limit`` bytes, and its ``fstat``.
 
     Opens with ``O_NONBLOCK`` (and ``O_NOFOLLOW`` unless ``follow_symlinks``),
     relative to ``dir_fd`` when given; checks the open descriptor with
@@ -174,6 +185,6 @@ def read_regular(path: str | os.PathLike[str], *, limit: int = MAX_FILE_BYTES,
         if total > limit:
             raise InputRefused("too_large", f"{label} grew past {limit} bytes while read",
                                where=where, limit=limit)
-        return b"".join(chunks)
+        return b"".join(chunks), info
     finally:
         os.close(fd)

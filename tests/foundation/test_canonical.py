@@ -481,3 +481,20 @@ def test_canonical_fast_path_declines_what_only_the_general_encoder_handles(valu
     from assay.canonical import _fast_text
 
     assert _fast_text(value) is None
+
+
+def test_canonical_output_text_matches_canonical_text_within_the_bounds() -> None:
+    """output_text encodes exactly as canonical_text; it only lifts the input bounds."""
+    from assay.canonical import MAX_NODES, OUTPUT_DEPTH, output_text
+
+    value = {"b": [1.5, "é", None, True, 2**53], "a": {"\U0001f600": 1, "z": -0.0}}
+    assert output_text(value) == canonical_text(value)
+    many = [[i] for i in range(MAX_NODES)]
+    assert output_text(many).count("[") == MAX_NODES + 1
+    deep: Any = []
+    for _ in range(OUTPUT_DEPTH - 1):
+        deep = [deep]
+    assert output_text(deep) == "[" * OUTPUT_DEPTH + "]" * OUTPUT_DEPTH
+    with pytest.raises(AssayError) as caught:
+        output_text([deep])
+    assert caught.value.code == "resource_limit"

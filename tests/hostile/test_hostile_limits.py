@@ -39,9 +39,19 @@ def test_hostile_limits_sparse_huge_file_is_refused_by_its_size(project: Project
     assert time.monotonic() - started < 30
 
 
-def test_hostile_limits_endless_device_is_read_only_to_the_limit(project: Project) -> None:
-    """/dev/zero as a data file is cut off one byte past the limit and refused."""
-    _refused(project, project.run("put", "--data-file", "/dev/zero", "--", "knowledge:x"))
+@pytest.mark.parametrize("kind", ["device", "fifo", "directory"])
+def test_hostile_limits_named_input_that_is_not_a_regular_file_is_refused(
+        project: Project, tmp_path: Path, kind: str) -> None:
+    """/dev/zero, a FIFO with no writer or a directory as --data-file is file_not_regular at once, never read or waited on."""
+    import os
+
+    path = {"device": "/dev/zero", "fifo": str(tmp_path / "fifo"), "directory": str(tmp_path)}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    result = project.run("put", "--data-file", path, "--", "knowledge:x", timeout=30)
+    assert (result.code, result.error["code"], result.error["pointer"]) == (
+        2, "file_not_regular", "/data")
+    assert project.ok("ledger", "info")["data"]["ledger_revision"] == 0
 
 
 def test_hostile_limits_oversized_stdin_is_refused(project: Project) -> None:
@@ -113,10 +123,10 @@ def test_hostile_limits_publish_check_file_over_the_limit_is_refused(project: Pr
 
 
 def test_hostile_limits_endless_inputs_end_in_resource_limit(project: Project) -> None:
-    """/dev/zero as a plan, a source file or canonical's stdin ends in resource_limit, never a hang."""
+    """/dev/zero as a plan is refused as not a regular file; as canonical's stdin it ends in resource_limit; never a hang."""
     plan = project.run("loop", "start", "--task", "t", "--criterion", "c", "--plan", "/dev/zero",
                        timeout=60)
-    assert (plan.code, plan.error["code"]) == (1, "resource_limit")
+    assert (plan.code, plan.error["code"]) == (2, "file_not_regular")
     with open("/dev/zero", "rb") as zero:
         import subprocess
 
@@ -125,3 +135,17 @@ def test_hostile_limits_endless_inputs_end_in_resource_limit(project: Project) -
         proc = subprocess.run([ASSAY, "canonical"], stdin=zero, capture_output=True, timeout=60,
                               cwd=project.root, check=False)
     assert proc.returncode == 1 and b"resource_limit" in proc.stderr
+
+
+def test_hostile_limits_listing_past_one_documents_value_bound_prints(project: Project) -> None:
+    """A find whose records together hold more than 100,000 values prints them all (each record is within its own bound)."""
+    from assay.ledger import Write, open_store
+
+    store = open_store(project.root / ".assay" / "ledger.db")
+    try:
+        store.put_many([Write(id=f"knowledge:r{i:02d}", data={"v": list(range(1_500))},
+                              scope="project:demo") for i in range(80)])
+    finally:
+        store.close()
+    found = project.ok("find", "--kind", "knowledge", "--limit", "100")["data"]
+    assert found["count"] == 80 and all(len(r["data"]["v"]) == 1_500 for r in found["records"])

@@ -21,10 +21,14 @@ __all__ = ["RAW", "READABLE", "fail", "json_line", "readable", "readable_error"]
 
 
 def json_line(value: Any) -> str:
-    """One canonical JSON line (RFC 8785) followed by a newline."""
-    from assay.canonical import canonical_text
+    """One canonical JSON line (RFC 8785) followed by a newline.
 
-    return canonical_text(value) + "\n"
+    A result may embed many records: it is bounded by what it holds, not by
+    the input bounds of one document (:func:`assay.canonical.output_text`).
+    """
+    from assay.canonical import output_text
+
+    return output_text(value) + "\n"
 
 
 def _canonical_raw(envelope: dict[str, Any], args: dict[str, Any]) -> str:

@@ -22,8 +22,10 @@ the old file's permission bits, checked by the caller's guard against the
 current bytes, renamed over the file within the same directory descriptor,
 and the directory fsynced.
 
-The same primitive is wanted for every project file assay reads; until it is
-shared, this module serves goal files. Imports only :mod:`assay.errors`.
+The final open, ``fstat`` and bounded read are :func:`assay.inputs.read_regular_file`,
+the one safe reader every project and packet file goes through; this module
+adds the directory walk, the atomic replace and the goal files' error codes.
+Imports only :mod:`assay.errors` and :mod:`assay.inputs`.
 """
 
 from __future__ import annotations
@@ -37,12 +39,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from assay.errors import AssayError, UnavailableError
+from assay.inputs import InputRefused, read_regular_file
 
 __all__ = ["MAX_GOAL_BYTES", "ProjectFile", "open_project_file"]
 
 MAX_GOAL_BYTES = 16 * 1024 * 1024
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 class ProjectFile:
@@ -70,33 +72,18 @@ class ProjectFile:
     def read(self) -> tuple[bytes, int]:
         """The file's bytes and permission bits; see the module docstring for what is refused."""
         try:
-            fd = os.open(self.name, _FILE_FLAGS, dir_fd=self.dir_fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
+            data, info = read_regular_file(self.name, dir_fd=self.dir_fd, limit=self.limit,
+                                           label=self.relative)
+        except InputRefused as exc:
+            if exc.reason == "symlink":
                 raise _symlink(self.label, self.relative, self.details) from None
-            raise self._unavailable(exc.strerror or str(exc)) from None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
+            if exc.reason == "too_large":
+                raise _too_large(self.label, self.relative, self.limit, exc.size) from None
+            if exc.reason == "not_regular":
                 raise self._unavailable("it is not a regular file (a FIFO, device, socket or "
-                                        "directory)", code="goal_not_regular_file")
-            if info.st_size > self.limit:
-                raise _too_large(self.label, self.relative, self.limit, info.st_size)
-            chunks: list[bytes] = []
-            total = 0
-            while total <= self.limit:
-                chunk = os.read(fd, min(1 << 20, self.limit + 1 - total))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                total += len(chunk)
-            if total > self.limit:
-                raise _too_large(self.label, self.relative, self.limit, None)
-            return b"".join(chunks), stat.S_IMODE(info.st_mode)
-        except OSError as exc:
-            raise self._unavailable(exc.strerror or str(exc)) from None
-        finally:
-            os.close(fd)
+                                        "directory)", code="goal_not_regular_file") from None
+            raise self._unavailable(exc.message) from None
+        return data, stat.S_IMODE(info.st_mode)
 
     def replace(self, data: bytes, mode: int, guard: Callable[[bytes], None]) -> None:
         """Replace the file with ``data`` atomically in the opened directory.
