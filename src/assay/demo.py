@@ -39,7 +39,10 @@ class _Story:
         self.say(f"\n{self.step}. {title}{clock}")
 
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        inv = Invocation(cwd=str(self.root), surface="demo")
+        # The demo's own SQLite ledger and principal, whatever ASSAY_DB or
+        # ASSAY_PRINCIPAL say: the story never writes into a user's ledger.
+        inv = Invocation(cwd=str(self.root), db=str(self.root / ".assay" / "ledger.db"),
+                         principal="agent", surface="demo")
         try:
             envelope, _ = call(name, {**(args or {})}, inv)
         finally:
@@ -500,14 +503,41 @@ CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger
 
 
 def run_demo(*, keep: str | None = None) -> int:
-    """Run every chapter in a fresh project; return the exit status."""
+    """Run every chapter in a fresh project; return the exit status.
+
+    With ``keep``, the project is built in that directory, which must not
+    exist yet or be empty: the demo never writes into an existing project
+    (its files, its assay.toml or its configured ledger).
+    """
     started = time.monotonic()
     if keep:
-        root = Path(keep).resolve()
-        root.mkdir(parents=True, exist_ok=True)
+        root = _keep_dir(Path(keep))
         return _run(root, started, kept=True)
     with tempfile.TemporaryDirectory(prefix="assay-demo-") as tmp:
         return _run(Path(tmp), started, kept=False)
+
+
+def _keep_dir(path: Path) -> Path:
+    """``path`` made ready for the demo: created if absent, else it must be an empty directory."""
+    from assay.errors import UsageError
+
+    try:
+        if path.is_dir() and not path.is_symlink():
+            if any(path.iterdir()):
+                raise UsageError(
+                    f"{path} is not empty; the demo builds its project only in a new or empty "
+                    "directory", code="demo_dir_not_empty", pointer="/keep",
+                    action="Pass a directory that does not exist yet, e.g. "
+                           "'assay demo --keep ./assay-demo'.")
+        elif path.exists() or path.is_symlink():
+            raise UsageError(f"{path} exists and is not a directory", code="demo_dir_not_empty",
+                             pointer="/keep", action="Pass a directory that does not exist yet.")
+        else:
+            path.mkdir(parents=True)
+    except OSError as exc:
+        raise UsageError(f"cannot use {path} for the demo: {exc.strerror}",
+                         code="demo_dir_unusable", pointer="/keep") from None
+    return path.resolve()
 
 
 def _run(root: Path, started: float, *, kept: bool) -> int:
