@@ -80,7 +80,8 @@ def _launchers(root: click.Group) -> None:
         serve(cwd=cwd, db=db, principal=principal)
         return 0
 
-    @root.command("demo", help="Tell assay's story on a temporary project with the SQLite ledger.")
+    @root.command("demo", help="Tell assay's story on a temporary project with the SQLite ledger.",
+                  short_help="Tell assay's story on a temporary SQLite project.")
     @click.option("--keep", "keep", default=None, metavar="DIR",
                   help="Build the demo project in DIR and keep it.")
     def demo_command(keep: str | None) -> int:
