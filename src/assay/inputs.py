@@ -30,6 +30,8 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_INPUT_BYTES",
     "InputRefused",
+    "file_kind",
+    "in_input",
     "read_bounded",
     "read_regular",
     "read_stdin_bounded",
@@ -65,25 +67,41 @@ def read_bounded(path: str, *, where: str, label: str,
     """The bytes of ``path`` (``-`` is standard input), at most ``limit`` bytes.
 
     An unreadable path is ``file_unreadable`` (a usage error) with ``where``
-    as its pointer; an oversized input is ``resource_limit``.
+    as its pointer; an oversized input is ``resource_limit``. Each message
+    names ``label`` (the option) and the file.
     """
     if path == "-":
-        return read_stdin_bounded(stdin, label=label, where=where)
+        return read_stdin_bounded(stdin, label=f"{label} - (standard input)", where=where)
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > limit:
-                raise _too_large(label, where, size, limit)
+                raise _too_large(f"{label} {path}", where, size, limit)
             raw = handle.read(limit + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {label} {path}: {exc.strerror}",
-                         code="file_unreadable", pointer=where) from None
+                         code="file_unreadable", pointer=where, details={"file": path}) from None
     except ValueError as exc:  # a NUL in the path
         raise UsageError(f"cannot read {label}: {exc}", code="file_unreadable",
                          pointer=where) from None
     if len(raw) > limit:
-        raise _too_large(label, where, None, limit)
+        raise _too_large(f"{label} {path}", where, None, limit)
     return raw
+
+
+def in_input(err: AssayError, *, label: str, path: str, where: str) -> AssayError:
+    """``err``, found in the content of the input ``path`` given as ``label``, saying so.
+
+    The message starts with the option and the file (``--data-file bad.json:
+    not valid JSON ...``), ``details`` gains ``option`` and ``file``, and a
+    pointer into the document becomes one into the argument: ``/a`` in the
+    document of ``--data-file`` is ``/data/a``. Returns ``err`` itself.
+    """
+    source = "- (standard input)" if path == "-" else path
+    err.message = f"{label} {source}: {err.message}"
+    err.pointer = where + (err.pointer or "")
+    err.details = {**err.details, "option": label, "file": path}
+    return err
 
 
 class InputRefused(AssayError):
@@ -113,7 +131,8 @@ class InputRefused(AssayError):
         self.size = size
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not regular is, in words (``a FIFO``), from its ``st_mode``."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device")):
@@ -154,7 +173,7 @@ def read_regular(path: str | os.PathLike[str], *, limit: int = MAX_FILE_BYTES,
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputRefused("not_regular", f"{label} is {_kind(info.st_mode)}, not a regular "
+            raise InputRefused("not_regular", f"{label} is {file_kind(info.st_mode)}, not a regular "
                                "file", where=where)
         if info.st_size > limit:
             raise InputRefused("too_large", f"{label} is larger than {limit} bytes",
