@@ -101,3 +101,12 @@ def test_exit_status_table_codes_are_documented_with_it(code: str) -> None:
     from test_registry import documented_codes
 
     assert documented_codes()[code] == str(EXIT_BY_CODE[code])
+
+
+def test_exit_status_listed_in_every_command_help(project: Project) -> None:
+    """`assay work check --help` ends with the exit statuses, 5 and 6 included."""
+    result = project.run("work", "check", "--help")
+    assert result.code == 0
+    tail = " ".join(result.stdout.split()[-40:])
+    assert "Exit status: 0 ok; 1 a negative answer (not ready)" in tail
+    assert "5 not set up" in tail and "6 not found" in tail
