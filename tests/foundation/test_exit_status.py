@@ -110,3 +110,25 @@ def test_exit_status_listed_in_every_command_help(project: Project) -> None:
     tail = " ".join(result.stdout.split()[-40:])
     assert "Exit status: 0 ok; 1 a negative answer (not ready)" in tail
     assert "5 not set up" in tail and "6 not found" in tail
+
+
+def test_exit_status_interrupted_is_130(project: Project) -> None:
+    """Ctrl-C while a command waits for its input exits 130 with the aborted error."""
+    import signal
+    import subprocess
+    import time
+
+    from assay_testing import ASSAY
+
+    proc = subprocess.Popen([ASSAY, "put", "--data-file", "-", "--", "knowledge:x"],
+                            cwd=project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    for _ in range(600):  # until it blocks reading standard input (a hang guard, no timing)
+        if "pipe_read" in wchan.read_text():
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert json.loads(err.decode().strip().splitlines()[-1])["error"]["code"] == "aborted"
