@@ -38,24 +38,26 @@ def _run(n: int) -> dict[str, Any]:
         "stderr": {"bytes": 0, "sha256": digest(""), "tail": "", "truncated": False}}}
 
 
-def _project(root: Path, count: int) -> None:
+def _project(root: Path, count: int, runs: int | None = None) -> None:
+    """A project whose intent has ``count`` requirements citing ``runs`` runs (default: one each)."""
+    runs = count if runs is None else runs
     root.mkdir(parents=True)
     (root / "assay.toml").write_text('[project]\nname = "bench"\n', encoding="utf-8")
     (root / ".assay").mkdir()
     store = open_store(root / ".assay" / "ledger.db")
     try:
         refs = []
-        for start in range(0, count, 100):
+        for start in range(0, runs, 100):
             receipts = store.put_many([Write(id=f"evidence:run-{n}", data=_run(n), scope=SCOPE,
                                              origin="machine")
-                                       for n in range(start, min(start + 100, count))])
+                                       for n in range(start, min(start + 100, runs))])
             refs += [{"id": r.id, "revision": r.revision, "data_sha256": r.data_sha256}
                      for r in receipts]
         intent = {"version": 1, "brief": "bench", "user_reference": "bench", "boundaries": [],
                   "non_goals": [], "requirements": [
                       {"id": f"R{n}", "text": f"requirement {n}", "acceptance": "its test"}
                       for n in range(count)]}
-        results = [{"requirement_id": f"R{n}", "status": "passed", "evidence": [refs[n]],
+        results = [{"requirement_id": f"R{n}", "status": "passed", "evidence": [refs[n % runs]],
                     "notes": "ran"} for n in range(count)]
         store.put(Write(id="knowledge:bench", scope=SCOPE, data={"intent": intent, "acceptance": {
             "intent_sha256": intent_sha256(intent), "results": results, "blockers": []}}))

@@ -6,10 +6,14 @@ interpreter's environment in a project directory.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,8 +70,13 @@ class Project:
 
 
 def make_project(root: Path, *, name: str = "demo", db: str | None = None,
-                 extra_toml: str = "", git: bool = False) -> Project:
-    """Create ``root`` as a project named ``name`` (optionally a git work tree)."""
+                 extra_toml: str = "", git: bool = False, ledger: bool = True) -> Project:
+    """Create ``root`` as a project named ``name`` (optionally a git work tree), with its ledger.
+
+    The ledger is created as ``assay init`` creates it, so reads work at once
+    (a read never creates one); with ``ledger=False``, or when assay.toml is
+    broken on purpose, there is none yet, as before ``assay init``.
+    """
     root.mkdir(parents=True, exist_ok=True)
     if git:
         subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
@@ -75,7 +84,22 @@ def make_project(root: Path, *, name: str = "demo", db: str | None = None,
         subprocess.run(["git", "config", "user.name", "Test"], cwd=root, check=True)
     (root / "assay.toml").write_text(f'[project]\nname = "{name}"\n{extra_toml}', encoding="utf-8")
     (root / ".assay").mkdir(exist_ok=True)
+    if ledger:
+        create_ledger(root, db)
     return Project(root=root, db=db)
+
+
+def create_ledger(root: Path, db: str | None = None) -> None:
+    """Create the ledger of the project at ``root`` (``db``, else its assay.toml's, else the default)."""
+    from assay.config import load_project
+    from assay.errors import AssayError
+    from assay.ledger import open_store
+
+    try:
+        project = load_project(root)
+    except AssayError:
+        return  # assay.toml is broken on purpose: `assay init` would create no ledger either
+    open_store(db or project.ledger_url or project.default_ledger_path, base=project.root).close()
 
 
 def ledger_sql(project: Project, statement: str, params: tuple[Any, ...] = ()) -> None:
@@ -115,3 +139,31 @@ def corrupt_version(project: Project, record_id: str, revision: int, text: str |
     ledger_sql(project, f"UPDATE record_versions SET {', '.join(sets)} "
                "WHERE id = ? AND revision = ? AND audience = ?",
                (*params, record_id, revision, audience))
+
+
+def run_on_tty(*args: str, cwd: Path, columns: int = 80, env: dict[str, str] | None = None,
+               stdin: int | None = subprocess.DEVNULL) -> tuple[int, bytes]:
+    """Run assay with stdout and stderr on a pseudo-terminal ``columns`` wide.
+
+    Returns the exit status and the raw bytes the terminal received (CR LF as
+    the terminal line discipline writes them); ``ASSAY_*`` variables are dropped.
+    """
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    full_env.pop("COLUMNS", None)
+    full_env.update({"TERM": "xterm", **(env or {})})
+    proc = subprocess.Popen([ASSAY, *args], stdin=stdin, stdout=slave, stderr=slave,
+                            cwd=cwd, env=full_env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO once the child has closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=60), b"".join(chunks)

@@ -14,6 +14,14 @@ snake_case ``code``)::
     │   └── ReadRevisionConflict             ``current_ledger_revision``
     └── UnavailableError            exit 4   a store or source cannot be reached
 
+A few codes carry their own status whatever class raises them
+(:data:`EXIT_BY_CODE`, the one table of them): exit 5 when the project is
+not set up for the call (no project, a broken ``assay.toml``, no ledger, a
+feature switched off), exit 6 when a named thing is not there (a record, an
+intent, a todo, a loop, a file), exit 130 when the call was interrupted. So
+exit 1 keeps one meaning for a caller such as a CI step: the answer is "not
+ready", or the content is invalid.
+
 Outcomes are data, not exceptions: a failing check or an unready report is a
 field of a result. An exception means the operation could not be performed,
 and a rejected write has changed nothing.
@@ -25,10 +33,14 @@ import re
 from typing import Any, ClassVar
 
 __all__ = [
+    "EXIT_ABORTED",
+    "EXIT_BY_CODE",
     "EXIT_CONFLICT",
     "EXIT_INTERNAL",
     "EXIT_NEGATIVE",
+    "EXIT_NOT_FOUND",
     "EXIT_OK",
+    "EXIT_SETUP",
     "EXIT_UNAVAILABLE",
     "EXIT_USAGE",
     "AssayError",
@@ -47,7 +59,30 @@ EXIT_NEGATIVE = 1
 EXIT_USAGE = 2
 EXIT_CONFLICT = 3
 EXIT_UNAVAILABLE = 4
+EXIT_SETUP = 5
+EXIT_NOT_FOUND = 6
 EXIT_INTERNAL = 70
+EXIT_ABORTED = 130
+
+# Codes whose exit status is not their class's; every surface that has exit
+# statuses reads it from here (through ``AssayError.exit_code``).
+EXIT_BY_CODE: dict[str, int] = {
+    # The project, its configuration or its ledger is not set up for the call.
+    **dict.fromkeys((
+        "project_not_found", "invalid_config", "invalid_db_url", "ledger_not_found",
+        "memory_disabled", "gate_disabled", "recovery_disabled", "evidence_command_disabled",
+        "discriminate_unavailable",
+    ), EXIT_SETUP),
+    # A thing the call names is not there (or not readable by the caller).
+    **dict.fromkeys((
+        "record_not_found", "source_not_found", "intent_not_found", "not_an_intent_record",
+        "intent_out_of_scope", "intent_not_current", "unknown_decision_event",
+        "evidence_target_not_found", "unknown_evidence_command", "unknown_ref",
+        "goal_not_found", "todo_not_found", "session_not_found", "state_unavailable",
+        "gate_not_found", "packet_not_found", "file_not_found",
+    ), EXIT_NOT_FOUND),
+    "aborted": EXIT_ABORTED,
+}
 
 _CODE = re.compile(r"^[a-z][a-z0-9_]{0,127}$|^[A-Z][A-Z0-9_]{0,127}$")
 _MESSAGE_LIMIT = 2048
@@ -70,7 +105,8 @@ class AssayError(Exception):
         details: extra structured data (JSON values only).
     """
 
-    exit_code: ClassVar[int] = EXIT_NEGATIVE
+    # The class's status; an instance's is EXIT_BY_CODE's for its code, if listed.
+    exit_code: int = EXIT_NEGATIVE
     default_code: ClassVar[str] = "invalid_input"
     default_retryable: ClassVar[bool] = False
 
@@ -88,6 +124,7 @@ class AssayError(Exception):
         self.code = code or self.default_code
         if not _CODE.match(self.code):
             raise ValueError(f"malformed error code {self.code!r}")
+        self.exit_code = EXIT_BY_CODE.get(self.code, type(self).exit_code)
         self.message = message
         self.pointer = pointer
         self.retryable = self.default_retryable if retryable is None else retryable

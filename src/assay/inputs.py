@@ -30,6 +30,8 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_INPUT_BYTES",
     "InputRefused",
+    "file_kind",
+    "in_input",
     "read_bounded",
     "read_regular",
     "read_regular_file",
@@ -69,23 +71,39 @@ def read_bounded(path: str, *, where: str, label: str,
     caller named it): a FIFO, device or directory is refused without
     blocking (``file_not_regular``), an oversized file from its size
     (``resource_limit``), a path that cannot be read is ``file_unreadable``
-    (a usage error); ``where`` is the pointer of each.
+    (a usage error); ``where`` is the pointer of each, and each message names
+    ``label`` (the option) and the file.
     """
     if path == "-":
-        return read_stdin_bounded(stdin, label=label, where=where)
+        return read_stdin_bounded(stdin, label=f"{label} - (standard input)", where=where)
     try:
         return read_regular(path, limit=limit, follow_symlinks=True, label=f"{label} {path}",
                             where=where)
     except InputRefused as exc:
         if exc.reason == "too_large":
-            raise _too_large(label, where, exc.size, limit) from None
+            raise _too_large(f"{label} {path}", where, exc.size, limit) from None
         if exc.reason == "not_regular":
             raise UsageError(f"{exc.message}; pass a regular file, or - for standard input",
-                             code="file_not_regular", pointer=where,
+                             code="file_not_regular", pointer=where, details={"file": path},
                              action="Write the document to a file first, or pipe it to -.") \
                 from None
         raise UsageError(exc.message.replace("cannot open ", "cannot read "),
-                         code="file_unreadable", pointer=where) from None
+                         code="file_unreadable", pointer=where, details={"file": path}) from None
+
+
+def in_input(err: AssayError, *, label: str, path: str, where: str) -> AssayError:
+    """``err``, found in the content of the input ``path`` given as ``label``, saying so.
+
+    The message starts with the option and the file (``--data-file bad.json:
+    not valid JSON ...``), ``details`` gains ``option`` and ``file``, and a
+    pointer into the document becomes one into the argument: ``/a`` in the
+    document of ``--data-file`` is ``/data/a``. Returns ``err`` itself.
+    """
+    source = "- (standard input)" if path == "-" else path
+    err.message = f"{label} {source}: {err.message}"
+    err.pointer = where + (err.pointer or "")
+    err.details = {**err.details, "option": label, "file": path}
+    return err
 
 
 class InputRefused(AssayError):
@@ -115,7 +133,8 @@ class InputRefused(AssayError):
         self.size = size
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not regular is, in words (``a FIFO``), from its ``st_mode``."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device")):
@@ -165,7 +184,7 @@ def read_regular_file(path: str | os.PathLike[str], *, limit: int = MAX_FILE_BYT
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputRefused("not_regular", f"{label} is {_kind(info.st_mode)}, not a regular "
+            raise InputRefused("not_regular", f"{label} is {file_kind(info.st_mode)}, not a regular "
                                "file", where=where)
         if info.st_size > limit:
             raise InputRefused("too_large", f"{label} is larger than {limit} bytes",

@@ -65,6 +65,8 @@ def ctx(tmp_path: Path, ledger_url: str) -> ContextProject:
     """A project with goal 'parser' at goals/parser.md (explicit regions), once per backend."""
     from context_docs import EXPLICIT
 
+    from assay_testing import create_ledger
+
     root = tmp_path / "proj"
     (root / "goals").mkdir(parents=True)
     (root / ".assay").mkdir()
@@ -72,4 +74,5 @@ def ctx(tmp_path: Path, ledger_url: str) -> ContextProject:
         '[project]\nname = "demo"\n\n[goals.parser]\npath = "goals/parser.md"\n',
         encoding="utf-8")
     (root / "goals" / "parser.md").write_text(EXPLICIT, encoding="utf-8")
+    create_ledger(root, ledger_url)
     return ContextProject(root, ledger_url)

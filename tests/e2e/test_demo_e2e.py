@@ -1,10 +1,9 @@
-"""`assay demo` tells the whole story as a real subprocess, in under a minute."""
+"""`assay demo` tells the whole story as a real subprocess."""
 
 from __future__ import annotations
 
 import re
 import subprocess
-import time
 from pathlib import Path
 
 from assay_testing import ASSAY
@@ -33,14 +32,14 @@ STORY = [
 ]
 
 
-def test_demo_tells_the_story_in_under_a_minute() -> None:
-    """`assay demo` exits 0 within 60 s and prints every key line of the story in order."""
-    started = time.monotonic()
+def test_demo_tells_the_story() -> None:
+    """`assay demo` exits 0 and prints every key line of the story in order.
+
+    How long it takes (the goal is under a minute) is the bench_demo benchmark row.
+    """
     proc = subprocess.run([ASSAY, "demo"], capture_output=True, text=True, timeout=120,
                           check=False)
-    elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
-    assert elapsed < 60, f"the demo took {elapsed:.1f} s"
     position = 0
     for line in STORY:
         found = proc.stdout.find(line, position)

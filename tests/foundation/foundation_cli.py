@@ -65,3 +65,4 @@ def cli_in(cwd: Path) -> Callable[..., Ran]:
 
 
 Runner = Callable[..., Ran]
+

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from foundation_cli import ASSAY, Runner, cli_in
 
 import assay
 from assay.canonical import canonical_text
+from assay_testing import run_on_tty
 
 
 @pytest.fixture
@@ -25,25 +25,10 @@ def assay_cli(tmp_path: Path) -> Runner:
 
 def _tty(*args: str, cwd: Path) -> tuple[int, str]:
     """Run assay with stdout and stderr on a pseudo-terminal; return (status, merged output)."""
-    master, slave = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-    env.update({"NO_COLOR": "1", "COLUMNS": "200", "TERM": "xterm"})
-    proc = subprocess.Popen([str(ASSAY), *args], stdin=subprocess.DEVNULL, stdout=slave,
-                            stderr=slave, cwd=cwd, env=env)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO once the child has closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    out = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    status, raw = run_on_tty(*args, cwd=cwd, columns=200, env={"NO_COLOR": "1"})
+    out = raw.decode("utf-8").replace("\r\n", "\n")
     # NO_COLOR drops colours but keeps bold; the tests read the words.
-    return proc.wait(timeout=60), re.sub(r"\x1b\[[0-9;]*m", "", out)
+    return status, re.sub(r"\x1b\[[0-9;]*m", "", out)
 
 
 # Registers an operation with a bug in it, then runs the real CLI entry point.
@@ -226,10 +211,11 @@ def test_cli_help_before_double_dash(assay_cli: Runner) -> None:
 
 
 def test_cli_unavailable_ledger_exits_4(assay_cli: Runner, tmp_path: Path) -> None:
-    """A ledger that cannot be opened exits 4 with a retryable error."""
+    """A ledger that cannot be created or opened for a write exits 4 with a retryable error."""
     assert assay_cli("init").code == 0
     (tmp_path / "plain-file").write_text("")
-    ran = assay_cli("ledger", "info", "--db", str(tmp_path / "plain-file" / "x.db"))
+    ran = assay_cli("put", "--db", str(tmp_path / "plain-file" / "x.db"), "--data-file", "-",
+                    "--", "knowledge:x", stdin="{}")
     assert ran.code == 4
     assert ran.error()["retryable"] is True
 

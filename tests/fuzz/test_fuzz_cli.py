@@ -162,12 +162,12 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @given(argv=argvs(), stdin=st.one_of(mutated(STDIN_SEEDS), st.sampled_from(STDIN_SEEDS)))
 def test_fuzz_cli_exit_codes_and_errors_are_stable(sandbox: Path, argv: list[str],
                                                    stdin: bytes) -> None:
-    """Random argv and stdin end with exit 0-4, a coded JSON error on failure, and no stray writes."""
+    """Random argv and stdin end with exit 0-6, a coded JSON error on failure, and no stray writes."""
     before = _tree(sandbox.parent)
     code, out, err = _run(argv, stdin)
     event(f"exit {code}")
-    assert code in (0, 1, 2, 3, 4), (argv, code, err)
-    if code in (2, 3, 4) or (code == 1 and err.strip()):
+    assert code in (0, 1, 2, 3, 4, 5, 6), (argv, code, err)
+    if code in (2, 3, 4, 5, 6) or (code == 1 and err.strip()):
         envelope: dict[str, Any] = json.loads(err)
         assert envelope["ok"] is False
         assert CODE.match(envelope["error"]["code"]), envelope

@@ -8,7 +8,6 @@ values; record data is at most 4 MiB canonical.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -32,11 +31,10 @@ def test_hostile_limits_sparse_huge_file_is_refused_by_its_size(project: Project
     huge = tmp_path / "huge.json"
     with huge.open("wb") as f:
         f.truncate(8 * 1024**3)
-    started = time.monotonic()
     result = project.run("put", "--data-file", str(huge), "--", "knowledge:x")
     error = _refused(project, result)
+    # The size in details comes from fstat alone; how fast the refusal is, is bench_limits'.
     assert error["details"] == {"limit_bytes": MAX_DATA_BYTES, "size_bytes": 8 * 1024**3}
-    assert time.monotonic() - started < 30
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "directory"])

@@ -99,7 +99,7 @@ def test_hostile_paths_evidence_cwd_leaving_the_project_is_refused(tmp_path: Pat
         project = make_project(tmp_path / f"p{abs(hash(cwd))}", extra_toml=(
             f'\n[evidence.commands.escape]\nargv = ["pwd"]\ncwd = {json.dumps(cwd)}\n'))
         result = project.run("evidence", "run", "--", "escape")
-        assert result.code == 1
+        assert result.code == 5
         assert (result.error["code"], result.error["pointer"]) == (
             "invalid_config", "/evidence/commands/escape/cwd")
 
@@ -124,7 +124,7 @@ def test_hostile_paths_goal_file_outside_the_project_is_refused(tmp_path: Path) 
     project = make_project(tmp_path / "proj", extra_toml='\n[goals.main]\npath = "../secret.md"\n')
     (project.root / "link.md").symlink_to(tmp_path / "secret.md")
     result = project.run("goal", "read", "--goal-id", "main")
-    assert result.code in (1, 2) and result.error["code"] in ("goal_path_outside_project",
+    assert result.code in (1, 2, 5) and result.error["code"] in ("goal_path_outside_project",
                                                                "invalid_config")
     linked = make_project(tmp_path / "proj2", extra_toml='\n[goals.main]\npath = "link.md"\n')
     (linked.root / "link.md").symlink_to(tmp_path / "secret.md")

@@ -90,7 +90,7 @@ def test_loop_missing_loop_names_asked_and_existing(gitproj: Project) -> None:
     """A missing loop's error names the loop asked for and the loops that exist."""
     start(gitproj, loop="real")
     ran = gitproj.run("loop", "status", "--loop", "ghost")
-    assert ran.code == 1 and ran.error["code"] == "state_unavailable"
+    assert ran.code == 6 and ran.error["code"] == "state_unavailable"
     assert "'ghost'" in ran.error["message"] and "real (active)" in ran.error["message"]
     assert ran.error["details"]["loopId"] == "ghost"
     assert ran.error["details"]["loops"] == [{"loopId": "real", "status": "active",

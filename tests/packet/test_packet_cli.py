@@ -173,7 +173,7 @@ def test_cli_packet_approve_rejects_unknown_field(tmp_path: Path) -> None:
 def test_cli_packet_validate_missing_dir_is_error(tmp_path: Path) -> None:
     """A missing packet directory is an operational error, not an invalid packet."""
     result = Project(root=tmp_path).run("packet", "validate", str(tmp_path / "none"))
-    assert result.code == 1 and result.error["code"] == "packet_not_found"
+    assert result.code == 6 and result.error["code"] == "packet_not_found"
     assert json.loads(result.stderr)["ok"] is False
 
 

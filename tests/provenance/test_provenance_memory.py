@@ -122,14 +122,14 @@ def test_memory_add_empty_text_is_invalid(store: Any) -> None:
 
 def test_memory_disabled_performs_no_reads(tmp_path: Any) -> None:
     """With [memory] enabled = false, search and list answer enabled=false without opening the ledger."""
-    proj = make_project(tmp_path / "p", extra_toml="\n[memory]\nenabled = false\n")
+    proj = make_project(tmp_path / "p", extra_toml="\n[memory]\nenabled = false\n", ledger=False)
     ledger = proj.root / ".assay" / "ledger.db"
     for args in (("memory", "search", "--", "anything"), ("memory", "list")):
         out = proj.ok(*args)["data"]
         assert out["enabled"] is False and out["items"] == [] and out["envelope"] is None
     assert not ledger.exists()
     refused = proj.run("memory", "add", "--", "remember this")
-    assert refused.code == 1
+    assert refused.code == 5
     assert (refused.error["code"], refused.error["pointer"]) == ("memory_disabled",
                                                                  "/memory/enabled")
     assert not ledger.exists()

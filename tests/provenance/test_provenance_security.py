@@ -113,7 +113,7 @@ def test_private_memory_read_by_id_is_indistinguishable_from_absent(tmp_path: An
     memory_id = proj.ok("memory", "add", "--as", "alice", "--", "x")["data"]["receipt"]["id"]
     hidden = proj.run("get", "--as", "bob", "--", memory_id)
     absent = proj.run("get", "--as", "bob", "--", "memory:m-00000000")
-    assert hidden.code == absent.code == 1
+    assert hidden.code == absent.code == 6
     assert hidden.error["code"] == absent.error["code"] == "record_not_found"
     assert hidden.stderr.replace(memory_id, "ID") == absent.stderr.replace("memory:m-00000000", "ID")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -131,34 +130,34 @@ def test_report_browser_record_markup_renders_as_text(page: Any, tmp_path: Path)
     assert page.errors == []
 
 
-def test_report_browser_thousand_requirements_small_and_fast(page: Any, tmp_path: Path) -> None:
-    """An intent of 1,000 requirements makes a page under 5 MB that renders in under 3 s."""
+def test_report_browser_thousand_requirements_small_and_whole(page: Any, tmp_path: Path) -> None:
+    """An intent of 1,000 requirements makes a page under 5 MB that shows every requirement.
+
+    How long the browser takes to render it is a benchmark row (bench_report_browser), not
+    an assertion here.
+    """
     project = large_project(tmp_path / "p")
     out = tmp_path / "r.html"
     data = op(project, "report", {"intent": "knowledge:large", "out": str(out)})
     assert data["bytes"] < 5 * 1024 * 1024
-    started = time.monotonic()
     _open(page, out)
-    count = page.locator("li.req").count()
-    elapsed = time.monotonic() - started
-    assert count == 1000
-    assert elapsed < 3.0, f"rendering took {elapsed:.2f} s"
+    assert page.locator("li.req").count() == 1000
     assert page.locator("#verdict").get_attribute("data-ready") == "true"
 
 
 def test_report_browser_thousand_distinct_runs_stay_under_bounds(page: Any, tmp_path: Path) -> None:
-    """1,000 requirements each citing its own run with a 16 KiB output tail: < 5 MB, < 3 s."""
+    """1,000 requirements each citing its own run with a 16 KiB output tail: < 5 MB, all shown.
+
+    The render time is a benchmark row (bench_report_browser), not an assertion here.
+    """
     project = wide_project(tmp_path / "p")
     out = tmp_path / "r.html"
     data = op(project, "report", {"intent": "knowledge:wide", "out": str(out)})
     assert data["bytes"] < 5 * 1024 * 1024
     assert data["publication"]["sources"] == 1001
-    started = time.monotonic()
     _open(page, out)
-    count = page.locator("div.evidence").count()
-    elapsed = time.monotonic() - started
-    assert count == 1000 and page.locator("li.req").count() == 1000
-    assert elapsed < 3.0, f"rendering took {elapsed:.2f} s"
+    assert page.locator("div.evidence").count() == 1000
+    assert page.locator("li.req").count() == 1000
     first = page.locator(".evidence[data-id='evidence:run-0'] details[data-stream=stdout] pre")
     assert first.text_content().startswith("[... ")  # the shown tail is the end of the output
     assert first.text_content().endswith("PASSED\n")

@@ -99,6 +99,20 @@ def is_tty(stream: Any) -> bool:
         return False
 
 
+def on_terminal(text: str, stream: Any) -> str:
+    """``text`` as written to ``stream``: every control made visible when it is a terminal.
+
+    JSON and bare text (``get --raw``, ``canonical``) keep their bytes on a
+    pipe; a terminal gets the same text with controls written as ``\\uXXXX``
+    escapes (see :mod:`assay.terminal`), which for JSON is the same value.
+    """
+    if not is_tty(stream):
+        return text
+    from assay.terminal import visible
+
+    return visible(text)
+
+
 def json_requested(args: list[str]) -> bool:
     """Whether ``--format json`` appears among the options (before ``--``)."""
     head = args[: args.index("--")] if "--" in args else args

@@ -65,8 +65,15 @@ def _leaf(op: Operation) -> click.Command:
         params=params,
         help=op.help("cli"),
         short_help=op.text(op.summary, "cli"),
+        epilog=EXIT_STATUSES,
         context_settings={"help_option_names": ["--help", "-h"]},
     )
+
+
+# Every command's help ends with the statuses a script can branch on (docs/errors.md).
+EXIT_STATUSES = ("Exit status: 0 ok; 1 a negative answer (not ready) or invalid content; "
+                 "2 usage; 3 conflict; 4 unavailable; 5 not set up (no project, a broken "
+                 "assay.toml, no ledger yet); 6 not found; 70 internal error.")
 
 
 def _launchers(root: click.Group) -> None:
@@ -80,7 +87,8 @@ def _launchers(root: click.Group) -> None:
         serve(cwd=cwd, db=db, principal=principal)
         return 0
 
-    @root.command("demo", help="Tell assay's story on a temporary project with the SQLite ledger.")
+    @root.command("demo", help="Tell assay's story on a temporary project with the SQLite ledger.",
+                  short_help="Tell assay's story on a temporary SQLite project.")
     @click.option("--keep", "keep", default=None, metavar="DIR",
                   help="Build the demo project in DIR and keep it.")
     def demo_command(keep: str | None) -> int:

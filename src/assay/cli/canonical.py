@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from assay.cli import debug_requested, internal_error, is_tty, read_stdin_text
+from assay.cli import debug_requested, internal_error, is_tty, on_terminal, read_stdin_text
 
 if TYPE_CHECKING:
     from assay.errors import AssayError
@@ -38,7 +38,7 @@ def run_canonical(flags: list[str]) -> int:
             out = "sha256:" + digest_bytes(raw)
         else:
             out = raw.decode("utf-8")
-        sys.stdout.write(out + "\n")
+        sys.stdout.write(on_terminal(out + "\n", sys.stdout))
         sys.stdout.flush()
         return 0
     except AssayError as err:

@@ -20,7 +20,14 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from assay.cli import debug_requested, internal_error, is_tty, json_requested, read_stdin_text
+from assay.cli import (
+    debug_requested,
+    internal_error,
+    is_tty,
+    json_requested,
+    on_terminal,
+    read_stdin_text,
+)
 from assay.ops import Argument
 
 if TYPE_CHECKING:
@@ -196,12 +203,20 @@ def _collect(op: Operation, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_json_file(arg: Argument, path: str) -> Any:
-    """Read (bounded, see :mod:`assay.inputs`) and strictly parse one JSON input."""
-    from assay.canonical import parse as parse_json
-    from assay.inputs import read_bounded
+    """Read (bounded, see :mod:`assay.inputs`) and strictly parse one JSON input.
 
-    return parse_json(read_bounded(path, where="/" + arg.name, label=arg.cli_name or arg.name,
-                                   stdin=sys.stdin.buffer.read))
+    Every error names the option and the file, and points into the argument.
+    """
+    from assay.canonical import parse as parse_json
+    from assay.errors import AssayError
+    from assay.inputs import in_input, read_bounded
+
+    where, label = "/" + arg.name, arg.cli_name or arg.name
+    raw = read_bounded(path, where=where, label=label, stdin=sys.stdin.buffer.read)
+    try:
+        return parse_json(raw)
+    except AssayError as err:
+        raise in_input(err, label=label, path=path, where=where) from None
 
 
 def _render(op: Operation, envelope: dict[str, Any], args: dict[str, Any],
@@ -210,11 +225,11 @@ def _render(op: Operation, envelope: dict[str, Any], args: dict[str, Any],
 
     raw = render.RAW.get(op.name)
     text = raw(envelope, args) if raw is not None else None
+    if text is None and (output_format == "json"
+                         or (output_format is None and not is_tty(sys.stdout))):
+        text = render.json_line(envelope)
     if text is not None:
-        sys.stdout.write(text)
-        return
-    if output_format == "json" or (output_format is None and not is_tty(sys.stdout)):
-        sys.stdout.write(render.json_line(envelope))
+        sys.stdout.write(on_terminal(text, sys.stdout))
         return
     render.readable(op, envelope)
 

@@ -4,6 +4,15 @@ JSON output is one canonical line per result, so the same ledger revision
 and inputs print byte-identical text. Readable output (a terminal, or
 ``--format table``) goes through ``rich`` when available, which honours
 ``NO_COLOR``; rich is imported only here and only for readable output.
+
+Two rules hold for every readable view, here in one place. Nothing a view
+shows reaches the terminal as a control: :func:`readable` and
+:func:`readable_error` pass the whole result or error through
+:func:`assay.terminal.visible` before any view sees it. And nothing is cut:
+a plain line is written whole (the terminal wraps it, a pipe keeps it one
+line, so a printed command stays one line), while trees and tables wrap
+their text to the width and fold a word longer than a column, never crop it
+(see :func:`_console`).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from assay.cli import on_terminal
 from assay.errors import EXIT_USAGE, AssayError
 from assay.ops import Operation
 
@@ -57,26 +67,67 @@ RAW: dict[str, Callable[[dict[str, Any], dict[str, Any]], str | None]] = {
 READABLE: dict[str, Callable[[dict[str, Any]], None]] = {}
 
 
-def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
+_CONSOLE: Any = None
 
-    return Console(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
-                   highlight=False, soft_wrap=True)
+
+def _console(stderr: bool = False) -> Any:
+    """A rich console for readable output that never cuts text (see the module docstring)."""
+    global _CONSOLE
+    if _CONSOLE is None:
+        from rich.console import Console
+        from rich.errors import StyleError
+        from rich.table import Table
+        from rich.text import Span
+
+        class Readable(Console):
+            def print(self, *objects: Any, **kw: Any) -> None:
+                if any(not isinstance(o, str) for o in objects):
+                    # A tree or table: wrap to the width rather than crop, fold long words.
+                    kw.setdefault("soft_wrap", False)
+                    for table in (o for o in objects if isinstance(o, Table)):
+                        for column in table.columns:
+                            if column.overflow == "ellipsis":
+                                column.overflow = "fold"
+                super().print(*objects, **kw)
+
+            def render_str(self, text: str, **kw: Any) -> Any:
+                # No view makes a hyperlink, so a [link=...] tag came from data a view
+                # forgot to escape: drop the link (its OSC 8 sequence), keep the text.
+                rendered = super().render_str(text, **kw)
+                spans = []
+                for span in rendered.spans:
+                    try:
+                        style = self.get_style(span.style)
+                    except StyleError:
+                        spans.append(span)
+                        continue
+                    spans.append(Span(span.start, span.end, style.update_link(None))
+                                 if style.link else span)
+                rendered.spans = spans
+                return rendered
+
+        _CONSOLE = Readable
+    return _CONSOLE(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
+                    highlight=False, soft_wrap=True)
 
 
 def readable(op: Operation, envelope: dict[str, Any]) -> None:
-    """Print a readable view of a successful result."""
+    """Print a readable view of a successful result, every control in it made visible."""
+    from rich.markup import escape
+
+    from assay.terminal import visible, visible_data
+
     special = READABLE.get(op.name)
     if special is not None:
-        special(envelope)
+        special(visible_data(envelope))
         return
     console = _console()
     revision = envelope.get("ledger_revision")
     title = f"[bold]{op.name}[/bold]" + (f"  (ledger revision {revision})" if revision else "")
     console.print(title)
-    console.print_json(json.dumps(envelope["data"], ensure_ascii=False))
+    console.print_json(visible(json.dumps(envelope["data"], ensure_ascii=False)))
     for step in envelope.get("next", []):
-        console.print(f"next: {step}")
+        console.print(f"next: {escape(visible(step))}")
 
 
 def fail(err: AssayError, as_json: bool) -> int:
@@ -84,27 +135,32 @@ def fail(err: AssayError, as_json: bool) -> int:
     if as_json:
         from assay.ops import error_envelope
 
-        sys.stderr.write(json.dumps(error_envelope(err), ensure_ascii=False, sort_keys=True,
-                                    separators=(",", ":")) + "\n")
+        line = json.dumps(error_envelope(err), ensure_ascii=False, sort_keys=True,
+                          separators=(",", ":")) + "\n"
+        sys.stderr.write(on_terminal(line, sys.stderr))
     else:
         readable_error(err)
     return err.exit_code if err.exit_code else EXIT_USAGE
 
 
 def readable_error(err: AssayError) -> None:
-    """Print an error for a person: code, message, pointer, action."""
+    """Print an error for a person: code, message, pointer, action (controls made visible)."""
+    from assay.terminal import visible_data
+
+    shown = visible_data(err.to_dict())
     try:
         console = _console(stderr=True)
     except ImportError:  # pragma: no cover - rich is a dependency
-        sys.stderr.write(f"error [{err.code}]: {err.message}\n")
+        sys.stderr.write(f"error [{err.code}]: {shown['message']}\n")
         return
     from rich.markup import escape
 
-    console.print(f"[bold red]error[/bold red] {escape(f'[{err.code}]')}: {escape(err.message)}")
-    if err.pointer is not None:
-        console.print(f"  at {escape(err.pointer)}")
-    if err.action:
-        console.print(f"  next: {escape(err.action)}")
+    console.print(f"[bold red]error[/bold red] {escape(f'[{err.code}]')}: "
+                  f"{escape(shown['message'])}")
+    if "pointer" in shown:
+        console.print(f"  at {escape(shown['pointer'])}")
+    if shown.get("action"):
+        console.print(f"  next: {escape(shown['action'])}")
 
 
 _STATUS_STYLE = {
@@ -351,7 +407,8 @@ def _todo_list(envelope: dict[str, Any]) -> None:
         title = todo.get("title")
         if title is None:
             title = (todo["text"].splitlines() or [""])[0]
-        table.add_row(todo["id"], todo["owner_role"], todo["status"], title)
+        table.add_row(escape(todo["id"]), escape(todo["owner_role"]), escape(todo["status"]),
+                      escape(title))
     console.print(table)
     coverage = data["coverage"]
     if coverage["omitted"]:

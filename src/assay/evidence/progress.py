@@ -3,7 +3,9 @@
 :class:`TerminalReporter` implements the runner's ``Reporter`` hooks with a
 ``rich`` live line on standard error: a spinner, the command name, the
 elapsed time and the last line the command printed (already redacted). When
-the run ends the live line is replaced by one summary line. On a pipe,
+the run ends the live line is replaced by one summary line. Controls in the
+command's output and name are shown as visible escapes
+(:func:`assay.terminal.visible`), never obeyed. On a pipe,
 :func:`reporter_for` returns None and nothing at all is printed. ``rich`` is
 imported only when a display is actually shown; ``NO_COLOR`` is honoured.
 """
@@ -16,6 +18,7 @@ import time
 from typing import Any, TextIO
 
 from assay.evidence.commands import CommandObservation
+from assay.terminal import visible
 
 __all__ = ["TerminalReporter", "reporter_for"]
 
@@ -51,14 +54,16 @@ class TerminalReporter:
     def started(self, name: str, argv: tuple[str, ...]) -> None:
         from rich.live import Live
 
-        self.name = name
+        self.name = visible(name)
         self.last = ""
         self.started_at = time.monotonic()
         self._live = Live(self, console=self.console, refresh_per_second=8, transient=True)
         self._live.start()
 
     def output(self, stream: str, line: str) -> None:
-        self.last = line.replace("\r", " ").replace("\t", " ")
+        # The command's own output: a progress bar's carriage returns become spaces,
+        # every other control a visible escape, so the live line obeys none of them.
+        self.last = visible(line.replace("\r", " ").replace("\t", " "))
 
     def tick(self, elapsed_s: float) -> None:
         pass  # the live display reads the clock itself on each refresh
@@ -70,9 +75,11 @@ class TerminalReporter:
         from rich.markup import escape
 
         colour = {"passed": "green", "failed": "red"}.get(observation.status, "yellow")
-        self.console.print(f"[{colour}]{observation.status}[/{colour}] {escape(observation.command_id)}"
+        self.console.print(f"[{colour}]{observation.status}[/{colour}] "
+                           f"{escape(visible(observation.command_id))}"
                            f" in {observation.duration_ms / 1000:.1f}s"
-                           + (f" ({escape(observation.reason)})" if observation.reason else ""))
+                           + (f" ({escape(visible(observation.reason))})"
+                              if observation.reason else ""))
 
 
 def reporter_for(interactive: bool, stream: TextIO | None = None) -> TerminalReporter | None:

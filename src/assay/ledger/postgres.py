@@ -32,6 +32,7 @@ from assay.errors import (
     RevisionConflict,
     UnavailableError,
 )
+from assay.ledger import ledger_not_found
 from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.sqlite import _seed_meta, _statements, schema_too_new
 from assay.ledger.store import SCHEMA_VERSION, PreparedWrite, Receipt, Write, WriteBasis
@@ -73,9 +74,10 @@ class PostgresStore(SqlLedger):
     backend = "postgresql"
     write_lock = "SELECT assay_write_lock()"
 
-    def __init__(self, url: str, *, principal: str | None = None) -> None:
+    def __init__(self, url: str, *, principal: str | None = None, create: bool = True) -> None:
         self.principal = principal
         self._url = url
+        self._create = create
         conninfo, self.schema = _split_url(url)
         self.location = f"{_redact(conninfo)} (schema {self.schema})"
         try:
@@ -97,10 +99,13 @@ class PostgresStore(SqlLedger):
         with self._conn.transaction():
             cur = self._conn.cursor()
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            # The schema name is checked by _split_url; a missing schema reads as NULL.
+            cur.execute(f"SELECT to_regclass('{self.schema}.ledger_meta') IS NOT NULL")
+            exists = cur.fetchone()
+            if not (exists and exists[0]) and not self._create:
+                raise ledger_not_found(self.location)
             cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
             cur.execute(f"SET LOCAL search_path TO {self.schema}")
-            cur.execute("SELECT to_regclass('ledger_meta') IS NOT NULL")
-            exists = cur.fetchone()
             version = 0
             if exists is not None and exists[0]:
                 cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'")
@@ -172,7 +177,7 @@ class PostgresStore(SqlLedger):
 
     def as_principal(self, principal: str | None) -> PostgresStore:
         """Another handle on this ledger, reading and writing as ``principal``."""
-        return PostgresStore(self._url, principal=principal)
+        return PostgresStore(self._url, principal=principal, create=self._create)
 
     def close(self) -> None:
         self._conn.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError, UnavailableError
+from assay.ledger import ledger_not_found
 from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.store import SCHEMA_VERSION
 
@@ -34,18 +36,33 @@ class SqliteStore(SqlLedger):
     dialect = "sqlite"
     backend = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str], *, principal: str | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, principal: str | None = None,
+                 create: bool = True) -> None:
         self.principal = principal
         self.path = Path(path)
         self.location = str(self.path)
+        self._create = create
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_MS / 1000,
-                                         check_same_thread=False)
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                target: str | Path = self.path
+            elif not self.path.is_file():
+                raise ledger_not_found(self.location)
+            else:
+                # mode=rw: the file must exist; SQLite never creates one here.
+                target = "file:" + urllib.parse.quote(str(self.path.absolute())) + "?mode=rw"
+            self._conn = sqlite3.connect(target, isolation_level=None,
+                                         timeout=_BUSY_TIMEOUT_MS / 1000,
+                                         check_same_thread=False, uri=not create)
         except (OSError, sqlite3.Error) as exc:
             raise UnavailableError(f"cannot open the ledger at {self.path}: {exc}",
                                    code="ledger_unavailable") from None
         try:
+            if not create and self._conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'"
+            ).fetchone() is None:
+                # An empty or foreign SQLite file: not a ledger, and a read makes none of it.
+                raise ledger_not_found(self.location)
             self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
@@ -135,7 +152,7 @@ class SqliteStore(SqlLedger):
 
     def as_principal(self, principal: str | None) -> SqliteStore:
         """Another handle on this ledger, reading and writing as ``principal``."""
-        return SqliteStore(self.path, principal=principal)
+        return SqliteStore(self.path, principal=principal, create=self._create)
 
     def close(self) -> None:
         self._conn.close()

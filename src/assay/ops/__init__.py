@@ -200,6 +200,15 @@ class Operation:
     project: bool = True
     effect: str = ""
     cli_note: str = ""
+    writes_ledger: bool | None = None
+
+    @property
+    def creates_ledger(self) -> bool:
+        """Whether a call may create a missing ledger: only one that writes records does.
+
+        ``writes_ledger`` says so when ``writes`` is about files only (the report).
+        """
+        return self.writes if self.writes_ledger is None else self.writes_ledger
 
     def text(self, text: str, surface: Surface) -> str:
         """One of this operation's texts as ``surface`` words it.
@@ -310,6 +319,7 @@ def operation(
     project: bool = True,
     effect: str = "",
     cli_note: str = "",
+    writes_ledger: bool | None = None,
 ) -> Callable[[Handler], Handler]:
     """Decorator that registers a handler as the operation ``name``."""
     if not _NAME.fullmatch(name):
@@ -329,6 +339,7 @@ def operation(
             project=project,
             effect=effect,
             cli_note=cli_note,
+            writes_ledger=writes_ledger,
         )
         return handler
 
@@ -444,6 +455,8 @@ class Invocation:
         self._stdin = stdin
         self._project: Project | None = None
         self._store: Store | None = None
+        # Whether store() may create a missing ledger; call() sets it per operation.
+        self.creates_ledger = True
 
     def with_args(self, args: Mapping[str, Any]) -> Invocation:
         """A copy whose cwd/db/principal are overridden by the call's own arguments."""
@@ -512,12 +525,15 @@ class Invocation:
         return url
 
     def store(self) -> Store:
-        """The opened ledger of this project (opened once per invocation)."""
+        """The opened ledger of this project (opened once per invocation).
+
+        ``ledger_not_found`` when it does not exist and ``creates_ledger`` is false.
+        """
         if self._store is None:
             from assay.ledger import open_store
 
             self._store = open_store(self.ledger_url(), base=self.project().root,
-                                     principal=self.principal)
+                                     principal=self.principal, create=self.creates_ledger)
         return self._store
 
     def access(self) -> Access:
@@ -623,6 +639,7 @@ def call(name: str, args: Mapping[str, Any] | None = None,
     op = lookup(name)
     clean = validate_arguments(op, args or {})
     inv = (invocation or Invocation()).with_args(clean)
+    inv.creates_ledger = op.creates_ledger  # a read never creates a ledger
     owned = inv is not invocation
     try:
         handler_args = {k: v for k, v in clean.items() if k not in ("cwd", "db", "principal")}
