@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from assay.errors import AssayError
-from assay.intent.contract import intent_data_schema, intent_sha256, parse_intent_data
+from assay.intent.contract import (
+    MAX_REQUIREMENTS,
+    intent_data_schema,
+    intent_sha256,
+    parse_intent_data,
+)
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "intent").glob("*.json"))
 
@@ -102,10 +107,32 @@ def test_contract_cycle_pointer_names_first_member_on_cycle() -> None:
     assert info.value.pointer == "/data/intent/requirements/1/parent_id"
 
 
-def test_contract_long_chain_is_linear() -> None:
-    """A 5,000-deep parent chain validates (the cycle check does not walk it repeatedly)."""
+def _chain(count: int) -> dict:
     reqs = [{"id": f"R{i}", "text": "t", "acceptance": "a",
-             **({"parent_id": f"R{i - 1}"} if i else {})} for i in range(5000)]
-    data = {"intent": {"version": 1, "brief": "b", "user_reference": "u", "requirements": reqs,
+             **({"parent_id": f"R{i - 1}"} if i else {})} for i in range(count)]
+    return {"intent": {"version": 1, "brief": "b", "user_reference": "u", "requirements": reqs,
                        "boundaries": [], "non_goals": []}}
-    assert len(parse_intent_data(data).requirements) == 5000
+
+
+def test_contract_long_chain_is_linear() -> None:
+    """A 2,000-deep parent chain (the most an intent holds) validates in linear time."""
+    assert len(parse_intent_data(_chain(MAX_REQUIREMENTS)).requirements) == 2000
+
+
+def test_contract_more_requirements_than_a_report_holds_are_refused() -> None:
+    """An intent over 2,000 requirements is invalid_intent_contract at /data/intent/requirements."""
+    with pytest.raises(AssayError) as info:
+        parse_intent_data(_chain(MAX_REQUIREMENTS + 1))
+    assert (info.value.code, info.value.pointer) == ("invalid_intent_contract",
+                                                     "/data/intent/requirements")
+
+
+def test_contract_verify_with_names_evidence_commands() -> None:
+    """verify_with holds distinct command names; anything else is refused with its pointer."""
+    data = _chain(1)
+    data["intent"]["requirements"][0]["verify_with"] = ["unit", "lint"]
+    assert parse_intent_data(data).requirements[0].verify_with == ("unit", "lint")
+    data["intent"]["requirements"][0]["verify_with"] = ["unit", "a b"]
+    with pytest.raises(AssayError) as info:
+        parse_intent_data(data)
+    assert info.value.pointer == "/data/intent/requirements/0/verify_with/1"

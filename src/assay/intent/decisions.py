@@ -22,15 +22,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import AssayError, pointer
+from assay.errors import AssayError, UnavailableError, pointer
 from assay.ids import content_id
-from assay.ledger.store import Record
+from assay.intent.snapshot import is_readable
+from assay.ledger.store import Reader, Record
 
 __all__ = [
     "DECISION_KIND",
     "DecisionEvent",
     "event_record_id",
     "parse_event",
+    "read_stream",
     "replay",
     "validate_event_data",
     "validate_key",
@@ -107,8 +109,8 @@ def event_record_id(key: str, choice: str, reason: str, supersedes: Sequence[str
 
 
 def parse_event(record: Record) -> DecisionEvent | None:
-    """The event a record holds, or None when its data is not a valid event."""
-    if record.kind != DECISION_KIND:
+    """The event a record holds, or None when its data is not a valid (or readable) event."""
+    if record.kind != DECISION_KIND or record.damage is not None:
         return None
     try:
         data = validate_event_data(record.data)
@@ -126,13 +128,19 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
     """Replay the stream of ``key`` from its event records to the current choice.
 
     Returns ``{key, status, choice, head_event_ids, event_ids, events,
-    invalid_event_ids, conflict}``: ``status`` is ``resolved``, ``conflict``
-    or ``unavailable``. Events are ordered by the ledger revision that wrote
-    them, so the result does not depend on the order ``records`` arrive in.
+    invalid_event_ids, unreadable_event_ids, conflict}``: ``status`` is
+    ``resolved``, ``conflict`` or ``unavailable``. Events are ordered by the
+    ledger revision that wrote them, so the result does not depend on the
+    order ``records`` arrive in. Any unreadable event makes the stream
+    ``unavailable`` with no choice.
     """
     events: list[DecisionEvent] = []
     invalid: list[str] = []
+    unreadable: list[Record] = []
     for record in sorted(records, key=lambda r: (r.ledger_revision, r.id)):
+        if record.kind == DECISION_KIND and record.damage is not None:
+            unreadable.append(record)
+            continue
         event = parse_event(record)
         if event is None:
             if record.kind == DECISION_KIND and _names_key(record, key):
@@ -147,7 +155,7 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
     heads = [e for e in events if e.id not in superseded and e.status == "current"]
     choices = sorted({e.choice for e in heads})
     conflict = None
-    if not events:
+    if not events or unreadable:
         status, choice = "unavailable", None
     elif len(choices) == 1:
         status, choice = "resolved", choices[0]
@@ -179,9 +187,31 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
             for e in events
         ],
         "invalid_event_ids": invalid,
+        "unreadable_event_ids": [r.id for r in unreadable],
         "conflict": conflict,
     }
 
 
 def _names_key(record: Record, key: str) -> bool:
     return isinstance(record.data, dict) and record.data.get("key") == key
+
+
+def read_stream(reader: Reader, key: str, scopes: Sequence[str], principal: str, *,
+                include: Iterable[Record] = (), limit: int = 100_000) -> list[Record]:
+    """Every readable event record of ``key`` in ``scopes`` (plus ``include``), any order.
+
+    A damaged event record whose stored text still holds the key is part of
+    the stream: its damage must make the stream unavailable, not vanish it.
+    A search the reader cannot run (a past snapshot) finds only ``include``.
+    """
+    found = {r.id: r for r in include}
+    try:
+        candidates = reader.find(kind=DECISION_KIND, scopes=list(scopes), query=key, limit=limit)
+    except UnavailableError:
+        candidates = []
+    for record in candidates:
+        if not is_readable(record, principal) or record.id in found:
+            continue
+        if record.damage is not None or _names_key(record, key):
+            found[record.id] = record
+    return list(found.values())

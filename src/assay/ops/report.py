@@ -133,7 +133,7 @@ def _snapshot(inv: Invocation, intent_id: str | None, loop_id: str | None
 def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, int]
             ) -> dict[str, Any]:
     from assay.canonical import canonical_text
-    from assay.intent.check import fetch_visible, work_check
+    from assay.intent.check import fetch_visible, raw_read, work_check
     from assay.intent.snapshot import ProjectBinding
 
     project = inv.project()
@@ -155,6 +155,13 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
         if record is None:
             why = failures.get(record_id, ("evidence_missing", "not found or not readable"))[1]
             evidence[record_id] = {"unavailable": why, "machine_observed": False}
+            continue
+        if record.damage is not None:
+            # Never shown, never gated: the page names the damage and the read.
+            evidence[record_id] = {
+                "revision": record.revision, "machine_observed": False,
+                "unavailable": f"unreadable: {record.damage.message}",
+                "read": ["assay", *raw_read(record.id, record.revision)]}
             continue
         if record.status != "current" or record.scope not in scopes:
             why = (f"the record is {record.status}" if record.status != "current"
