@@ -246,7 +246,7 @@ def _evidence_run(envelope: dict[str, Any]) -> None:
                    else "[red]does not discriminate[/red]")
         console.print(f"against the ref: {verdict}")
     console.print("cite: " + escape(canonical_text(data["evidence_ref"])))
-    for step in envelope.get("next", [])[:-1]:
+    for step in envelope.get("next", []):
         console.print(f"next: {escape(step)}")
 
 
