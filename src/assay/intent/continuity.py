@@ -53,7 +53,7 @@ from assay.canonical import canonical_bytes
 from assay.errors import UnavailableError
 from assay.intent.decisions import DECISION_KIND, parse_event, read_stream, replay
 from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable
-from assay.ledger.store import Reader, Record
+from assay.ledger.store import Reader, Record, RecordUnreadable
 
 __all__ = [
     "MAX_ACTIVE_IDS",
@@ -291,12 +291,11 @@ class _Projection:
                          _get_args(target))
             return
         if record.damage is not None:
-            args = _raw_args(target, record.revision)
-            self.problem(
-                "context_record_unreadable", target,
-                f"{target} revision {record.revision} is unreadable: {record.damage.message}",
-                args, action=f"Inspect the stored text with 'assay {' '.join(args)}', then "
-                             "write a corrected version.", reason=record.damage.reason)
+            # The same words a read of the record gives: the read names the fix.
+            error = RecordUnreadable(target, record.revision, record.damage)
+            self.problem("context_record_unreadable", target, error.message,
+                         _raw_args(target, record.revision), action=error.action,
+                         reason=record.damage.reason)
             return
         if record.scope not in self.binding.context_scopes:
             self.problem("context_scope_mismatch", target,

@@ -8,8 +8,9 @@ Events are never edited. A later event names the events it supersedes; the
 stream's current choice is the choice of its *heads* (events no other event
 supersedes and whose record is current). Superseding is permanent: once an
 event is superseded, superseding its successor does not revive it. Two heads
-with different choices are a named ``conflict``; a stream with no valid
-event is ``unavailable``.
+with different choices are a named ``conflict``; a stream with no current
+head (no valid event, or every event superseded or retired) is
+``unavailable``.
 
 Replay is a pure function of the event records; reading them is the
 caller's. Imports only the base modules and the ledger contract.
@@ -152,10 +153,14 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
     for event in events:
         for old in event.supersedes:
             superseded.setdefault(old, event.id)
-    heads = [e for e in events if e.id not in superseded and e.status == "current"]
+    # With a damaged event nothing is known to be a head: what it superseded is unknown.
+    heads = [] if unreadable else [e for e in events
+                                   if e.id not in superseded and e.status == "current"]
     choices = sorted({e.choice for e in heads})
     conflict = None
-    if not events or unreadable:
+    if not heads:
+        # No event, a damaged one, or every event superseded or retired (a
+        # dropped decision): there is no current choice, and none is revived.
         status, choice = "unavailable", None
     elif len(choices) == 1:
         status, choice = "resolved", choices[0]
@@ -164,8 +169,7 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
         conflict = {
             "event_ids": [e.id for e in heads],
             "choices": choices,
-            "message": (f"{len(heads)} events of {key!r} supersede none of each other"
-                        if heads else f"every event of {key!r} is superseded or retired"),
+            "message": f"{len(heads)} events of {key!r} supersede none of each other",
         }
     return {
         "key": key,
