@@ -57,7 +57,8 @@ def test_check_machine_observed_marked_in_actual() -> None:
     """A cited machine-origin version is machine_observed in actual."""
     ledger, _ = ready_ledger()
     refs = check(ledger)["actual"]["results"][0]["evidence"]
-    assert refs[0]["machine_observed"] is True and refs[0]["current"]["origin"] == "machine"
+    assert refs[0]["machine_observed"] is True and refs[0]["origin"] == "machine"
+    assert refs[0]["current_revision"] == 1
 
 
 def test_check_missing_acceptance_is_an_issue() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from assay.errors import AssayError
 from assay.intent.contract import (
-    MAX_REQUIREMENTS,
+    check_report_bound,
     intent_data_schema,
     intent_sha256,
     parse_intent_data,
@@ -115,16 +115,28 @@ def _chain(count: int) -> dict:
 
 
 def test_contract_long_chain_is_linear() -> None:
-    """A 2,000-deep parent chain (the most an intent holds) validates in linear time."""
-    assert len(parse_intent_data(_chain(MAX_REQUIREMENTS)).requirements) == 2000
+    """A 5,000-deep parent chain validates (the cycle check does not walk it repeatedly)."""
+    assert len(parse_intent_data(_chain(5000)).requirements) == 5000
 
 
-def test_contract_more_requirements_than_a_report_holds_are_refused() -> None:
-    """An intent over 2,000 requirements is invalid_intent_contract at /data/intent/requirements."""
+def test_contract_report_bound_refuses_a_report_too_large_to_print() -> None:
+    """6,000 requirements could make a report past 100,000 values: refused at the requirements."""
+    check_report_bound(_chain(1000))
     with pytest.raises(AssayError) as info:
-        parse_intent_data(_chain(MAX_REQUIREMENTS + 1))
+        check_report_bound(_chain(6000))
     assert (info.value.code, info.value.pointer) == ("invalid_intent_contract",
                                                      "/data/intent/requirements")
+
+
+def test_contract_report_bound_counts_evidence_references() -> None:
+    """Many cited references are refused at the results, where the size comes from."""
+    data = _chain(10)
+    refs = [{"id": f"evidence:e{i}", "revision": 1} for i in range(3000)]
+    data["acceptance"] = {"intent_sha256": "0" * 64, "blockers": [], "results": [
+        {"requirement_id": "R0", "status": "passed", "evidence": refs, "notes": "n"}]}
+    with pytest.raises(AssayError) as info:
+        check_report_bound(data)
+    assert info.value.pointer == "/data/acceptance/results"
 
 
 def test_contract_verify_with_names_evidence_commands() -> None:

@@ -43,7 +43,7 @@ from typing import Any, Protocol
 from assay.errors import AssayError, UsageError, pointer
 from assay.ids import validate_record_id
 from assay.intent.check import run_facts
-from assay.intent.contract import RESULT_STATUSES, parse_intent_data
+from assay.intent.contract import RESULT_STATUSES, check_report_bound, parse_intent_data
 from assay.intent.snapshot import IntentRead, is_readable
 from assay.ledger.store import MAX_REVISION, Reader, Record
 
@@ -287,6 +287,7 @@ def merge_acceptance(reader: Reader, read: IntentRead, sources: Sequence[ResultS
         "blockers": list(acceptance.blockers) if acceptance else [],
     }}
     parse_intent_data(new_data)
+    check_report_bound(new_data)
     touched = {p.requirement_id for p in proposals}
     return {"data": new_data, "intent_sha256": doc.intent_sha256,
             "results": [r for r in written if r["requirement_id"] in touched],

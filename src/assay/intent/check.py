@@ -657,8 +657,8 @@ def _actual(read: IntentRead) -> dict[str, Any]:
             intact = cited is not None and cited.damage is None
             refs.append({
                 **ref.to_dict(),
-                "current": (_evidence_identity(record)
-                            if record is not None and record.damage is None else None),
+                # The current version's identity is in actual.evidence, once per record.
+                "current_revision": record.revision if record is not None else None,
                 # Who wrote the cited version, whatever has happened since.
                 "origin": cited.origin if intact and cited is not None else None,
                 "machine_observed": bool(intact and cited is not None

@@ -7,10 +7,15 @@ An intent lives in the ``data`` of a current project ``knowledge`` record::
 Every key set is closed. Any rule broken (wrong type, blank string, unknown
 key, duplicate or unknown requirement id, a parent that is missing, itself or
 part of a cycle, a malformed evidence reference, zero requirements, a
-malformed continuation or context, a task naming an unknown requirement,
-more requirements than :data:`MAX_REQUIREMENTS`) raises
-``invalid_intent_contract`` whose pointer names the offending field, prefixed
-with ``/data``. The first fault in document order is reported.
+malformed continuation or context, a task naming an unknown requirement)
+raises ``invalid_intent_contract`` whose pointer names the offending field,
+prefixed with ``/data``. The first fault in document order is reported.
+
+:func:`check_report_bound` is the one rule about size: an intent whose
+readiness report could exceed the canonical encoder's bound of 100,000 JSON
+values could be stored but never checked through the command line or MCP.
+Writers (``put``, ``work new``, ``work accept``) refuse it; reading keeps
+working on records stored before.
 
 Facts that are readable *outcomes* rather than malformed input are left to
 :mod:`assay.intent.check`: an absent ``acceptance`` (``missing_acceptance``),
@@ -39,7 +44,7 @@ from assay.ids import split_record_id
 
 __all__ = [
     "CODE",
-    "MAX_REQUIREMENTS",
+    "REPORT_VALUE_BUDGET",
     "RESULT_STATUSES",
     "Acceptance",
     "ContextAssociation",
@@ -49,6 +54,7 @@ __all__ = [
     "Requirement",
     "RequirementResult",
     "TaskReference",
+    "check_report_bound",
     "intent_data_schema",
     "intent_sha256",
     "parse_intent_data",
@@ -58,10 +64,17 @@ CODE = "invalid_intent_contract"
 RESULT_STATUSES = ("passed", "failed", "unverified")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-# The readiness report holds some twenty JSON values per requirement, and a
-# report must stay within the canonical encoder's bound of 100,000 values:
-# an intent larger than this could be stored but never checked.
-MAX_REQUIREMENTS = 2_000
+# The JSON values a requirement and a cited evidence reference add to a
+# readiness report when each carries one issue (measured: 24 and 20 without
+# an issue, about 31 and 30 with one), and what the rest of a report may hold
+# (the continuity projection, the envelope, the frame). The encoder's bound
+# is 100,000 values. A report in which most references carry several issues
+# at once can still pass it; the bound refuses what could never fit.
+_VALUES_PER_REQUIREMENT = 32
+_VALUES_PER_REFERENCE = 30
+_VALUES_PER_BLOCKER = 8
+_VALUES_PER_TASK = 12
+REPORT_VALUE_BUDGET = 100_000 - 22_000
 
 _DATA_KEYS = ("intent", "acceptance", "tasks", "continuation")
 _INTENT_KEYS = ("version", "brief", "user_reference", "requirements", "boundaries", "non_goals")
@@ -300,13 +313,50 @@ def parse_intent_data(data: Any, *, base: tuple[str | int, ...] = ("data",)) -> 
     )
 
 
+def _length(value: Any, *keys: str) -> int:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return len(value) if isinstance(value, list) else 0
+
+
+def check_report_bound(data: Any) -> None:
+    """Refuse intent record data whose readiness report would pass 100,000 JSON values.
+
+    The estimate counts every requirement (and its ``verify_with`` names),
+    every cited evidence reference, blocker and task at what a report gives
+    each with one issue. The pointer names the part that dominates:
+    ``/data/intent/requirements`` or ``/data/acceptance/results``. Cheap: it
+    counts list lengths, it validates nothing else.
+    """
+    if not isinstance(data, dict):
+        return
+    requirements = data.get("intent", {}).get("requirements") if isinstance(
+        data.get("intent"), dict) else None
+    if not isinstance(requirements, list):
+        return
+    results = data.get("acceptance", {}).get("results") if isinstance(
+        data.get("acceptance"), dict) else None
+    references = sum(_length(r, "evidence") for r in results) if isinstance(results, list) else 0
+    tasks: list[Any] = data["tasks"] if isinstance(data.get("tasks"), list) else []
+    req_cost = sum(_VALUES_PER_REQUIREMENT + _length(r, "verify_with") for r in requirements)
+    ref_cost = references * _VALUES_PER_REFERENCE
+    cost = (req_cost + ref_cost
+            + _length(data, "acceptance", "blockers") * _VALUES_PER_BLOCKER
+            + sum(_VALUES_PER_TASK + _length(t, "requirement_ids") for t in tasks))
+    if cost <= REPORT_VALUE_BUDGET:
+        return
+    path: tuple[str | int, ...] = (("data", "intent", "requirements") if req_cost >= ref_cost
+                                   else ("data", "acceptance", "results"))
+    raise _fail(path, f"an intent of {len(requirements):,} requirements citing {references:,} "
+                      "evidence references makes a readiness report too large to print "
+                      f"(up to {cost:,} JSON values; the budget is {REPORT_VALUE_BUDGET:,}): "
+                      "split it into several intents")
+
+
 def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement, ...]:
     items = _array(value, path)
     if not items:
         raise _fail(path, "an intent needs at least one requirement")
-    if len(items) > MAX_REQUIREMENTS:
-        raise _fail(path, f"an intent holds at most {MAX_REQUIREMENTS:,} requirements "
-                          f"(this one has {len(items):,}); split it into several intents")
     out: list[Requirement] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(items):
@@ -514,8 +564,7 @@ def intent_data_schema() -> dict[str, Any]:
                 "version": {"const": 1},
                 "brief": _NONBLANK,
                 "user_reference": _NONBLANK,
-                "requirements": {"type": "array", "minItems": 1,
-                                 "maxItems": MAX_REQUIREMENTS, "items": requirement},
+                "requirements": {"type": "array", "minItems": 1, "items": requirement},
                 "boundaries": {"type": "array", "items": _NONBLANK},
                 "non_goals": {"type": "array", "items": _NONBLANK},
             }, list(_INTENT_KEYS)),

@@ -271,7 +271,7 @@ def work_new(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.canonical import digest
     from assay.ids import content_id
     from assay.intent.capture import intent_from_file, intent_from_flags, validate_intent_id
-    from assay.intent.contract import parse_intent_data
+    from assay.intent.contract import check_report_bound, parse_intent_data
     from assay.ledger.store import Write
 
     record_id = validate_intent_id(args["id"])
@@ -304,6 +304,7 @@ def work_new(inv: Invocation, args: dict[str, Any]) -> Result:
                     and isinstance(current.data, dict):
                 data = {**current.data, "intent": intent}
     doc = parse_intent_data(data)
+    check_report_bound(data)
     request_id = content_id("new", {"id": record_id, "expect": expect, "data": digest(data)})
     receipt = store.put(Write(id=record_id, data=data, scope=inv.project().scope,
                               expect_revision=expect, request_id=request_id))

@@ -180,19 +180,17 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
                   expect_revision: int | None) -> None:
     """Refuse a put that would leave an intent record unreadable by the readiness check.
 
-    An intent too large for a report is refused always. Data that drops the
+    An intent whose readiness report could not be printed is refused always. Data that drops the
     intent a record holds, or breaks its contract, is refused unless
     ``replace``: with the readiness check's own code and pointer. A record
     whose stored version is damaged holds nothing known, so a repair is never
     refused here; nor is a write whose expected revision is already stale (it
     fails as the conflict it is).
     """
-    from assay.intent.contract import MAX_REQUIREMENTS, parse_intent_data
+    from assay.intent.contract import check_report_bound, parse_intent_data
 
+    check_report_bound(data)
     intent = data.get("intent") if isinstance(data, dict) else None
-    requirements = intent.get("requirements") if isinstance(intent, dict) else None
-    if isinstance(requirements, list) and len(requirements) > MAX_REQUIREMENTS:
-        parse_intent_data(data)  # raises invalid_intent_contract at /data/intent/requirements
     if replace:
         return
     if intent is not None:

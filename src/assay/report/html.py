@@ -335,13 +335,13 @@ def _evidence_ref_html(ref: Mapping[str, Any], anchors: _EvidenceAnchors,
                        evidence: Mapping[str, Any]) -> str:
     machine = bool(ref.get("machine_observed"))
     seen = _origin_badge(ref)
-    current = ref.get("current") or {}
+    current = ref.get("current_revision")
     name = f"{ref.get('id', '')}@{ref.get('revision', '')}"
     href = anchors.href(str(ref.get("id", "")))
     link = f'<a href="{_e(href)}">{_e(name)}</a>' if href else f"<code>{_e(name)}</code>"
     stale = ""
-    if current and current.get("revision") not in (None, ref.get("revision")):
-        stale = f' <span class="bad">(current revision {_e(current["revision"])})</span>'
+    if current not in (None, ref.get("revision")):
+        stale = f' <span class="bad">(current revision {_e(current)})</span>'
     facts = ""
     run = ref.get("run")
     if run:
@@ -353,7 +353,8 @@ def _evidence_ref_html(ref: Mapping[str, Any], anchors: _EvidenceAnchors,
             words.append(f"exit {run['exit_code']}")
         facts = (f" {_badge(css, _ICON[css], status)} "
                  f'<span class="acc">{_e(", ".join(w for w in words if w))}</span>')
-    digest = ref.get("data_sha256") or current.get("data_sha256")
+    digest = ref.get("data_sha256") or (evidence.get(str(ref.get("id", ""))) or {}).get(
+        "data_sha256")
     if digest:
         facts += f' <span class="acc mono">sha256 {_e(_short(digest))}</span>'
     return (f'<div class="evref" data-evidence="{_e(ref.get("id", ""))}" '
