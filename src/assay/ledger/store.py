@@ -323,7 +323,9 @@ def decode_stored(text: str, data_sha256: str) -> Any:
 
     Raises ``_Damaged`` (internal) naming why the text cannot be used. The
     digest is checked first: most damage (a value edited in place) stops
-    there, before any parsing.
+    there, before any parsing. Cost on top of parsing: one SHA-256 of the
+    text and a count of its ``[`` (objects are counted as they are built);
+    the escape and depth checks run only when that text could need them.
     """
     try:
         raw = text.encode("utf-8")
@@ -332,10 +334,17 @@ def decode_stored(text: str, data_sha256: str) -> Any:
     if digest_bytes(raw) != data_sha256:
         raise _Damaged(Damage("digest_mismatch",
                               "the stored data does not hash to its recorded data_sha256"))
+    objects = 0
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal objects
+        objects += 1
+        return _unique(pairs)
+
     try:
-        value = json.loads(text, object_pairs_hook=_unique, parse_int=_strict_int,
+        value = json.loads(text, object_pairs_hook=unique, parse_int=_strict_int,
                            parse_constant=_no_constant)
-        if "\\ud" in text or "\\uD" in text:
+        if "\\" in text and ("\\ud" in text or "\\uD" in text):
             # Canonical text escapes only control characters; a surrogate
             # escape can only be forged, and a lone one must not reach UTF-8.
             canonical_bytes(value)
@@ -346,7 +355,8 @@ def decode_stored(text: str, data_sha256: str) -> Any:
     except AssayError as exc:
         raise _Damaged(Damage(exc.code, f"the stored data cannot be canonicalised: {exc.message}")) \
             from None
-    if (text.count("[") + text.count("{")) > MAX_DATA_DEPTH and _depth(value) > MAX_DATA_DEPTH:
+    # Nesting past the bound needs more containers than that: walk the value only then.
+    if objects + raw.count(b"[") > MAX_DATA_DEPTH and _depth(value) > MAX_DATA_DEPTH:
         raise _Damaged(Damage("too_deep",
                               f"the stored data is nested deeper than {MAX_DATA_DEPTH} levels"))
     return value
