@@ -256,10 +256,11 @@ def _evidence_list(envelope: dict[str, Any]) -> None:
 
     table = Table("evidence", "rev", "status", "origin", "started", "ms", "for")
     for row in envelope["data"]["evidence"]:
-        colour = _EVIDENCE_STYLE.get(row["status"] or "", "yellow")
+        status = row["status"] or ("unreadable" if row.get("unreadable") else "unknown")
+        colour = _EVIDENCE_STYLE.get(status, "yellow")
         target = row.get("target") or {}
         table.add_row(row["id"], str(row["revision"]),
-                      f"[{colour}]{row['status']}[/{colour}]", row["origin"],
+                      f"[{colour}]{status}[/{colour}]", row["origin"],
                       row.get("started_at") or "", str(row.get("duration_ms") or ""),
                       f"{target['intent']}#{target['requirement']}" if target else "")
     _console().print(table)

@@ -146,7 +146,8 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
 
 
 def _summary(record: Any) -> dict[str, Any]:
-    data = record.data if isinstance(record.data, dict) else {}
+    # A damaged version is listed by its identity and damage, never read as data.
+    data = {} if record.damage is not None or not isinstance(record.data, dict) else record.data
     observation = data.get("observation") or {}
     target = data.get("target")
     contrast = data.get("discriminate")
@@ -163,6 +164,7 @@ def _summary(record: Any) -> dict[str, Any]:
         "target": target,
         "discriminates": contrast.get("discriminates") if isinstance(contrast, dict) else None,
         "ledger_revision": record.ledger_revision,
+        **({"unreadable": record.to_dict()["unreadable"]} if record.damage is not None else {}),
     }
 
 
