@@ -44,7 +44,7 @@ from assay.errors import AssayError, UsageError, pointer
 from assay.ids import validate_record_id
 from assay.intent.check import run_facts
 from assay.intent.contract import RESULT_STATUSES, check_report_bound, parse_intent_data
-from assay.intent.snapshot import IntentRead, is_readable
+from assay.intent.snapshot import IntentRead, is_readable, raw_read
 from assay.ledger.store import MAX_REVISION, Reader, Record
 
 __all__ = [
@@ -307,6 +307,6 @@ def _version(reader: Reader, principal: str, record_id: str, revision: int,
             f"{record_id}@{revision} is unreadable: {version.damage.message}",
             code="evidence_unreadable", pointer=where,
             details={"id": record_id, "revision": revision, "reason": version.damage.reason},
-            action=f"Inspect the stored text with 'assay get --raw --revision {revision} -- "
-                   f"{record_id}'; cite an intact version instead.")
+            action=f"Inspect the stored text with 'assay {' '.join(raw_read(record_id, revision))}'"
+                   "; cite an intact version instead.")
     return version

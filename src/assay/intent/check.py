@@ -42,7 +42,7 @@ from typing import Any
 
 from assay.errors import AssayError, UnavailableError
 from assay.intent.contract import EvidenceRef, Requirement, RequirementResult, parse_intent_data
-from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable
+from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable, raw_read
 from assay.ledger.store import Reader, Record
 
 __all__ = [
@@ -115,11 +115,6 @@ def _issue(code: str, message: str, action: str, **where: Any) -> dict[str, Any]
     if code in ADVISORY_CODES:
         out["advisory"] = True
     return out
-
-
-def raw_read(record_id: str, revision: int) -> list[str]:
-    """The literal CLI arguments that print one version's stored text."""
-    return ["get", "--raw", "--revision", str(revision), "--", record_id]
 
 
 def _quoted(args: list[str]) -> str:

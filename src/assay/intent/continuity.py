@@ -52,7 +52,7 @@ from typing import Any
 from assay.canonical import canonical_bytes
 from assay.errors import UnavailableError
 from assay.intent.decisions import DECISION_KIND, parse_event, read_stream, replay
-from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable
+from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable, raw_read
 from assay.ledger.store import Reader, Record, RecordUnreadable
 
 __all__ = [
@@ -99,10 +99,6 @@ _ACTIONS = {
 
 def _get_args(target: str) -> list[str]:
     return ["get", "--", target]
-
-
-def _raw_args(target: str, revision: int) -> list[str]:
-    return ["get", "--raw", "--revision", str(revision), "--", target]
 
 
 def _decision_args(key: str, root: str) -> list[str]:
@@ -294,7 +290,7 @@ class _Projection:
             # The same words a read of the record gives: the read names the fix.
             error = RecordUnreadable(target, record.revision, record.damage)
             self.problem("context_record_unreadable", target, error.message,
-                         _raw_args(target, record.revision), action=error.action,
+                         raw_read(target, record.revision), action=error.action,
                          reason=record.damage.reason)
             return
         if record.scope not in self.binding.context_scopes:
@@ -474,7 +470,7 @@ def _decision_row(state: _Projection, key: str, event_ids: list[str]
     args = _decision_args(key, binding.root)
     for record in stream:
         if record.damage is not None:
-            raw = _raw_args(record.id, record.revision)
+            raw = raw_read(record.id, record.revision)
             state.problem("context_decision_unreadable", record.id,
                           f"decision event {record.id} revision {record.revision} is "
                           f"unreadable: {record.damage.message}", raw,

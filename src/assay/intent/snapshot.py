@@ -22,7 +22,8 @@ from typing import Any
 from assay.intent.contract import IntentDocument
 from assay.ledger.store import Record, view_audiences
 
-__all__ = ["AsOfReader", "IntentRead", "ProjectBinding", "RecordSnapshot", "is_readable"]
+__all__ = ["AsOfReader", "IntentRead", "ProjectBinding", "RecordSnapshot", "is_readable",
+           "raw_read"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,11 @@ class IntentRead:
     cited_versions: Mapping[tuple[str, int], Record | None]
     epoch: str
     ledger_revision: int
+
+
+def raw_read(record_id: str, revision: int) -> list[str]:
+    """The literal CLI arguments that print one version's stored text (damaged or not)."""
+    return ["get", "--raw", "--revision", str(revision), "--", record_id]
 
 
 def is_readable(record: Record, principal: str) -> bool:
