@@ -181,7 +181,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.prepare-capture",
-    summary="Draft (without writing) the two guarded puts that record an intent.",
+    summary="Draft (without writing) the one or two guarded puts that record an intent.",
     description=(
         "Read-only. Give the intent as --intent FILE (the intent object) or with --brief, "
         "--user-reference and --requirement 'ID|TEXT|ACCEPTANCE[|PARENT_ID]' (repeatable). "
