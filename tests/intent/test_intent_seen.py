@@ -130,6 +130,10 @@ def test_seen_damaged_intent_is_an_unreadable_report(proj: Project) -> None:
     status = data(proj, "work.status")["intents"]
     assert [(r["id"], r["error"]["code"]) for r in status] == [("knowledge:export",
                                                                  "intent_unreadable")]
+    written = data(proj, "report", intent="knowledge:export", out=str(proj.root / "r.html"))
+    page = Path(written["path"]).read_text(encoding="utf-8")
+    assert written["ready_to_review"] is False and 'data-code="intent_unreadable"' in page
+    assert "assay get --raw --revision 1 -- knowledge:export" in page
 
 
 def test_seen_damaged_continuity_record_is_named_and_the_rest_projected(proj: Project) -> None:

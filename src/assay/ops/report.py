@@ -141,7 +141,10 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
                              admitted_scopes=tuple(project.admitted_scopes),
                              principal=inv.principal)
     checked = work_check(reader, binding, intent_id)
-    versions[checked["intent_record_id"]] = checked["intent_revision"]
+    if checked["intent_sha256"] is not None:
+        # A damaged intent shows nothing of its content (only its id and the
+        # read of its stored text), so it is no source of the page.
+        versions[checked["intent_record_id"]] = checked["intent_revision"]
     cited: list[str] = []
     for result in checked["actual"].get("results", []):
         for ref in result.get("evidence", []):
