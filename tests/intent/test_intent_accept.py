@@ -328,3 +328,23 @@ def test_put_repairs_a_damaged_intent_record(proj: Project) -> None:
     damage(proj, "knowledge:export", 1, "{")
     put(proj, "knowledge:export", {"note": "starting again"})
     assert revision(proj) == 2
+
+
+# --- verify_with ---------------------------------------------------------------------------
+
+
+def test_check_flags_a_run_of_another_command_than_verify_with(tmp_path: Path) -> None:
+    """A passed result resting on a run of a command verify_with does not name is blocking."""
+    project = evidence_project(tmp_path / "proj", None, ok=PASS, lint=PASS)
+    data(project, "work.new", id="knowledge:export", brief="b",
+         requirement=["R1|t|a"], verify_with=["R1=lint"])
+    data(project, "evidence.run", name="ok")
+    data(project, "work.accept", id="knowledge:export", requirement=["R1"],
+         evidence=["evidence:ok@1"])
+    report = check(project)
+    assert (report["ready_to_review"], codes(report)) == (False, ["evidence_command_mismatch"])
+    assert report["next"] == ["Cite a run of lint for R1 ('assay evidence run --for "
+                              "knowledge:export#R1 -- lint')."]
+    data(project, "evidence.run", name="lint", target="knowledge:export#R1")
+    data(project, "work.accept", id="knowledge:export", from_run=["evidence:lint@1"])
+    assert check(project)["ready_to_review"] is True
