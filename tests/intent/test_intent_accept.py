@@ -343,8 +343,8 @@ def test_check_flags_a_run_of_another_command_than_verify_with(tmp_path: Path) -
          evidence=["evidence:ok@1"])
     report = check(project)
     assert (report["ready_to_review"], codes(report)) == (False, ["evidence_command_mismatch"])
-    assert report["next"] == ["Cite a run of lint for R1 ('assay evidence run --for "
-                              "knowledge:export#R1 -- lint')."]
+    assert report["next"] == [("Cite a run of lint for R1 ('assay evidence run --for "
+                               "knowledge:export#R1 -- lint').")]
     data(project, "evidence.run", name="lint", target="knowledge:export#R1")
     data(project, "work.accept", id="knowledge:export", from_run=["evidence:lint@1"])
     assert check(project)["ready_to_review"] is True
