@@ -9,6 +9,7 @@ Sections::
 
     [project]   name, admitted_scopes, principal
     [ledger]    url (sqlite path or postgresql:// URL)
+    [evidence]  ignore (workspace paths an observation leaves out: tool caches)
     [evidence.commands.NAME]
                 argv, cwd, timeout, env, phases, required, enabled, description
     [goals.GOAL_ID]
@@ -34,6 +35,7 @@ from assay.ids import validate_principal
 
 __all__ = [
     "CONFIG_NAME",
+    "DEFAULT_EVIDENCE_IGNORE",
     "STATE_DIR",
     "EvidenceCommand",
     "GoalConfig",
@@ -48,6 +50,10 @@ __all__ = [
 CONFIG_NAME = "assay.toml"
 STATE_DIR = ".assay"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# What `assay init` writes as [evidence] ignore: caches that test and lint
+# tools write during a run, which are not changes anyone made to the work.
+DEFAULT_EVIDENCE_IGNORE = (".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache",
+                           "node_modules/.cache")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +133,7 @@ class Project:
     ledger_url: str | None = None
     sections: dict[str, Any] = field(default_factory=dict)
     evidence_commands: tuple[EvidenceCommand, ...] = ()
+    evidence_ignore: tuple[str, ...] = ()
     goals: tuple[GoalConfig, ...] = ()
     loop: LoopSettings = LoopSettings()
     memory_enabled: bool = True
@@ -264,6 +271,7 @@ def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
         ledger_url=url,
         sections={k: v for k, v in raw.items() if k not in {"project", "ledger"}},
         evidence_commands=_evidence_commands(path, raw),
+        evidence_ignore=_evidence_ignore(path, raw),
         goals=_goals(path, raw),
         loop=_loop_settings(path, raw),
         memory_enabled=_memory_enabled(path, raw),
@@ -350,7 +358,7 @@ def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
     return tuple(out)
 
 
-_EVIDENCE_KEYS = {"commands"}
+_EVIDENCE_KEYS = {"commands", "ignore"}
 _COMMAND_KEYS = {"argv", "cwd", "timeout", "env", "phases", "required", "enabled", "description"}
 _PHASES = ("before", "after")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -365,6 +373,28 @@ def _evidence_commands(path: Path, raw: dict[str, Any]) -> tuple[EvidenceCommand
     if not isinstance(commands, dict):
         raise _config_error(path, "/evidence/commands", "[evidence.commands] must be a table")
     return tuple(_evidence_command(path, name, commands[name]) for name in sorted(commands))
+
+
+def _evidence_ignore(path: Path, raw: dict[str, Any]) -> tuple[str, ...]:
+    """``[evidence] ignore``: relative path patterns (``*`` and ``?`` within one name).
+
+    A pattern without ``/`` matches a file or directory name at any depth;
+    one with ``/`` matches that run of names at any depth. Everything under
+    a matching directory is left out of workspace observations.
+    """
+    value = _table(path, raw, "evidence").get("ignore", [])
+    if not isinstance(value, list):
+        raise _config_error(path, "/evidence/ignore", "ignore must be a list of path patterns")
+    out: list[str] = []
+    for index, item in enumerate(value):
+        parts = item.strip("/").split("/") if isinstance(item, str) else []
+        if not parts or any(p in ("", ".", "..") for p in parts) or "\x00" in item:
+            raise _config_error(path, pointer("evidence", "ignore", index),
+                                "ignore entries are relative path patterns such as "
+                                "__pycache__ or node_modules/.cache")
+        if item.strip("/") not in out:
+            out.append(item.strip("/"))
+    return tuple(out)
 
 
 def _evidence_command(path: Path, name: str, table: Any) -> EvidenceCommand:
@@ -503,6 +533,10 @@ def init_project(
     lines = ["[project]", f"name = {_toml_string(name)}", "admitted_scopes = []", ""]
     if db:
         lines += ["[ledger]", f"url = {_toml_string(db)}", ""]
+    lines += ["[evidence]",
+              "# Left out of workspace observations: caches tools write while they run.",
+              "ignore = [" + ", ".join(_toml_string(p) for p in DEFAULT_EVIDENCE_IGNORE) + "]",
+              ""]
     config.write_text("\n".join(lines), encoding="utf-8")
     (base / STATE_DIR).mkdir(exist_ok=True)
     _ignore_state_dir(base)

@@ -274,25 +274,20 @@ def _chapter_packet(story: _Story) -> None:
 
 
 def _chapter_intent(story: _Story) -> None:
+    from assay.errors import AssayError
     from assay.intent.contract import intent_sha256
 
     story.chapter("Intent: is it ready for review? Not until the evidence says so")
-    intent = {
-        "version": 1,
-        "brief": "calc.add adds two numbers and is documented",
+    created = story.call("work.new", {
+        "id": "knowledge:calc", "brief": "calc.add adds two numbers and is documented",
         "user_reference": "demo request: make calc.add trustworthy",
-        "requirements": [
-            {"id": "R1", "text": "add returns the sum", "acceptance": "assay runs the unit check"},
-            {"id": "R2", "text": "the doc says what add does", "parent_id": "R1",
-             "acceptance": "a reviewer reads the docstring note"},
-            {"id": "R3", "text": "calc.py compiles cleanly", "acceptance": "assay runs compile"},
-        ],
-        "boundaries": ["Change only calc.py"],
-        "non_goals": ["No new operations"],
-    }
-    story.call("put", {"id": "knowledge:calc", "data": {"intent": intent}})
-    story.show("intent", f"knowledge:calc with R1, R2 (child of R1), R3; intent_sha256 "
-               f"{intent_sha256(intent)[:16]}...")
+        "requirement": ["R1|add returns the sum|assay runs the unit check",
+                        "R2|the doc says what add does|a reviewer reads the docstring note|R1",
+                        "R3|calc.py compiles cleanly|assay runs compile"],
+        "verify_with": ["R1=unit", "R3=calc-compiles"],
+        "boundary": ["Change only calc.py"], "non_goal": ["No new operations"]})["data"]
+    story.show("assay work new -- knowledge:calc", f"R1, R2 (child of R1), R3 in one guarded "
+               f"put; intent_sha256 {created['intent_sha256'][:16]}...")
 
     def check(label: str) -> dict[str, Any]:
         envelope = story.call("work.check", {"id": "knowledge:calc"})
@@ -305,48 +300,56 @@ def _chapter_intent(story: _Story) -> None:
         return report
 
     check("work check")
+    # An agent claims R1 passed by hand, citing the unit run of the evidence
+    # chapter: that run failed (the bug was still there).
+    current = story.call("get", {"id": "knowledge:calc"})["data"]["record"]
+    intent = current["data"]["intent"]
+    failed = story.call("get", {"id": "evidence:unit", "revision": 1})["data"]["record"]
+    story.call("put", {"id": "knowledge:calc", "expect_revision": current["revision"], "data": {
+        "intent": intent, "acceptance": {
+            "intent_sha256": intent_sha256(intent), "blockers": [], "results": [
+                {"requirement_id": "R1", "status": "passed", "notes": "the tests pass",
+                 "evidence": [{"id": "evidence:unit", "revision": 1,
+                               "data_sha256": failed["data_sha256"]}]}]}}})
+    check("an agent puts R1 passed citing evidence:unit@1 by hand")
+    try:
+        story.call("work.accept", {"id": "knowledge:calc", "requirement": ["R1"],
+                                   "evidence": ["evidence:unit@1"], "status": "passed"})
+    except AssayError as exc:
+        story.show("assay work accept --requirement R1 --evidence evidence:unit@1 --status passed",
+                   f"refused ({exc.code}): {exc.message}")
     with open(story.root / "assay.toml", "a", encoding="utf-8") as handle:
         handle.write("\n[evidence.commands.calc-compiles]\n"
                      f"argv = {json.dumps([sys.executable, '-m', 'py_compile', 'calc.py'])}\n"
-                     'timeout = 60\ndescription = "calc.py compiles"\n'
-                     "\n[evidence.commands.calc-adds]\n"
-                     f"argv = {json.dumps([sys.executable, '-c', 'import calc; assert calc.add(2, 3) == 5'])}\n"
-                     'timeout = 60\ndescription = "calc.add sums"\n')
-    if not (story.root / "calc.py").exists():
-        (story.root / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
-    adds = story.call("evidence.run", {"name": "calc-adds", "target": "knowledge:calc#R1"})["data"]
-    story.show("assay evidence run -- calc-adds", f"{adds['status']}, origin {adds['origin']}")
+                     'timeout = 60\ndescription = "calc.py compiles"\n')
+    unit = story.call("evidence.run", {"name": "unit", "target": "knowledge:calc#R1"})["data"]
+    cite = f"{unit['receipt']['id']}@{unit['receipt']['revision']}"
+    story.show("assay evidence run --for knowledge:calc#R1 -- unit",
+               f"{unit['status']} now that calc.add is fixed: {cite}")
+    accepted = story.call("work.accept", {"id": "knowledge:calc", "from_run": [cite]})["data"]
+    story.show(f"assay work accept --from-run {cite} -- knowledge:calc",
+               f"R1 {accepted['results'][0]['status']} in one guarded put (intent_sha256 and "
+               "data_sha256 computed by assay)")
     note = story.call("put", {"id": "knowledge:calc-doc-note",
                               "data": {"text": "add(a, b) returns a + b; reviewed by hand"}})["data"]
-
-    def result(rid: str, status: str, *refs: dict[str, Any], notes: str) -> dict[str, Any]:
-        return {"requirement_id": rid, "status": status, "evidence": list(refs), "notes": notes}
-
-    def accept(*results: dict[str, Any]) -> None:
-        current = story.call("get", {"id": "knowledge:calc"})["data"]
-        story.call("put", {"id": "knowledge:calc", "expect_revision":
-                           current["record"]["revision"],
-                           "data": {"intent": intent, "acceptance": {
-                               "intent_sha256": intent_sha256(intent),
-                               "results": list(results), "blockers": []}}})
-
-    r1 = result("R1", "passed", adds["evidence_ref"], notes="assay ran the unit check; it passed")
-    r2 = result("R2", "passed", {"id": note["id"], "revision": note["revision"]},
-                notes="the note records the reviewed docstring")
-    accept(r1, r2, result("R3", "unverified", notes="compile check not run yet"))
-    check("after mapping R1 and R2")
+    story.call("work.accept", {"id": "knowledge:calc", "requirement": ["R2"],
+                               "evidence": [f"{note['id']}@{note['revision']}"],
+                               "note": "the note records the reviewed docstring"})
+    check("after recording R1 and R2")
     compiles = story.call("evidence.run", {"name": "calc-compiles",
                                            "target": "knowledge:calc#R3"})["data"]
-    story.show("assay evidence run -- calc-compiles", f"{compiles['status']}, origin "
-               f"{compiles['origin']}")
-    accept(r1, r2, result("R3", "passed", compiles["evidence_ref"],
-                          notes="assay compiled calc.py"))
+    story.call("work.accept", {"id": "knowledge:calc", "from_run": [
+        f"{compiles['receipt']['id']}@{compiles['receipt']['revision']}"]})
+    story.show("assay evidence run --for knowledge:calc#R3 -- calc-compiles, then work accept",
+               f"{compiles['status']}, origin {compiles['origin']}")
     report = check("after recording R3's evidence")
     for item in report["actual"]["results"]:
         for ref in item["evidence"]:
+            run = ref.get("run") or {}
             story.show(f"  {item['requirement_id']} evidence",
                        f"{ref['id']}@{ref['revision']} machine_observed="
-                       f"{str(ref['machine_observed']).lower()}")
+                       f"{str(ref['machine_observed']).lower()}"
+                       + (f", run {run['status']}" if run else ""))
     first = story.call("work.checkpoint", {"id": "knowledge:calc"})["data"]
     again = story.call("work.checkpoint", {"id": "knowledge:calc"})["data"]
     story.show("work checkpoint", f"wrote {first['handoff_id']} revision "

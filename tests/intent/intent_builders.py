@@ -35,6 +35,20 @@ class Ledger:
         self.versions.append(record)
         return record
 
+    def put_damaged(self, record_id: str, text: str, *, origin: str = "claim",
+                    kind: str | None = None) -> Record:
+        """A version whose stored text does not hash to its digest, as a damaged row reads back."""
+        self.revision += 1
+        previous = [r for r in self.versions if r.id == record_id]
+        record = Record(
+            id=record_id, kind=kind or record_id.partition(":")[0], scope=SCOPE,
+            revision=len(previous) + 1, data_sha256="0" * 64, status="current",
+            superseded_by=None, links=(), audience="project", sources=(),
+            created_at="2026-01-01T00:00:00Z", ledger_revision=self.revision, origin=origin,
+            data_text=text)
+        self.versions.append(record)
+        return record
+
     def snapshot(self) -> Any:
         from assay.intent.snapshot import RecordSnapshot
 

@@ -82,7 +82,7 @@ def ready_claims_only(s: Scene) -> str:
     s.put("knowledge:login", data(intent(*TWO), [result("R1", "passed", a),
                                                  result("R2", "passed", b)],
                                   tasks=[{"runtime_task_id": "t-1", "owner": "agent-a",
-                                          "requirement_ids": ["R2", "R9"], "status": "done"}]))
+                                          "requirement_ids": ["R2"], "status": "done"}]))
     return "knowledge:login"
 
 

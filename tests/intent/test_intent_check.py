@@ -57,7 +57,8 @@ def test_check_machine_observed_marked_in_actual() -> None:
     """A cited machine-origin version is machine_observed in actual."""
     ledger, _ = ready_ledger()
     refs = check(ledger)["actual"]["results"][0]["evidence"]
-    assert refs[0]["machine_observed"] is True and refs[0]["current"]["origin"] == "machine"
+    assert refs[0]["machine_observed"] is True and refs[0]["origin"] == "machine"
+    assert refs[0]["current_revision"] == 1
 
 
 def test_check_missing_acceptance_is_an_issue() -> None:
@@ -79,15 +80,17 @@ def test_check_missing_result() -> None:
     assert report["delta"]["requirements"][1]["status"] == "not_started"
 
 
-def test_check_unknown_task_requirement() -> None:
-    """A task naming an unknown requirement is a global unknown_requirement issue."""
-    ledger, _ = ready_ledger()
+def test_check_result_for_unknown_requirement_is_an_issue() -> None:
+    """A result naming a requirement the intent lacks is unknown_requirement, before the others."""
+    ledger, it = ready_ledger()
     record = ledger.versions[-1]
-    ledger.put("knowledge:login", dict(record.data, tasks=[
-        {"runtime_task_id": "t", "owner": "o", "requirement_ids": ["R9"], "status": "done"}]))
+    results = [*record.data["acceptance"]["results"], passed("R9", {"id": "evidence:a",
+                                                                    "revision": 1})]
+    ledger.put("knowledge:login", data(it, results))
     report = check(ledger)
     assert codes(report) == ["unknown_requirement"]
-    assert report["issues"][0]["requirement_id"] == "R9"
+    assert report["issues"][0]["requirement_id"] == "R9" and report["ready_to_review"] is False
+    assert "R9" in report["next"][0]
 
 
 def test_check_global_issues_come_first() -> None:
@@ -144,10 +147,19 @@ def test_check_matching_digest_passes() -> None:
 
 def test_check_next_deduplicates_actions() -> None:
     """next holds each distinct action once, in issue order."""
+    ledger, it = ready_ledger()
+    results = ledger.versions[-1].data["acceptance"]["results"]
+    ledger.put("knowledge:login", data(it, results, blockers=["wait", "wait"]))
+    report = check(ledger)
+    assert len(report["issues"]) == 2 and len(report["next"]) == 1
+
+
+def test_check_next_actions_name_the_requirement() -> None:
+    """Each requirement's next action names that requirement."""
     ledger = Ledger()
     ledger.put("knowledge:login", data(intent(), [passed("R1"), passed("R2")]))
     report = check(ledger)
-    assert len(report["issues"]) == 2 and len(report["next"]) == 1
+    assert ["R1" in report["next"][0], "R2" in report["next"][1]] == [True, True]
 
 
 def test_check_intent_not_found() -> None:
@@ -259,12 +271,13 @@ def test_check_unavailable_and_unreadable_evidence_are_record_errors() -> None:
     a = ledger.put("evidence:a", {"ok": 1}, origin="machine")
     b = ledger.put("evidence:b", {"ok": 2}, origin="machine")
     ledger.put("knowledge:login", data(intent(), [passed("R1", ref(a)), passed("R2", ref(b))]))
-    reader = FailingSnapshot(ledger, {
-        "evidence:a": UnavailableError("the ledger went away"),
-        "evidence:b": AssayError("stored text is not JSON", code="invalid_json"),
-    })
+    ledger.put_damaged("evidence:b", '{"ok":')
+    reader = FailingSnapshot(ledger, {"evidence:a": UnavailableError("the ledger went away")})
     report = work_check(reader, BINDING, "knowledge:login")
     assert codes(report) == ["evidence_unavailable", "evidence_unreadable"]
-    assert report["complete"] is False
+    assert report["complete"] is False and report["ready_to_review"] is False
     assert [e["code"] for e in report["record_errors"]] == ["evidence_unavailable",
                                                             "evidence_unreadable"]
+    assert report["record_errors"][1]["read"] == ["get", "--raw", "--revision", "2", "--",
+                                                  "evidence:b"]
+    assert "'assay get --raw --revision 2 -- evidence:b'" in report["next"][1]

@@ -42,15 +42,23 @@ def test_continuity_explicit_empty_active_stays_empty() -> None:
 
 
 def test_continuity_active_includes_ancestors_and_unfinished_descendants() -> None:
-    """Active requirements bring their ancestors and unfinished descendants."""
+    """Records of an active requirement's ancestors and unfinished descendants are selected branch."""
     ledger = Ledger()
     tree = intent([{"id": "A", "text": "t", "acceptance": "a"},
                    {"id": "B", "text": "t", "acceptance": "a", "parent_id": "A"},
                    {"id": "C", "text": "t", "acceptance": "a", "parent_id": "B"},
                    {"id": "D", "text": "t", "acceptance": "a"}])
+    for name in "abcd":
+        ledger.put(f"knowledge:{name}", {"n": name})
     ledger.put("knowledge:login", {"intent": tree, "continuation": {
-        "active_requirement_ids": ["B"], "next_action": "go"}})
-    assert project(ledger)["active_requirement_ids"] == ["B", "A", "C"]
+        "active_requirement_ids": ["B"], "next_action": "go", "context": {
+            "version": 1, "mission_record_ids": [], "requirements": [
+                {"id": rid, "record_ids": [f"knowledge:{rid.lower()}"]} for rid in "ABCD"]}}})
+    out = project(ledger)
+    assert out["active_requirement_ids"] == ["B"]
+    assert [(r["id"], r["selection"]["reason"]) for r in out["records"]] == [
+        ("knowledge:b", "active_requirement"), ("knowledge:a", "selected_branch"),
+        ("knowledge:c", "selected_branch")]
 
 
 def test_continuity_follows_requires_links() -> None:
@@ -63,7 +71,8 @@ def test_continuity_follows_requires_links() -> None:
     with_context(ledger, ["knowledge:a"])
     out = project(ledger)
     assert [r["id"] for r in out["records"]] == ["knowledge:a", "knowledge:b", "knowledge:c"]
-    assert out["records"][1]["selection"]["reason"] == "dependency"
+    assert out["records"][1]["selection"]["reason"] == "active_requirement_dependency"
+    assert out["records"][1]["selection"]["reasons"] == ["dependency:knowledge:a"]
     assert out["complete"] is True and out["limits"]["edges"] == 2
 
 
@@ -76,14 +85,15 @@ def test_continuity_missing_record_gets_literal_read() -> None:
     assert out["complete"] is False
 
 
-def test_continuity_retired_record_gets_raw_read() -> None:
-    """A retired associated record asks for get --raw (source correction)."""
+def test_continuity_retired_record_gets_a_read() -> None:
+    """A retired associated record stays unresolved with a literal get read."""
     ledger = Ledger()
     ledger.put("knowledge:old", {"n": 1}, status="retired")
     with_context(ledger, ["knowledge:old"])
     out = project(ledger)
     assert out["issues"][0]["code"] == "context_record_retired"
-    assert out["read_required"][0]["read_args"] == ["get", "--raw", "--", "knowledge:old"]
+    assert out["read_required"][0]["read_args"] == ["get", "--", "knowledge:old"]
+    assert out["records"] == []
 
 
 def test_continuity_foreign_scope_is_unresolved() -> None:
@@ -91,7 +101,7 @@ def test_continuity_foreign_scope_is_unresolved() -> None:
     ledger = Ledger()
     ledger.put("knowledge:theirs", {"n": 1}, scope="project:elsewhere")
     with_context(ledger, ["knowledge:theirs"])
-    assert project(ledger)["issues"][0]["code"] == "context_out_of_scope"
+    assert project(ledger)["issues"][0]["code"] == "context_scope_mismatch"
 
 
 def test_continuity_global_records_are_admitted() -> None:
@@ -114,6 +124,9 @@ def test_continuity_node_limit_truncates() -> None:
     assert out["limits"]["nodes"] == cont.MAX_NODES == 256
     assert out["truncated"] is True and out["omitted"]["deeper_count_unknown"] is True
     assert out["omitted"]["known_ids"][0] == "knowledge:l255"
+    assert [(i["code"], i["id"]) for i in out["issues"]] == [
+        ("continuity_node_limit", "knowledge:login")]
+    assert out["read_required"][0]["read_args"] == ["get", "--", "knowledge:login"]
 
 
 def test_continuity_edge_limit_truncates() -> None:
@@ -124,6 +137,7 @@ def test_continuity_edge_limit_truncates() -> None:
     with_context(ledger, ["knowledge:hub"])
     out = project(ledger)
     assert out["limits"]["edges"] == cont.MAX_EDGES == 1024 and out["truncated"] is True
+    assert "continuity_edge_limit" in [i["code"] for i in out["issues"]]
 
 
 def test_continuity_byte_limit_holds() -> None:
@@ -135,17 +149,22 @@ def test_continuity_byte_limit_holds() -> None:
     out = project(ledger)
     assert len(canonical_bytes(out)) <= cont.MAX_BYTES == 128 * 1024
     assert out["limits"]["bytes"] == len(canonical_bytes(out))
-    assert out["truncated"] is True and "knowledge:big11" in out["omitted"]["known_ids"]
+    # Rows rank by id, so the last one (big9) is the first left out.
+    assert out["truncated"] is True and "knowledge:big9" in out["omitted"]["known_ids"]
+    assert out["issues"][0]["code"] == "continuity_byte_limit"
 
 
-def test_continuity_oversized_record_keeps_identity() -> None:
-    """A record over 16 KiB keeps its identity but not its data, with a read."""
+def test_continuity_oversized_record_is_truncated_with_a_read() -> None:
+    """A record too large for the byte bound is omitted whole: truncated, with a get read."""
     ledger = Ledger()
-    ledger.put("knowledge:huge", {"text": "z" * 20000})
-    with_context(ledger, ["knowledge:huge"])
+    ledger.put("knowledge:huge", {"text": "z" * 140_000})
+    ledger.put("knowledge:small", {"text": "fits"})
+    with_context(ledger, ["knowledge:huge", "knowledge:small"])
     out = project(ledger)
-    assert out["records"][0]["data_omitted"] is True
-    assert out["issues"][0]["code"] == "context_record_oversized"
+    assert [r["id"] for r in out["records"]] == ["knowledge:small"]
+    assert out["truncated"] is True and out["complete"] is False
+    assert {"target_id": "knowledge:huge", "read_args": ["get", "--", "knowledge:huge"]}.items() \
+        <= out["read_required"][-1].items()
 
 
 def test_continuity_decision_conflict_named() -> None:
@@ -170,11 +189,11 @@ def test_continuity_superseded_event_needs_current_stream() -> None:
     with_context(ledger, ["decision-event:k.1"])
     out = project(ledger)
     assert out["decisions"][0]["choice"] == "b"
-    assert out["issues"][0]["code"] == "decision_superseded"
+    assert out["issues"][0]["code"] == "context_decision_superseded"
 
 
 def test_continuity_order_puts_decisions_and_constraints_first() -> None:
-    """Within a band decisions precede constraints, which precede other records."""
+    """Within a band decisions and constraints precede other records, then by id."""
     ledger = Ledger()
     ledger.put("knowledge:plain", {"n": 1})
     ledger.put("knowledge:rule", {"category": "constraint"})
@@ -182,8 +201,9 @@ def test_continuity_order_puts_decisions_and_constraints_first() -> None:
                                       "supersedes": []})
     with_context(ledger, ["knowledge:plain", "knowledge:rule", "decision-event:k.1"])
     out = project(ledger)
-    assert out["decisions"][0]["selection"]["order"] == 1
-    assert [r["id"] for r in out["records"]] == ["knowledge:rule", "knowledge:plain"]
+    assert out["decisions"][0]["selection"]["order"] == 0
+    assert [(r["id"], r["selection"]["order"]) for r in out["records"]] == [
+        ("knowledge:rule", 1), ("knowledge:plain", 2)]
 
 
 def test_continuity_cited_evidence_of_active_requirement_selected() -> None:
@@ -193,7 +213,7 @@ def test_continuity_cited_evidence_of_active_requirement_selected() -> None:
     unfinished = dict(passed("R1", ref(a)), status="unverified")
     ledger.put("knowledge:login", data(intent(), [unfinished]))
     out = project(ledger)
-    assert out["records"][0]["selection"]["reasons"] == ["cited_evidence"]
+    assert out["records"][0]["selection"]["reasons"] == ["current_evidence"]
 
 
 def test_continuity_active_overflow_counted() -> None:

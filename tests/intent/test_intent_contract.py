@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from assay.errors import AssayError
-from assay.intent.contract import intent_data_schema, intent_sha256, parse_intent_data
+from assay.intent.contract import (
+    check_report_bound,
+    intent_data_schema,
+    intent_sha256,
+    parse_intent_data,
+)
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "intent").glob("*.json"))
 
@@ -102,10 +107,44 @@ def test_contract_cycle_pointer_names_first_member_on_cycle() -> None:
     assert info.value.pointer == "/data/intent/requirements/1/parent_id"
 
 
+def _chain(count: int) -> dict:
+    reqs = [{"id": f"R{i}", "text": "t", "acceptance": "a",
+             **({"parent_id": f"R{i - 1}"} if i else {})} for i in range(count)]
+    return {"intent": {"version": 1, "brief": "b", "user_reference": "u", "requirements": reqs,
+                       "boundaries": [], "non_goals": []}}
+
+
 def test_contract_long_chain_is_linear() -> None:
     """A 5,000-deep parent chain validates (the cycle check does not walk it repeatedly)."""
-    reqs = [{"id": f"R{i}", "text": "t", "acceptance": "a",
-             **({"parent_id": f"R{i - 1}"} if i else {})} for i in range(5000)]
-    data = {"intent": {"version": 1, "brief": "b", "user_reference": "u", "requirements": reqs,
-                       "boundaries": [], "non_goals": []}}
-    assert len(parse_intent_data(data).requirements) == 5000
+    assert len(parse_intent_data(_chain(5000)).requirements) == 5000
+
+
+def test_contract_report_bound_refuses_a_report_too_large_to_print() -> None:
+    """6,000 requirements could make a report past 100,000 values: refused at the requirements."""
+    check_report_bound(_chain(1000))
+    with pytest.raises(AssayError) as info:
+        check_report_bound(_chain(6000))
+    assert (info.value.code, info.value.pointer) == ("invalid_intent_contract",
+                                                     "/data/intent/requirements")
+
+
+def test_contract_report_bound_counts_evidence_references() -> None:
+    """Many cited references are refused at the results, where the size comes from."""
+    data = _chain(10)
+    refs = [{"id": f"evidence:e{i}", "revision": 1} for i in range(3000)]
+    data["acceptance"] = {"intent_sha256": "0" * 64, "blockers": [], "results": [
+        {"requirement_id": "R0", "status": "passed", "evidence": refs, "notes": "n"}]}
+    with pytest.raises(AssayError) as info:
+        check_report_bound(data)
+    assert info.value.pointer == "/data/acceptance/results"
+
+
+def test_contract_verify_with_names_evidence_commands() -> None:
+    """verify_with holds distinct command names; anything else is refused with its pointer."""
+    data = _chain(1)
+    data["intent"]["requirements"][0]["verify_with"] = ["unit", "lint"]
+    assert parse_intent_data(data).requirements[0].verify_with == ("unit", "lint")
+    data["intent"]["requirements"][0]["verify_with"] = ["unit", "a b"]
+    with pytest.raises(AssayError) as info:
+        parse_intent_data(data)
+    assert info.value.pointer == "/data/intent/requirements/0/verify_with/1"

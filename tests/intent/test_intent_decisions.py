@@ -50,12 +50,13 @@ def test_decisions_agreeing_heads_resolve() -> None:
 
 
 def test_decisions_retired_head_is_not_current() -> None:
-    """A retired event is no head; its predecessor stays superseded."""
+    """A retired event is no head and its predecessor stays superseded: no current choice."""
     ledger = Ledger()
     ledger.put("decision-event:k.1", event("a"))
     ledger.put("decision-event:k.2", event("b", "decision-event:k.1"), status="retired")
     out = replay("k", ledger.versions)
-    assert out["status"] == "conflict" and out["head_event_ids"] == []
+    assert out["status"] == "unavailable" and out["head_event_ids"] == []
+    assert out["choice"] is None and out["conflict"] is None
 
 
 def test_decisions_no_events_unavailable() -> None:

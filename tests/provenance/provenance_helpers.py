@@ -39,12 +39,16 @@ def current(store: Store, record_id: str, *, audience: str = "project") -> Recor
 
 def put(store: Store, record_id: str, data: Any, *, audience: str = "project", scope: str = SCOPE,
         sources: Sequence[Record | SourceRef] = (), status: str = "current",
-        superseded_by: str | None = None) -> Record:
-    """Write one version (sources given as records are pinned to their exact version)."""
+        superseded_by: str | None = None, origin: str = "claim") -> Record:
+    """Write one version (sources given as records are pinned to their exact version).
+
+    ``origin="derived"`` stands for a version assay's saved-context code wrote;
+    the default is what a client ``put`` writes.
+    """
     refs = tuple(s if isinstance(s, SourceRef) else SourceRef(s.id, s.revision, s.data_sha256)
                  for s in sources)
     store.put(Write(id=record_id, data=data, scope=scope, audience=audience, sources=refs,
-                    status=status, superseded_by=superseded_by))
+                    status=status, superseded_by=superseded_by, origin=origin))
     return current(store, record_id, audience=audience)
 
 
@@ -52,7 +56,7 @@ def retire(store: Store, record_id: str) -> Record:
     """A new version of the record with status retired and the same data."""
     record = current(store, record_id)
     return put(store, record_id, record.data, audience=record.audience, scope=record.scope,
-               sources=record.sources, status="retired")
+               sources=record.sources, status="retired", origin=record.origin)
 
 
 def typed(text: str, author: str = "alice") -> dict[str, Any]:

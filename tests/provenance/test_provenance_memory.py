@@ -60,7 +60,8 @@ def test_memory_search_filters_by_scope(store: Any) -> None:
 
 def test_memory_search_skips_records_outside_the_readers_scopes(store: Any) -> None:
     """A memory written in another project's scope never enters this project's search."""
-    put(store, "memory:other", typed("caching elsewhere"), scope="project:other")
+    put(store, "memory:other", typed("caching elsewhere"), scope="project:other",
+        origin="derived")
     remember(store, "caching here")
     assert [i["text"] for i in search(store, "caching")["items"]] == ["caching here"]
     assert search(store, "caching")["unavailable"] == []

@@ -100,14 +100,16 @@ def test_note_list_omits_legacy_note_without_typed_provenance(store: Any) -> Non
 def test_note_list_omits_note_with_unpinned_source(store: Any) -> None:
     """A source without a pinned digest is legacy provenance: the note is omitted."""
     put(store, "knowledge:k", {"v": 1})
-    put(store, "note:unpinned", typed("x"), sources=[SourceRef("knowledge:k", 1)])
+    put(store, "note:unpinned", typed("x"), sources=[SourceRef("knowledge:k", 1)],
+        origin="derived")
     assert [u["reason"] for u in read(store)["unavailable"]] == ["provenance_legacy"]
 
 
 def test_note_list_omits_note_with_forged_source_digest(store: Any) -> None:
     """A pinned digest that is not the version's digest is invalid provenance."""
     put(store, "knowledge:k", {"v": 1})
-    put(store, "note:forged", typed("x"), sources=[SourceRef("knowledge:k", 1, "0" * 64)])
+    put(store, "note:forged", typed("x"), sources=[SourceRef("knowledge:k", 1, "0" * 64)],
+        origin="derived")
     assert [u["reason"] for u in read(store)["unavailable"]] == ["provenance_invalid"]
 
 
@@ -221,7 +223,7 @@ def test_note_list_closure_beyond_32_leaves_is_overflow(store: Any) -> None:
     """A chain of derivations longer than the envelope holds is omitted as provenance_overflow."""
     prev = put(store, "knowledge:c0", typed("0"))
     for i in range(1, 40):
-        prev = put(store, f"note:c{i}", typed(str(i)), sources=[prev])
+        prev = put(store, f"note:c{i}", typed(str(i)), sources=[prev], origin="derived")
     reasons = {u["id"]: u["reason"] for u in read(store)["unavailable"]}
     assert reasons["note:c39"] == "provenance_overflow"
     assert "note:c5" not in reasons

@@ -60,7 +60,7 @@ def test_provenance_admission_iff_whole_closure_readable(graph: dict[str, Any]) 
             for i, node in enumerate(graph["nodes"]):
                 refs = tuple(pins[s] for s in node["sources"])
                 store.put(Write(id=f"note:n{i}", data=typed(f"n{i}"), scope=SCOPE,
-                                audience=node["audience"], sources=refs))
+                                audience=node["audience"], sources=refs, origin="derived"))
                 with handles[node["audience"]].reader() as reader:
                     r = reader.get(f"note:n{i}")
                 pins[i] = SourceRef(r.id, r.revision, r.data_sha256)
@@ -76,7 +76,7 @@ def test_provenance_admission_iff_whole_closure_readable(graph: dict[str, Any]) 
                     data = typed(f"n{index} changed {r.revision}")
                 # "audience" writes the record (as this partition sees it) into that partition.
                 store.put(Write(id=r.id, data=data, scope=SCOPE, audience=audience,
-                                sources=r.sources, status=status))
+                                sources=r.sources, status=status, origin="derived"))
             with handles[f"private:{principal}"].reader() as reader:
                 out = saved.list_entries(reader, access(principal), kind="note")
                 expected_admitted, expected_omitted = set(), set()

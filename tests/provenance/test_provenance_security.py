@@ -102,9 +102,11 @@ def test_private_memory_never_appears_in_another_principals_reads(tmp_path: Any)
                    linked["data_sha256"]):
         assert secret not in text
     assert after == before
-    # Alice herself does see all of it.
+    # Alice herself sees her memory; the one written with put is not saved context.
     mine = proj.ok("memory", "search", "--as", "alice", "--", TOKEN)["data"]
-    assert {i["id"] for i in mine["items"]} == {memory_id, "memory:linked"}
+    assert {i["id"] for i in mine["items"]} == {memory_id}
+    assert [(u["id"], u["reason"]) for u in mine["unavailable"]] == [("memory:linked",
+                                                                      "provenance_legacy")]
 
 
 def test_private_memory_read_by_id_is_indistinguishable_from_absent(tmp_path: Any) -> None:

@@ -84,7 +84,7 @@ def test_terminal_work_check_tree(tmp_path: Path) -> None:
     for rid, words in (("R1", "awaiting descendants"), ("R2", "failed"),
                        ("R3", "needs evidence"), ("R4", "not started")):
         assert any(f"{rid} {words}" in line for line in lines), (rid, words)
-    assert "evidence evidence:green@1 (machine-observed)" in _plain(text)
+    assert "evidence evidence:green@1 (machine: green passed)" in _plain(text)
 
 
 def test_terminal_pipe_gets_one_json_line(tmp_path: Path) -> None:

@@ -174,6 +174,23 @@ _STATUS_STYLE = {
 }
 
 
+def evidence_label(ref: dict[str, Any]) -> str:
+    """Who wrote a cited version and, for a run of assay's runner, how it ended.
+
+    ``machine: unit passed``, ``machine: unit failed, exit 1``, ``claim``, or
+    ``unreadable`` when the cited version could not be read.
+    """
+    if ref.get("origin") is None:
+        return "unreadable or missing"
+    if not ref.get("machine_observed"):
+        return str(ref["origin"])
+    run = ref.get("run")
+    if not run:
+        return "machine-observed"
+    exit_text = f", exit {run['exit_code']}" if run.get("exit_code") not in (None, 0) else ""
+    return f"machine: {run.get('command') or 'run'} {run['status']}{exit_text}"
+
+
 def _work_check_tree(envelope: dict[str, Any]) -> None:
     """``work check`` as a requirement tree with statuses, evidence and issues."""
     from rich.markup import escape
@@ -185,31 +202,36 @@ def _work_check_tree(envelope: dict[str, Any]) -> None:
                else "[bold red]not ready for review[/bold red]")
     root = Tree(f"{escape(report['intent_record_id'])} (revision {report['intent_revision']}): "
                 f"{verdict}")
-    root.add(f"[italic]{escape(report['plan']['brief'])}[/italic]")
+    if report["plan"]["brief"]:
+        root.add(f"[italic]{escape(report['plan']['brief'])}[/italic]")
     delta = {row["id"]: row for row in report["delta"]["requirements"]}
     results = {r["requirement_id"]: r for r in report["actual"]["results"]}
     plan = {r["id"]: r for r in report["plan"]["requirements"]}
     by_requirement: dict[str, list[dict[str, Any]]] = {}
     for issue in report["issues"]:
-        by_requirement.setdefault(issue.get("requirement_id") or "", []).append(issue)
+        key = issue.get("requirement_id") or ""
+        by_requirement.setdefault(key if key in plan else "", []).append(issue)
     for issue in by_requirement.get("", []):
         root.add(f"[red]{escape(issue['code'])}[/red]: {escape(issue['message'])}")
+    for error in report.get("record_errors", []):
+        if error.get("read"):
+            root.add(f"[red]{escape(error['id'])}[/red] unreadable: read it with assay "
+                     + escape(" ".join(error["read"])))
 
-    def add(node: Any, rid: str) -> None:
+    # Iterative: an intent may nest up to its requirement bound, past Python's recursion limit.
+    stack = [(root, rid) for rid in reversed(report["plan"]["root_ids"])]
+    while stack:
+        node, rid = stack.pop()
         style, label = _STATUS_STYLE.get(delta[rid]["status"], ("", delta[rid]["status"]))
         branch = node.add(f"[bold]{escape(rid)}[/bold] [{style}]{label}[/{style}]  "
                           f"{escape(plan[rid]['text'])}")
         for ref in results.get(rid, {}).get("evidence", []):
-            seen = "machine-observed" if ref["machine_observed"] else "claim"
-            branch.add(f"evidence {escape(ref['id'])}@{ref['revision']} ({seen})")
+            branch.add(f"evidence {escape(ref['id'])}@{ref['revision']} "
+                       f"({escape(evidence_label(ref))})")
         for issue in by_requirement.get(rid, []):
             colour = "yellow" if issue.get("advisory") else "red"
             branch.add(f"[{colour}]{escape(issue['code'])}[/{colour}]: {escape(issue['message'])}")
-        for child in plan[rid]["child_ids"]:
-            add(branch, child)
-
-    for rid in report["plan"]["root_ids"]:
-        add(root, rid)
+        stack.extend((branch, child) for child in reversed(plan[rid]["child_ids"]))
     continuity = report.get("continuity") or {}
     if continuity:
         state = ("complete" if continuity.get("complete") else
@@ -284,7 +306,7 @@ def _evidence_run(envelope: dict[str, Any]) -> None:
                    else "[red]does not discriminate[/red]")
         console.print(f"against the ref: {verdict}")
     console.print("cite: " + escape(canonical_text(data["evidence_ref"])))
-    for step in envelope.get("next", [])[:-1]:
+    for step in envelope.get("next", []):
         console.print(f"next: {escape(step)}")
 
 
@@ -294,10 +316,11 @@ def _evidence_list(envelope: dict[str, Any]) -> None:
 
     table = Table("evidence", "rev", "status", "origin", "started", "ms", "for")
     for row in envelope["data"]["evidence"]:
-        colour = _EVIDENCE_STYLE.get(row["status"] or "", "yellow")
+        status = row["status"] or ("unreadable" if row.get("unreadable") else "unknown")
+        colour = _EVIDENCE_STYLE.get(status, "yellow")
         target = row.get("target") or {}
         table.add_row(row["id"], str(row["revision"]),
-                      f"[{colour}]{row['status']}[/{colour}]", row["origin"],
+                      f"[{colour}]{status}[/{colour}]", row["origin"],
                       row.get("started_at") or "", str(row.get("duration_ms") or ""),
                       f"{target['intent']}#{target['requirement']}" if target else "")
     _console().print(table)
@@ -328,8 +351,9 @@ def _packet_validation(envelope: dict[str, Any]) -> None:
                       f"{verdict} (status {summary['status']})")
         console.print(f"profile: requested {summary['requested_profile']}, achieved "
                       f"{summary['achieved_profile'] or 'none'}")
-        console.print(f"claims: {summary['claims']} {escape(str(summary['claim_states']))}; "
-                      f"evidence: {summary['evidence']} {escape(str(summary['evidence_states']))}")
+        console.print(f"claims: {summary['claims']} ({escape(_counts(summary['claim_states']))}); "
+                      f"evidence: {summary['evidence']} "
+                      f"({escape(_counts(summary['evidence_states']))})")
         if summary["material_gaps"]:
             console.print(f"material gaps: {', '.join(summary['material_gaps'])}")
         console.print(f"identity: {summary['identity']}")
@@ -337,6 +361,13 @@ def _packet_validation(envelope: dict[str, Any]) -> None:
         console.print(f"wrote {data['rendered']['path']} ({data['rendered']['digest']})")
     if data["withdrawn"]:
         console.print("[yellow]packet.md withdrawn: this packet is not publishable[/yellow]")
+
+
+def _counts(counts: Any) -> str:
+    """``supported 2, refuted 1``: a count map in words, never a Python repr."""
+    if not isinstance(counts, dict):
+        return str(counts)
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
 
 
 READABLE["packet.validate"] = _packet_validation

@@ -24,19 +24,24 @@ untracked nested repository), or ``<mode> sha256:<hex>`` in SHA-256 mode.
 Nothing here writes: git runs with ``GIT_OPTIONAL_LOCKS=0`` so ``status``
 does not refresh the index. The project's own state directory (``.assay/``)
 is excluded even when it is not ignored, because the ledger lives there.
+Paths matching the project's ``[evidence] ignore`` patterns (tool caches
+such as ``__pycache__``, see :mod:`assay.config`) are left out too, tracked
+or not: a test run that writes its cache is not a change to the work. The
+summary names the patterns it honoured.
 
 Imports the base modules and :mod:`assay.config` only.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import re
 import stat
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +60,7 @@ __all__ = [
     "DirtyEntry",
     "GitObservation",
     "compare",
+    "ignore_matcher",
     "observe",
 ]
 
@@ -98,6 +104,7 @@ class GitObservation:
     workspace_sha256: str | None = None
     observed_at: str = ""
     duration_ms: int = 0
+    ignore: tuple[str, ...] = ()
 
     @property
     def observed(self) -> bool:
@@ -111,7 +118,7 @@ class GitObservation:
         listed dirty paths, so a later reader can compare them.
         """
         listed = self.dirty[:limit]
-        return {
+        out = {
             "kind": "git",
             "status": self.status,
             "reason": self.reason,
@@ -131,6 +138,38 @@ class GitObservation:
             "observed_at": self.observed_at,
             "duration_ms": self.duration_ms,
         }
+        if self.ignore:
+            out["ignore"] = list(self.ignore)
+        return out
+
+
+def ignore_matcher(patterns: Sequence[str]) -> Callable[[str], bool] | None:
+    """A predicate: does a repository-relative path fall under one of ``patterns``?
+
+    A pattern is a run of ``/``-separated names (``*`` and ``?`` match within
+    a name) that may occur at any depth; a path matches when it contains the
+    run, so a file in a matching directory matches too. None for no pattern
+    (nothing to filter: the hot path of a large repository stays a plain list).
+    """
+    def name_test(name: str) -> Callable[[str], bool]:
+        if any(c in name for c in "*?["):
+            return lambda value: fnmatch.fnmatchcase(value, name)
+        return name.__eq__
+
+    runs = [[name_test(n) for n in p.strip("/").split("/")] for p in patterns if p.strip("/")]
+    if not runs:
+        return None
+
+    def matches(path: str) -> bool:
+        names = path.split("/")
+        for run in runs:
+            width = len(run)
+            for start in range(len(names) - width + 1):
+                if all(run[i](names[start + i]) for i in range(width)):
+                    return True
+        return False
+
+    return matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,11 +243,13 @@ def _state(xy: str) -> str:
     return _STATE.get(code, "modified")
 
 
-def observe(root: str | os.PathLike[str], *, content_sha256: bool = False) -> GitObservation:
-    """Observe the git workspace containing ``root``.
+def observe(root: str | os.PathLike[str], *, content_sha256: bool = False,
+            ignore: Sequence[str] = ()) -> GitObservation:
+    """Observe the git workspace containing ``root``, leaving out paths under ``ignore``.
 
     Outside a repository the status is ``not_applicable``; without a usable
     git it is ``unavailable``; a git failure is ``error`` with the reason.
+    ``ignore`` patterns are relative to the repository (see :func:`ignore_matcher`).
     """
     started = time.monotonic()
     observed_at = _now()
@@ -220,6 +261,7 @@ def observe(root: str | os.PathLike[str], *, content_sha256: bool = False) -> Gi
             **{f: getattr(obs, f) for f in GitObservation.__dataclass_fields__},
             "observed_at": observed_at,
             "duration_ms": round((time.monotonic() - started) * 1000),
+            "ignore": tuple(ignore),
         })
 
     try:
@@ -243,7 +285,8 @@ def observe(root: str | os.PathLike[str], *, content_sha256: bool = False) -> Gi
     toplevel = Path(os.fsdecode(os.fsencode(lines[1])))
     object_format = lines[2]
     try:
-        obs = _observe(base, toplevel, object_format, env, content_sha256)
+        obs = _observe(base, toplevel, object_format, env, content_sha256,
+                       ignore_matcher(ignore))
     except _GitFailed as exc:
         return done(GitObservation(status="error", reason=str(exc), toplevel=str(toplevel)))
     except FileNotFoundError:
@@ -252,7 +295,7 @@ def observe(root: str | os.PathLike[str], *, content_sha256: bool = False) -> Gi
 
 
 def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
-             content_sha256: bool) -> GitObservation:
+             content_sha256: bool, ignored: Callable[[str], bool] | None) -> GitObservation:
     status_args = ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
                    "--ignore-submodules=none"]
     common = ["git", "-c", "core.quotepath=off", "-c", "status.relativePaths=false"]
@@ -315,6 +358,9 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
         if "\t" + excluded in listing_text:  # tracked state files are rare: scan only then
             listed = [e for e in listed if not e[2].startswith(excluded)]
         dirty = [(p, xy) for p, xy in dirty if not _name(p).startswith(excluded)]
+    if ignored is not None:
+        listed = [e for e in listed if not ignored(e[2])]
+        dirty = [(p, xy) for p, xy in dirty if not ignored(_name(p.rstrip(b"/")))]
 
     fingerprints: dict[str, str] = {
         path: f"{mode} {'commit' if mode == '160000' else 'blob'}:{oid}"

@@ -219,10 +219,10 @@ def run_evidence(
     discriminating run happens only when the check passes now. Nothing is
     written here.
     """
-    before = observe(project.root)
+    before = observe(project.root, ignore=project.evidence_ignore)
     observation = run_command(decl, root=project.root, environ=environ, reporter=reporter,
                               timeout_s=timeout_s, cancel=cancel)
-    after = observe(project.root)
+    after = observe(project.root, ignore=project.evidence_ignore)
     comparison = compare(before, after)
     contrast: dict[str, Any] | None = None
     if discriminate_ref is not None:

@@ -33,7 +33,7 @@ from typing import Any
 from assay.canonical import digest
 from assay.errors import AssayError, ConflictError, UnavailableError
 from assay.ids import content_id
-from assay.intent.check import work_check
+from assay.intent.check import require_readable, work_check
 from assay.intent.snapshot import ProjectBinding, is_readable
 from assay.ledger.access import Access
 from assay.ledger.store import Link, Receipt, Record, SourceRef, Store, Write, WriteBasis
@@ -87,6 +87,14 @@ def semantic_signature(report: dict[str, Any]) -> str:
         "statuses": [[r["id"], r["status"]] for r in report["delta"]["requirements"]],
         "issues": [i["code"] for i in report["issues"]],
     })
+
+
+def saved_handoff_signature(handoff: Record | None) -> str | None:
+    """The semantic signature a saved handoff version holds (None if absent or unreadable)."""
+    if handoff is None or handoff.damage is not None or not isinstance(handoff.data, dict):
+        return None
+    signature = handoff.data.get("signature")
+    return signature if isinstance(signature, str) else None
 
 
 def _projection(report: dict[str, Any]) -> dict[str, Any]:
@@ -245,7 +253,7 @@ def checkpoint(store: Store, binding: ProjectBinding, intent_id: str, *,
     state = _load(journal)
     recovery = _recover(store, state, journal)
     with store.reader() as reader:
-        report = work_check(reader, binding, intent_id)
+        report = require_readable(work_check(reader, binding, intent_id))
         hid = handoff_id(intent_id)
         existing = reader.get(hid)
         if existing is not None and not is_readable(existing, binding.principal):
@@ -256,8 +264,8 @@ def checkpoint(store: Store, binding: ProjectBinding, intent_id: str, *,
         envelopes = envelopes_of_versions(reader, _inputs(reader, report, hid))
         intent = reader.get(intent_id, report["intent_revision"])
     signature = semantic_signature(report)
-    if (existing is not None and existing.status == "current" and isinstance(existing.data, dict)
-            and existing.data.get("signature") == signature):
+    if (existing is not None and existing.status == "current"
+            and saved_handoff_signature(existing) == signature):
         prior = state.get("last_good")
         if not prior or prior.get("id") != hid or prior.get("revision") != existing.revision:
             prior = _receipt_of(existing)
@@ -328,7 +336,7 @@ def resume(reader: Any, binding: ProjectBinding, intent_id: str, *,
         except AssayError as exc:
             # Resume is a read: a damaged local journal is reported, not fatal.
             journal_problem = exc.message
-    report = work_check(reader, binding, intent_id)
+    report = require_readable(work_check(reader, binding, intent_id))
     hid = handoff_id(intent_id)
     handoff = reader.get(hid)
     if handoff is not None and not is_readable(handoff, binding.principal):
@@ -354,8 +362,7 @@ def resume(reader: Any, binding: ProjectBinding, intent_id: str, *,
         recovery.append(f"- saved handoff: {hid} revision {handoff.revision}")
     else:
         recovery.append("- no checkpoint saved yet")
-    saved_signature = handoff.data.get("signature") if handoff is not None and isinstance(
-        handoff.data, dict) else None
+    saved_signature = saved_handoff_signature(handoff)
     current_signature = semantic_signature(report)
     recovery.append(
         f"- current read: ledger revision {reader.ledger_revision}, ready_to_review "
@@ -394,7 +401,7 @@ def resume(reader: Any, binding: ProjectBinding, intent_id: str, *,
     reads = [{"read_args": check_args, "reason": "current readiness and continuity"}]
     if handoff is not None:
         reads.append({"read_args": ["get", "--", hid], "reason": "saved handoff"})
-    reads += [{"read_args": r["read_args"], "reason": r["reason"]}
+    reads += [{"read_args": r["read_args"], "reason": r["code"]}
               for r in continuity["read_required"]]
     sections = [("RECOVERY", recovery), ("MISSION", mission), ("GUARDRAILS", guardrails),
                 ("CURRENT WORK", work)]

@@ -7,15 +7,26 @@ An intent lives in the ``data`` of a current project ``knowledge`` record::
 Every key set is closed. Any rule broken (wrong type, blank string, unknown
 key, duplicate or unknown requirement id, a parent that is missing, itself or
 part of a cycle, a malformed evidence reference, zero requirements, a
-malformed continuation or context) raises ``invalid_intent_contract`` whose
-pointer names the offending field, prefixed with ``/data``. The first fault
-in document order is reported.
+malformed continuation or context, a task naming an unknown requirement)
+raises ``invalid_intent_contract`` whose pointer names the offending field,
+prefixed with ``/data``. The first fault in document order is reported.
+
+:func:`check_report_bound` is the one rule about size: an intent whose
+readiness report could exceed the canonical encoder's bound of 100,000 JSON
+values could be stored but never checked through the command line or MCP.
+Writers (``put``, ``work new``, ``work accept``) refuse it; reading keeps
+working on records stored before.
 
 Facts that are readable *outcomes* rather than malformed input are left to
 :mod:`assay.intent.check`: an absent ``acceptance`` (``missing_acceptance``),
-a ``passed`` result with no evidence (``missing_evidence``) or a blank note
-(``missing_claim_note``), and task references to unknown requirements
-(``unknown_requirement``, tasks being advisory).
+a result with no evidence (``missing_evidence``) or a blank note
+(``missing_claim_note``), and a result naming a requirement the intent no
+longer has (``unknown_requirement``: the intent may have changed after the
+result was recorded).
+
+A requirement may name the evidence commands that verify it
+(``verify_with``, names of ``[evidence.commands.NAME]``); that key is assay's
+own addition to the interchange format.
 
 This module imports only the base modules (errors, canonical, ids).
 """
@@ -33,6 +44,7 @@ from assay.ids import split_record_id
 
 __all__ = [
     "CODE",
+    "REPORT_VALUE_BUDGET",
     "RESULT_STATUSES",
     "Acceptance",
     "ContextAssociation",
@@ -42,6 +54,7 @@ __all__ = [
     "Requirement",
     "RequirementResult",
     "TaskReference",
+    "check_report_bound",
     "intent_data_schema",
     "intent_sha256",
     "parse_intent_data",
@@ -50,6 +63,18 @@ __all__ = [
 CODE = "invalid_intent_contract"
 RESULT_STATUSES = ("passed", "failed", "unverified")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+_COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# The JSON values a requirement and a cited evidence reference add to a
+# readiness report when each carries one issue (measured: 24 and 20 without
+# an issue, about 31 and 30 with one), and what the rest of a report may hold
+# (the continuity projection, the envelope, the frame). The encoder's bound
+# is 100,000 values. A report in which most references carry several issues
+# at once can still pass it; the bound refuses what could never fit.
+_VALUES_PER_REQUIREMENT = 32
+_VALUES_PER_REFERENCE = 30
+_VALUES_PER_BLOCKER = 8
+_VALUES_PER_TASK = 12
+REPORT_VALUE_BUDGET = 100_000 - 22_000
 
 _DATA_KEYS = ("intent", "acceptance", "tasks", "continuation")
 _INTENT_KEYS = ("version", "brief", "user_reference", "requirements", "boundaries", "non_goals")
@@ -71,6 +96,7 @@ class Requirement:
     text: str
     acceptance: str
     parent_id: str | None
+    verify_with: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,10 +286,10 @@ def parse_intent_data(data: Any, *, base: tuple[str | int, ...] = ("data",)) -> 
 
     acceptance = None
     if "acceptance" in doc:
-        acceptance = _acceptance(doc["acceptance"], (*base, "acceptance"), known)
+        acceptance = _acceptance(doc["acceptance"], (*base, "acceptance"))
     tasks: tuple[TaskReference, ...] = ()
     if "tasks" in doc:
-        tasks = _tasks(doc["tasks"], (*base, "tasks"))
+        tasks = _tasks(doc["tasks"], (*base, "tasks"), known)
     continuation = None
     if "continuation" in doc:
         continuation = _continuation(doc["continuation"], (*base, "continuation"), known)
@@ -287,6 +313,46 @@ def parse_intent_data(data: Any, *, base: tuple[str | int, ...] = ("data",)) -> 
     )
 
 
+def _length(value: Any, *keys: str) -> int:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return len(value) if isinstance(value, list) else 0
+
+
+def check_report_bound(data: Any) -> None:
+    """Refuse intent record data whose readiness report would pass 100,000 JSON values.
+
+    The estimate counts every requirement (and its ``verify_with`` names),
+    every cited evidence reference, blocker and task at what a report gives
+    each with one issue. The pointer names the part that dominates:
+    ``/data/intent/requirements`` or ``/data/acceptance/results``. Cheap: it
+    counts list lengths, it validates nothing else.
+    """
+    if not isinstance(data, dict):
+        return
+    requirements = data.get("intent", {}).get("requirements") if isinstance(
+        data.get("intent"), dict) else None
+    if not isinstance(requirements, list):
+        return
+    results = data.get("acceptance", {}).get("results") if isinstance(
+        data.get("acceptance"), dict) else None
+    references = sum(_length(r, "evidence") for r in results) if isinstance(results, list) else 0
+    tasks: list[Any] = data["tasks"] if isinstance(data.get("tasks"), list) else []
+    req_cost = sum(_VALUES_PER_REQUIREMENT + _length(r, "verify_with") for r in requirements)
+    ref_cost = references * _VALUES_PER_REFERENCE
+    cost = (req_cost + ref_cost
+            + _length(data, "acceptance", "blockers") * _VALUES_PER_BLOCKER
+            + sum(_VALUES_PER_TASK + _length(t, "requirement_ids") for t in tasks))
+    if cost <= REPORT_VALUE_BUDGET:
+        return
+    path: tuple[str | int, ...] = (("data", "intent", "requirements") if req_cost >= ref_cost
+                                   else ("data", "acceptance", "results"))
+    raise _fail(path, f"an intent of {len(requirements):,} requirements citing {references:,} "
+                      "evidence references makes a readiness report too large to print "
+                      f"(up to {cost:,} JSON values; the budget is {REPORT_VALUE_BUDGET:,}): "
+                      "split it into several intents")
+
+
 def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement, ...]:
     items = _array(value, path)
     if not items:
@@ -295,7 +361,7 @@ def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement,
     seen: dict[str, int] = {}
     for index, item in enumerate(items):
         rpath = (*path, index)
-        req = _object(item, rpath, _REQUIREMENT_KEYS, ("parent_id",))
+        req = _object(item, rpath, _REQUIREMENT_KEYS, ("parent_id", "verify_with"))
         rid = _text(req["id"], (*rpath, "id"))
         if rid in seen:
             raise _fail((*rpath, "id"), f"duplicate requirement id {rid!r}")
@@ -308,6 +374,8 @@ def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement,
             text=_text(req["text"], (*rpath, "text")),
             acceptance=_text(req["acceptance"], (*rpath, "acceptance")),
             parent_id=parent,
+            verify_with=_commands(req["verify_with"], (*rpath, "verify_with"))
+            if "verify_with" in req else (),
         ))
     parents = {r.id: r.parent_id for r in out}
     for index, node in enumerate(out):
@@ -339,7 +407,15 @@ def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement,
     return tuple(out)
 
 
-def _acceptance(value: Any, path: tuple[str | int, ...], known: set[str]) -> Acceptance:
+def _commands(value: Any, path: tuple[str | int, ...]) -> tuple[str, ...]:
+    names = _texts(value, path, distinct=True)
+    for index, name in enumerate(names):
+        if not _COMMAND_NAME.fullmatch(name):
+            raise _fail((*path, index), f"{name!r} is not an evidence command name")
+    return names
+
+
+def _acceptance(value: Any, path: tuple[str | int, ...]) -> Acceptance:
     acc = _object(value, path, _ACCEPTANCE_KEYS)
     sha = acc["intent_sha256"]
     if not isinstance(sha, str) or not _HEX64.fullmatch(sha):
@@ -351,8 +427,6 @@ def _acceptance(value: Any, path: tuple[str | int, ...], known: set[str]) -> Acc
         ipath = (*rpath, index)
         res = _object(item, ipath, _RESULT_KEYS)
         rid = _text(res["requirement_id"], (*ipath, "requirement_id"))
-        if rid not in known:
-            raise _fail((*ipath, "requirement_id"), f"unknown requirement id {rid!r}")
         if rid in seen:
             raise _fail((*ipath, "requirement_id"), f"a second result for requirement {rid!r}")
         seen.add(rid)
@@ -388,7 +462,7 @@ def _evidence(value: Any, path: tuple[str | int, ...]) -> tuple[EvidenceRef, ...
     return tuple(out)
 
 
-def _tasks(value: Any, path: tuple[str | int, ...]) -> tuple[TaskReference, ...]:
+def _tasks(value: Any, path: tuple[str | int, ...], known: set[str]) -> tuple[TaskReference, ...]:
     out: list[TaskReference] = []
     for index, item in enumerate(_array(value, path)):
         tpath = (*path, index)
@@ -396,8 +470,8 @@ def _tasks(value: Any, path: tuple[str | int, ...]) -> tuple[TaskReference, ...]
         out.append(TaskReference(
             runtime_task_id=_text(task["runtime_task_id"], (*tpath, "runtime_task_id")),
             owner=_text(task["owner"], (*tpath, "owner")),
-            requirement_ids=_texts(task["requirement_ids"], (*tpath, "requirement_ids"),
-                                   distinct=True),
+            requirement_ids=_known_ids(task["requirement_ids"], (*tpath, "requirement_ids"),
+                                       known),
             status=_text(task["status"], (*tpath, "status")),
         ))
     return tuple(out)
@@ -459,7 +533,10 @@ def intent_data_schema() -> dict[str, Any]:
     unique_texts = {"type": "array", "items": _NONBLANK, "uniqueItems": True}
     unique_ids = {"type": "array", "items": _RECORD_ID, "uniqueItems": True}
     requirement = _closed({"id": _NONBLANK, "text": _NONBLANK, "acceptance": _NONBLANK,
-                           "parent_id": _NONBLANK}, ["id", "text", "acceptance"])
+                           "parent_id": _NONBLANK,
+                           "verify_with": {"type": "array", "uniqueItems": True, "items": {
+                               "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"}}},
+                          ["id", "text", "acceptance"])
     evidence = _closed({"id": _RECORD_ID, "revision": {"type": "integer", "minimum": 1},
                         "data_sha256": _HEX}, ["id", "revision"])
     result = _closed({

@@ -8,8 +8,9 @@ Events are never edited. A later event names the events it supersedes; the
 stream's current choice is the choice of its *heads* (events no other event
 supersedes and whose record is current). Superseding is permanent: once an
 event is superseded, superseding its successor does not revive it. Two heads
-with different choices are a named ``conflict``; a stream with no valid
-event is ``unavailable``.
+with different choices are a named ``conflict``; a stream with no current
+head (no valid event, or every event superseded or retired) is
+``unavailable``.
 
 Replay is a pure function of the event records; reading them is the
 caller's. Imports only the base modules and the ledger contract.
@@ -22,15 +23,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import AssayError, pointer
+from assay.errors import AssayError, UnavailableError, pointer
 from assay.ids import content_id
-from assay.ledger.store import Record
+from assay.intent.snapshot import is_readable
+from assay.ledger.store import Reader, Record
 
 __all__ = [
     "DECISION_KIND",
     "DecisionEvent",
     "event_record_id",
     "parse_event",
+    "read_stream",
     "replay",
     "validate_event_data",
     "validate_key",
@@ -107,8 +110,8 @@ def event_record_id(key: str, choice: str, reason: str, supersedes: Sequence[str
 
 
 def parse_event(record: Record) -> DecisionEvent | None:
-    """The event a record holds, or None when its data is not a valid event."""
-    if record.kind != DECISION_KIND:
+    """The event a record holds, or None when its data is not a valid (or readable) event."""
+    if record.kind != DECISION_KIND or record.damage is not None:
         return None
     try:
         data = validate_event_data(record.data)
@@ -126,13 +129,19 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
     """Replay the stream of ``key`` from its event records to the current choice.
 
     Returns ``{key, status, choice, head_event_ids, event_ids, events,
-    invalid_event_ids, conflict}``: ``status`` is ``resolved``, ``conflict``
-    or ``unavailable``. Events are ordered by the ledger revision that wrote
-    them, so the result does not depend on the order ``records`` arrive in.
+    invalid_event_ids, unreadable_event_ids, conflict}``: ``status`` is
+    ``resolved``, ``conflict`` or ``unavailable``. Events are ordered by the
+    ledger revision that wrote them, so the result does not depend on the
+    order ``records`` arrive in. Any unreadable event makes the stream
+    ``unavailable`` with no choice.
     """
     events: list[DecisionEvent] = []
     invalid: list[str] = []
+    unreadable: list[Record] = []
     for record in sorted(records, key=lambda r: (r.ledger_revision, r.id)):
+        if record.kind == DECISION_KIND and record.damage is not None:
+            unreadable.append(record)
+            continue
         event = parse_event(record)
         if event is None:
             if record.kind == DECISION_KIND and _names_key(record, key):
@@ -144,10 +153,14 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
     for event in events:
         for old in event.supersedes:
             superseded.setdefault(old, event.id)
-    heads = [e for e in events if e.id not in superseded and e.status == "current"]
+    # With a damaged event nothing is known to be a head: what it superseded is unknown.
+    heads = [] if unreadable else [e for e in events
+                                   if e.id not in superseded and e.status == "current"]
     choices = sorted({e.choice for e in heads})
     conflict = None
-    if not events:
+    if not heads:
+        # No event, a damaged one, or every event superseded or retired (a
+        # dropped decision): there is no current choice, and none is revived.
         status, choice = "unavailable", None
     elif len(choices) == 1:
         status, choice = "resolved", choices[0]
@@ -156,8 +169,7 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
         conflict = {
             "event_ids": [e.id for e in heads],
             "choices": choices,
-            "message": (f"{len(heads)} events of {key!r} supersede none of each other"
-                        if heads else f"every event of {key!r} is superseded or retired"),
+            "message": f"{len(heads)} events of {key!r} supersede none of each other",
         }
     return {
         "key": key,
@@ -179,9 +191,31 @@ def replay(key: str, records: Iterable[Record]) -> dict[str, Any]:
             for e in events
         ],
         "invalid_event_ids": invalid,
+        "unreadable_event_ids": [r.id for r in unreadable],
         "conflict": conflict,
     }
 
 
 def _names_key(record: Record, key: str) -> bool:
     return isinstance(record.data, dict) and record.data.get("key") == key
+
+
+def read_stream(reader: Reader, key: str, scopes: Sequence[str], principal: str, *,
+                include: Iterable[Record] = (), limit: int = 100_000) -> list[Record]:
+    """Every readable event record of ``key`` in ``scopes`` (plus ``include``), any order.
+
+    A damaged event record whose stored text still holds the key is part of
+    the stream: its damage must make the stream unavailable, not vanish it.
+    A search the reader cannot run (a past snapshot) finds only ``include``.
+    """
+    found = {r.id: r for r in include}
+    try:
+        candidates = reader.find(kind=DECISION_KIND, scopes=list(scopes), query=key, limit=limit)
+    except UnavailableError:
+        candidates = []
+    for record in candidates:
+        if not is_readable(record, principal) or record.id in found:
+            continue
+        if record.damage is not None or _names_key(record, key):
+            found[record.id] = record
+    return list(found.values())

@@ -1,25 +1,29 @@
 """The inputs every intent report is computed from: a project binding and a read view.
 
 :class:`ProjectBinding` is what the project contributes (its root, its scope,
-the historical scopes it admits, the principal reading). :class:`RecordSnapshot`
+the historical scopes it admits, the principal reading). :class:`IntentRead`
+is one intent and the records it cites, read from one snapshot (shared by the
+report and the continuity projection). :class:`RecordSnapshot`
 is an in-memory :class:`~assay.ledger.store.Reader` over plain
 :class:`~assay.ledger.store.Record` values: the reports use it to look at the
 ledger "as of" an earlier ledger revision (``work history``), and unit tests
 use it to compute reports without a database. It is a faithful reader, not a
 mock: it answers exactly what a backend would for the same versions.
 
-Imports only the base modules and the ledger contract.
+Imports only the base modules, the intent contract and the ledger contract.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.intent.contract import IntentDocument
 from assay.ledger.store import Record, view_audiences
 
-__all__ = ["AsOfReader", "ProjectBinding", "RecordSnapshot", "is_readable"]
+__all__ = ["AsOfReader", "IntentRead", "ProjectBinding", "RecordSnapshot", "is_readable",
+           "raw_read"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,30 @@ class ProjectBinding:
     def to_dict(self) -> dict[str, Any]:
         """The binding targets a later write is checked against (the root is local, not bound)."""
         return {"scope": self.scope, "admitted_scopes": list(self.admitted_scopes)}
+
+
+@dataclass(frozen=True, slots=True)
+class IntentRead:
+    """Everything one report needs, read from one snapshot.
+
+    ``evidence`` maps each cited id to its current visible version (None when
+    absent or private to someone else); ``failures`` holds ids that could not
+    be read at all; ``cited_versions`` the exact cited versions that are not
+    the current one.
+    """
+
+    record: Record
+    document: IntentDocument
+    evidence: Mapping[str, Record | None]
+    failures: Mapping[str, tuple[str, str]]
+    cited_versions: Mapping[tuple[str, int], Record | None]
+    epoch: str
+    ledger_revision: int
+
+
+def raw_read(record_id: str, revision: int) -> list[str]:
+    """The literal CLI arguments that print one version's stored text (damaged or not)."""
+    return ["get", "--raw", "--revision", str(revision), "--", record_id]
 
 
 def is_readable(record: Record, principal: str) -> bool:
@@ -126,10 +154,10 @@ class RecordSnapshot:
             if query is not None:
                 from assay.canonical import canonical_text
 
+                # Like the backends, match the stored text (a damaged version included).
                 needle = query.lower()
-                if needle not in record.id.lower() and needle not in canonical_text(
-                    record.data
-                ).lower():
+                text = record.data_text or canonical_text(record.data)
+                if needle not in record.id.lower() and needle not in text.lower():
                     continue
             out.append(record)
             if len(out) >= limit:

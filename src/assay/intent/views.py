@@ -24,11 +24,15 @@ _SCAN_LIMIT = 1_000_000
 
 
 def intent_records(reader: Reader, binding: ProjectBinding) -> list[Record]:
-    """Current, readable knowledge records in the project's scopes whose data holds ``intent``."""
+    """Current, readable knowledge records in the project's scopes whose data holds ``intent``.
+
+    A record whose stored data is damaged is listed when its stored text
+    names an intent: it is reported as unreadable, never silently dropped.
+    """
     found = reader.find(scopes=list(binding.evidence_scopes), kind="knowledge",
                         query='"intent":', limit=_SCAN_LIMIT)
     return [r for r in found if r.status == "current" and is_readable(r, binding.principal)
-            and isinstance(r.data, dict) and "intent" in r.data]
+            and (r.damage is not None or (isinstance(r.data, dict) and "intent" in r.data))]
 
 
 def _summary(reader: Any, binding: ProjectBinding, record_id: str) -> dict[str, Any]:
@@ -118,7 +122,7 @@ def work_attention(reader: Reader, binding: ProjectBinding) -> dict[str, Any]:
     meaning (``current``), lags behind it (``behind``) or is ``absent``; local
     checkpoint journals are not read here.
     """
-    from assay.intent.checkpoint import handoff_id, semantic_signature
+    from assay.intent.checkpoint import handoff_id, saved_handoff_signature, semantic_signature
     from assay.intent.continuity import project_continuity
 
     records = intent_records(reader, binding)
@@ -132,13 +136,12 @@ def work_attention(reader: Reader, binding: ProjectBinding) -> dict[str, Any]:
                          "next": [exc.action] if exc.action else []})
             continue
         report = build_report(read, binding)
-        continuity = project_continuity(read, binding, report, reader)
+        continuity, _ = project_continuity(read, binding, report, reader)
         report["continuity"] = continuity
         handoff = reader.get(handoff_id(record.id))
         if handoff is None or not is_readable(handoff, binding.principal):
             handoff_state = "absent"
-        elif isinstance(handoff.data, dict) and handoff.data.get(
-                "signature") == semantic_signature(report):
+        elif saved_handoff_signature(handoff) == semantic_signature(report):
             handoff_state = "current"
         else:
             handoff_state = "behind"

@@ -108,5 +108,7 @@ def init(inv: Invocation, args: dict[str, Any]) -> Result:
          "ledger": {"backend": info.backend, "location": info.location, "epoch": info.epoch,
                     "ledger_revision": info.ledger_revision}},
         ledger_revision=info.ledger_revision,
-        next=("Record what was asked: assay put -- knowledge:NAME",),
+        next=(("Record what was asked (one requirement per --requirement ID|TEXT|ACCEPTANCE): "
+              "'assay work new --brief \"What was asked\" --requirement \"R1|What must hold|How it "
+              "is checked\" -- knowledge:intent'"),),
     )

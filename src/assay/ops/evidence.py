@@ -116,9 +116,15 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
                  "data_sha256": receipt.data_sha256}
     from assay.canonical import canonical_text
 
-    steps = [f"Cite it in the acceptance evidence: {canonical_text(reference)}"]
+    cite = f"{receipt.id}@{receipt.revision}"
+    if target is not None:
+        steps = [(f"Record it as {target[1]}'s result: 'assay work accept --from-run {cite} -- "
+                  f"{target[0]}'")]
+    else:
+        steps = [(f"Cite it as {cite} (assay work accept --requirement REQ --evidence {cite} "
+                  f"-- INTENT_ID), or in acceptance evidence as {canonical_text(reference)}")]
     if not run.observation.passed:
-        steps.insert(0, f"Read the output: assay evidence show -- {evidence_id(decl.name)}")
+        steps.insert(0, f"Read the output: 'assay evidence show -- {evidence_id(decl.name)}'")
     return Result(
         {
             "receipt": receipt.to_dict(),
@@ -140,7 +146,8 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
 
 
 def _summary(record: Any) -> dict[str, Any]:
-    data = record.data if isinstance(record.data, dict) else {}
+    # A damaged version is listed by its identity and damage, never read as data.
+    data = {} if record.damage is not None or not isinstance(record.data, dict) else record.data
     observation = data.get("observation") or {}
     target = data.get("target")
     contrast = data.get("discriminate")
@@ -157,6 +164,7 @@ def _summary(record: Any) -> dict[str, Any]:
         "target": target,
         "discriminates": contrast.get("discriminates") if isinstance(contrast, dict) else None,
         "ledger_revision": record.ledger_revision,
+        **({"unreadable": record.to_dict()["unreadable"]} if record.damage is not None else {}),
     }
 
 
@@ -237,7 +245,9 @@ def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
 def evidence_observe(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.evidence.git import observe
 
-    obs = observe(inv.project().root, content_sha256=bool(args.get("content_sha256")))
+    project = inv.project()
+    obs = observe(project.root, content_sha256=bool(args.get("content_sha256")),
+                  ignore=project.evidence_ignore)
     data = obs.summary()
     if args.get("files"):
         data["files"] = dict(obs.files)

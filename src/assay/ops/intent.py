@@ -1,5 +1,5 @@
-"""Intent operations: work check/status/history/attention/prepare-capture/checkpoint/resume,
-decision record/show.
+"""Intent operations: work new/accept/check/status/history/attention/prepare-capture/
+checkpoint/resume, decision record/show.
 
 Handlers import :mod:`assay.intent` lazily so the registry stays cheap to load.
 """
@@ -21,6 +21,13 @@ _LIMIT = Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
                   "At most this many entries (default 20).")
 _ID = Argument("id", _RECORD_ID, "The intent record id (knowledge:NAME).", binding="literal",
                required=True)
+_BRIEF = Argument("brief", {"type": "string"}, "The requested outcome, in the requester's terms.")
+_REQUIREMENT_SPEC = Argument("requirement", {"type": "array", "items": {"type": "string"}},
+                             "ID|TEXT|ACCEPTANCE[|PARENT_ID] (repeatable).")
+_BOUNDARY = Argument("boundary", {"type": "array", "items": {"type": "string"}},
+                     "A boundary to keep (repeatable).")
+_NON_GOAL = Argument("non_goal", {"type": "array", "items": {"type": "string"}},
+                     "Something explicitly out of scope (repeatable).")
 
 
 def _binding(inv: Invocation) -> Any:
@@ -61,6 +68,7 @@ def _report_schema() -> dict[str, Any]:
             "action": {"type": "string"}, "requirement_id": {"type": "string"},
             "evidence_id": {"type": "string"}, "recorded_revision": {"type": "integer"},
             "current_revision": {"type": "integer"}, "advisory": {"const": True},
+            "run_status": {"type": "string"}, "reason": {"type": "string"},
         },
         "required": ["code", "message", "action"],
     }
@@ -68,7 +76,8 @@ def _report_schema() -> dict[str, Any]:
     props.update({
         "intent_record_id": {"type": "string"},
         "intent_revision": {"type": "integer"},
-        "intent_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "intent_sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$",
+                          "description": "null when the intent record itself is unreadable"},
         "ready_to_review": {"type": "boolean"},
         "complete": {"type": "boolean"},
         "issues": {"type": "array", "items": issue},
@@ -173,7 +182,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.prepare-capture",
-    summary="Draft (without writing) the two guarded puts that record an intent.",
+    summary="Draft (without writing) the one or two guarded puts that record an intent.",
     description=(
         "Read-only. Give the intent as `intent` (the intent object) or with `brief`, "
         "`user_reference` and `requirement` 'ID|TEXT|ACCEPTANCE[|PARENT_ID]' (repeatable). "
@@ -182,19 +191,15 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
     ),
     writes=False,
     arguments=(
-        Argument("id", _RECORD_ID, "The intent record id (knowledge:NAME).", binding="literal",
-                 required=True),
+        _ID,
         Argument("intent", {"type": "object"}, "The intent object (CLI: a JSON file or -).",
                  binding="json_file"),
-        Argument("brief", {"type": "string"}, "The requested outcome, in the requester's terms."),
+        _BRIEF,
         Argument("user_reference", {"type": "string"},
                  "An exact message, ticket or other retrievable reference."),
-        Argument("requirement", {"type": "array", "items": {"type": "string"}},
-                 "ID|TEXT|ACCEPTANCE[|PARENT_ID] (repeatable)."),
-        Argument("boundary", {"type": "array", "items": {"type": "string"}},
-                 "A boundary to keep (repeatable)."),
-        Argument("non_goal", {"type": "array", "items": {"type": "string"}},
-                 "Something explicitly out of scope (repeatable)."),
+        _REQUIREMENT_SPEC,
+        _BOUNDARY,
+        _NON_GOAL,
         Argument("associate", {"type": "array", "items": {"type": "string"}},
                  "REQUIREMENT_ID=RECORD_ID association (repeatable)."),
         Argument("mission", {"type": "array", "items": {"type": "string"}},
@@ -204,7 +209,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
     output_schema={"type": "object", "properties": {"saves": {"type": "array"}}},
 )
 def work_prepare_capture(inv: Invocation, args: dict[str, Any]) -> Result:
-    from assay.intent.capture import parse_requirement_spec, prepare_capture
+    from assay.intent.capture import intent_from_flags, prepare_capture
 
     if "intent" in args:
         if any(k in args for k in ("brief", "user_reference", "requirement")):
@@ -216,23 +221,181 @@ def work_prepare_capture(inv: Invocation, args: dict[str, Any]) -> Result:
             if name not in args:
                 raise UsageError(f"prepare-capture needs --{name.replace('_', '-')} (or --intent)",
                                  code="missing_argument", pointer="/" + name)
-        intent = {
-            "version": 1,
-            "brief": args["brief"],
-            "user_reference": args["user_reference"],
-            "requirements": [parse_requirement_spec(s, i)
-                             for i, s in enumerate(args["requirement"])],
-            "boundaries": list(args.get("boundary", [])),
-            "non_goals": list(args.get("non_goal", [])),
-        }
+        intent = intent_from_flags(brief=args["brief"], user_reference=args["user_reference"],
+                                   requirements=args["requirement"],
+                                   boundaries=args.get("boundary", []),
+                                   non_goals=args.get("non_goal", []))
     binding = _binding(inv)
     with inv.store().reader() as reader:
         data = prepare_capture(reader, binding, args["id"], intent=intent,
                                associate=args.get("associate", []),
                                mission=args.get("mission", []),
                                next_action=args.get("next_action"))
-    return Result(data, ledger_revision=data["ledger_revision"],
-                  next=("Save step 1 with 'assay put', then step 2 with the revision it returns.",))
+    steps = ("Save step 1: run its put_args with its stdin as standard input."
+             if len(data["saves"]) == 1 else
+             "Save step 1 (put_args with stdin as standard input), then step 2 the same way.")
+    return Result(data, ledger_revision=data["ledger_revision"], next=(steps,))
+
+
+@operation(
+    "work.new",
+    summary="Record a new intent (what was asked, and how each requirement is accepted).",
+    description=(
+        "Builds the intent from a brief and requirements ID|TEXT|ACCEPTANCE[|PARENT_ID] "
+        "(with boundaries, non-goals and the evidence commands that verify a requirement), or "
+        "from a JSON or Markdown file, validates it, and writes knowledge:NAME in one guarded "
+        "put: the record must not exist yet, unless the revision it is at is given, in which "
+        "case the intent is replaced and any recorded acceptance, tasks and continuation are "
+        "kept. Running the same command again replays the first receipt."
+    ),
+    writes=True,
+    arguments=(
+        _ID,
+        _BRIEF,
+        Argument("user_reference", {"type": "string"},
+                 "An exact message, ticket or other retrievable reference (default: the brief)."),
+        _REQUIREMENT_SPEC,
+        _BOUNDARY,
+        _NON_GOAL,
+        Argument("verify_with", {"type": "array", "items": {"type": "string"}},
+                 "REQUIREMENT_ID=COMMAND: an evidence command that verifies it (repeatable)."),
+        Argument("from_file", {"type": "string", "minLength": 1},
+                 "A JSON or Markdown file holding the intent (instead of the other values)."),
+        Argument("expect_revision", {"type": "integer", "minimum": 0},
+                 "The record's current revision (default 0: it must not exist)."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "receipt": {"type": "object"}, "intent_sha256": {"type": "string"},
+        "requirements": {"type": "array", "items": {"type": "string"}}}},
+)
+def work_new(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.canonical import digest
+    from assay.ids import content_id
+    from assay.intent.capture import intent_from_file, intent_from_flags, validate_intent_id
+    from assay.intent.contract import check_report_bound, parse_intent_data
+    from assay.ledger.store import Write
+
+    record_id = validate_intent_id(args["id"])
+    if "from_file" in args:
+        given = [k for k in ("brief", "user_reference", "requirement", "boundary", "non_goal",
+                             "verify_with") if k in args]
+        if given:
+            raise UsageError(f"give the intent either in --from-file or with flags, not both "
+                             f"(--{given[0].replace('_', '-')})", code="invalid_argument",
+                             pointer="/" + given[0])
+        intent = intent_from_file(_read_input(inv, args["from_file"], "/from_file"),
+                                  args["from_file"])
+    else:
+        for name in ("brief", "requirement"):
+            if name not in args:
+                raise UsageError(f"work new needs --{name} (or --from-file)",
+                                 code="missing_argument", pointer="/" + name)
+        intent = intent_from_flags(brief=args["brief"], user_reference=args.get("user_reference"),
+                                   requirements=args["requirement"],
+                                   boundaries=args.get("boundary", []),
+                                   non_goals=args.get("non_goal", []),
+                                   verify_with=args.get("verify_with", []))
+    expect = args.get("expect_revision", 0)
+    store = inv.store()
+    data: dict[str, Any] = {"intent": intent}
+    if expect:
+        with store.reader() as reader:
+            current = inv.access().visible(reader.get(record_id))
+            if current is not None and current.revision == expect and current.damage is None \
+                    and isinstance(current.data, dict):
+                data = {**current.data, "intent": intent}
+    doc = parse_intent_data(data)
+    check_report_bound(data)
+    request_id = content_id("new", {"id": record_id, "expect": expect, "data": digest(data)})
+    receipt = store.put(Write(id=record_id, data=data, scope=inv.project().scope,
+                              expect_revision=expect, request_id=request_id))
+    return Result(
+        {"receipt": receipt.to_dict(), "intent_sha256": doc.intent_sha256,
+         "requirements": list(doc.requirement_ids)},
+        ledger_revision=receipt.ledger_revision,
+        next=(f"See what it needs: 'assay work check -- {record_id}'",))
+
+
+def _read_input(inv: Invocation, path: str, where: str) -> bytes:
+    """A file named by an argument (relative to the call's directory), bounded."""
+    import os
+
+    from assay.inputs import read_bounded
+
+    full = path if path == "-" or os.path.isabs(path) else os.path.join(inv.cwd or os.getcwd(),
+                                                                         path)
+    return read_bounded(full, where=where, label=path)
+
+
+@operation(
+    "work.accept",
+    summary="Record results for an intent's requirements in one step, digests computed by assay.",
+    description=(
+        "Reads the intent, takes results from requirement and evidence pairs (evidence cited as "
+        "ID@REVISION), a JSON list of results, or evidence runs (each run's outcome for the "
+        "requirement it was recorded for), computes intent_sha256 and each cited version's "
+        "data_sha256 itself, merges the results into acceptance (other requirements' results "
+        "are kept, unless the intent changed since they were recorded) and writes the record in "
+        "one guarded put with a fresh request id. A passed result citing a run of assay's "
+        "evidence runner that did not pass is refused (evidence_run_not_passed)."
+    ),
+    writes=True,
+    arguments=(
+        _ID,
+        Argument("requirement", {"type": "array", "items": {"type": "string"}},
+                 "A requirement id (repeatable; pairs in order with --evidence)."),
+        Argument("evidence", {"type": "array", "items": {"type": "string"}},
+                 "An evidence version ID@REVISION (repeatable)."),
+        Argument("status", {"enum": ["passed", "failed", "unverified"]},
+                 "The status of the given pairs (default: passed, or failed when a cited run "
+                 "did not pass)."),
+        Argument("note", {"type": "string"},
+                 "Why the evidence meets the acceptance (default for runs: what assay ran)."),
+        Argument("results", {"type": "array"},
+                 "Results [{requirement_id, status?, evidence: [ID@REV], notes?}] (CLI: a JSON "
+                 "file, or -).", binding="json_file"),
+        Argument("from_run", {"type": "array", "items": {"type": "string"}},
+                 "An evidence run ID@REVISION recorded for a requirement of this intent "
+                 "(repeatable)."),
+        Argument("expect_revision", {"type": "integer", "minimum": 1},
+                 "The intent record's current revision (default: the revision read)."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "receipt": {"type": "object"}, "intent_sha256": {"type": "string"},
+        "results": {"type": "array"}, "dropped": {"type": "array"}}},
+)
+def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
+    import uuid
+
+    from assay.intent.acceptance import GivenResults, RunResults, merge_acceptance
+    from assay.intent.check import read_intent
+    from assay.ledger.store import Write
+
+    sources: list[Any] = []
+    if args.get("requirement") or args.get("evidence") or args.get("results"):
+        sources.append(GivenResults(requirements=args.get("requirement", []),
+                                    evidence=args.get("evidence", []), status=args.get("status"),
+                                    notes=args.get("note"), results=args.get("results", [])))
+    if args.get("from_run"):
+        sources.append(RunResults(runs=args["from_run"], notes=args.get("note")))
+    binding = _binding(inv)
+    store = inv.store()
+    with store.reader() as reader:
+        read = read_intent(reader, binding, args["id"])
+        merged = merge_acceptance(reader, read, sources, principal=binding.principal)
+        record = read.record
+    receipt = store.put(Write(
+        id=record.id, data=merged["data"], scope=record.scope, links=record.links,
+        audience=record.audience, sources=record.sources,
+        expect_revision=args.get("expect_revision", record.revision),
+        request_id=f"accept:{uuid.uuid4().hex}"))
+    steps = [f"Check readiness: 'assay work check -- {record.id}'"]
+    if merged["dropped"]:
+        steps.insert(0, "The intent changed since these were recorded, so their results were "
+                        f"dropped: {', '.join(merged['dropped'])}; record them again.")
+    return Result({"receipt": receipt.to_dict(), "intent_sha256": merged["intent_sha256"],
+                   "results": merged["results"], "dropped": merged["dropped"]},
+                  ledger_revision=receipt.ledger_revision, next=tuple(steps))
 
 
 @operation(
@@ -349,13 +512,9 @@ def decision_record(inv: Invocation, args: dict[str, Any]) -> Result:
 
 
 def _stream(reader: Any, binding: Any, key: str) -> list[Any]:
-    from assay.intent.decisions import DECISION_KIND
-    from assay.intent.snapshot import is_readable
+    from assay.intent.decisions import read_stream
 
-    found = reader.find(kind=DECISION_KIND, scopes=list(binding.context_scopes), query=key,
-                        limit=100_000)
-    return [r for r in found if isinstance(r.data, dict) and r.data.get("key") == key
-            and is_readable(r, binding.principal)]
+    return read_stream(reader, key, binding.context_scopes, binding.principal)
 
 
 @operation(
@@ -379,11 +538,19 @@ def decision_show(inv: Invocation, args: dict[str, Any]) -> Result:
 
     key = validate_key(args["key"])
     with _pinned(inv, args) as (reader, binding):
-        outcome = replay(key, _stream(reader, binding, key))
+        stream = _stream(reader, binding, key)
+        outcome = replay(key, stream)
         revision = reader.ledger_revision
     nxt: tuple[str, ...] = ()
-    if outcome["status"] == "conflict":
-        nxt = ("Record one event that supersedes every head: assay decision record --key ... "
+    if outcome["unreadable_event_ids"]:
+        events = {r.id: r for r in stream}
+        nxt = tuple(
+            f"The stored event is damaged: inspect it with 'assay get --raw --revision "
+            f"{events[event_id].revision} -- {event_id}', then put its original content as a "
+            "new version." for event_id in outcome["unreadable_event_ids"])
+    elif outcome["status"] == "conflict":
+        nxt = ("Record one event that supersedes every head: assay decision record --key KEY "
+               "--choice CHOICE --reason REASON "
                + " ".join(f"--supersedes {h}" for h in outcome["head_event_ids"]),)
     return Result(outcome, ledger_revision=revision, next=nxt,
                   exit_code=0 if outcome["status"] == "resolved" else 1)

@@ -107,7 +107,11 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
         "Writes one record version with origin 'claim'. `expect_revision` 0 requires the record "
         "to be absent, N requires it to be at N; a `write_basis` requires every record it "
         "names to be unchanged. The same `request_id` with the same body replays the first "
-        "receipt; with another body it is request_conflict. A rejected write changes nothing."
+        "receipt; with another body it is request_conflict. A knowledge record that holds an "
+        "intent keeps a valid one: data that would drop the intent or break its contract is "
+        "refused with the code and pointer the readiness check would give, unless `replace` is "
+        "set; an intent larger than a readiness report can hold is always refused. A rejected "
+        "write changes nothing."
     ),
     writes=True,
     arguments=(
@@ -129,6 +133,9 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
         Argument("write_basis", _WRITE_BASIS,
                  "A write basis from an earlier read (CLI: a file, or - for stdin).",
                  binding="json_file", cli="--write-basis"),
+        Argument("replace", {"type": "boolean"},
+                 "Allow data that drops or breaks the intent a knowledge record holds.",
+                 binding="flag"),
     ),
     output_schema=_RECEIPT,
 )
@@ -149,6 +156,9 @@ def put(inv: Invocation, args: dict[str, Any]) -> Result:
                 code="project_binding_conflict", pointer="/write_basis/project",
                 action="Read again from this project before writing.")
     store = inv.store()
+    if args["id"].startswith("knowledge:"):
+        _guard_intent(store, args["id"], args["data"], replace=bool(args.get("replace")),
+                      expect_revision=args.get("expect_revision"))
     sources = parse_sources(args.get("source", []))
     if sources:
         with store.reader() as reader:
@@ -164,6 +174,44 @@ def put(inv: Invocation, args: dict[str, Any]) -> Result:
         basis=basis,
     )
     return Result(receipt.to_dict(), ledger_revision=receipt.ledger_revision)
+
+
+def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
+                  expect_revision: int | None) -> None:
+    """Refuse a put that would leave an intent record unreadable by the readiness check.
+
+    An intent whose readiness report could not be printed is refused always. Data that drops the
+    intent a record holds, or breaks its contract, is refused unless
+    ``replace``: with the readiness check's own code and pointer. A record
+    whose stored version is damaged holds nothing known, so a repair is never
+    refused here; nor is a write whose expected revision is already stale (it
+    fails as the conflict it is).
+    """
+    from assay.intent.contract import check_report_bound, parse_intent_data
+
+    check_report_bound(data)
+    intent = data.get("intent") if isinstance(data, dict) else None
+    if replace:
+        return
+    if intent is not None:
+        try:
+            parse_intent_data(data)
+            return
+        except AssayError:
+            pass  # refused below only if the record holds an intent now
+    with store.reader() as reader:
+        current = reader.get(record_id)
+        holds = (current is not None and current.damage is None
+                 and isinstance(current.data, dict) and "intent" in current.data)
+    stale = expect_revision is not None and expect_revision != (
+        current.revision if current is not None else 0)
+    if holds and not stale:
+        try:
+            parse_intent_data(data)
+        except AssayError as exc:
+            exc.action = (f"{exc.action} The record holds an intent now; to drop or replace it "
+                          "anyway, put again with --replace.")
+            raise
 
 
 def _stored_text(value: Any) -> str:

@@ -136,7 +136,7 @@ def _snapshot(inv: Invocation, intent_id: str | None, loop_id: str | None
 def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, int]
             ) -> dict[str, Any]:
     from assay.canonical import canonical_text
-    from assay.intent.check import fetch_visible, work_check
+    from assay.intent.check import fetch_visible, raw_read, work_check
     from assay.intent.snapshot import ProjectBinding
 
     project = inv.project()
@@ -144,7 +144,10 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
                              admitted_scopes=tuple(project.admitted_scopes),
                              principal=inv.principal)
     checked = work_check(reader, binding, intent_id)
-    versions[checked["intent_record_id"]] = checked["intent_revision"]
+    if checked["intent_sha256"] is not None:
+        # A damaged intent shows nothing of its content (only its id and the
+        # read of its stored text), so it is no source of the page.
+        versions[checked["intent_record_id"]] = checked["intent_revision"]
     cited: list[str] = []
     for result in checked["actual"].get("results", []):
         for ref in result.get("evidence", []):
@@ -158,6 +161,13 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
         if record is None:
             why = failures.get(record_id, ("evidence_missing", "not found or not readable"))[1]
             evidence[record_id] = {"unavailable": why, "machine_observed": False}
+            continue
+        if record.damage is not None:
+            # Never shown, never gated: the page names the damage and the read.
+            evidence[record_id] = {
+                "revision": record.revision, "machine_observed": False,
+                "unavailable": f"unreadable: {record.damage.message}",
+                "read": ["assay", *raw_read(record.id, record.revision)]}
             continue
         if record.status != "current" or record.scope not in scopes:
             why = (f"the record is {record.status}" if record.status != "current"

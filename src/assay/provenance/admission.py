@@ -18,8 +18,12 @@ publication gate):
 ``source_retired``         its current version is retired
 ``source_superseded``      its current version is superseded
 ``source_modified``        its current data is not the pinned digest
+``source_unreadable``      its current or pinned version's stored data fails
+                           its integrity check (changed in place)
 ``provenance_legacy``      a source without a pinned digest, or an item not
                            written with typed provenance
+``record_unreadable``      the item's own stored data fails its integrity
+                           check (changed in place): it is never rendered
 ``provenance_invalid``     a pinned version that does not exist or does not
                            match its digest; an envelope from another ledger
 ``provenance_overflow``    the closure passes 32 leaves or 16 KiB
@@ -74,6 +78,8 @@ REASON_LINES = {
     "source_retired": "a source was retired",
     "source_superseded": "a source was superseded",
     "source_modified": "a source changed after this was derived from it",
+    "source_unreadable": "a source's stored data fails its integrity check",
+    "record_unreadable": "its stored data fails its integrity check",
     "provenance_legacy": "its provenance was not recorded",
     "provenance_invalid": "its provenance record is invalid",
     "provenance_overflow": "its provenance is larger than an envelope holds",
@@ -194,10 +200,16 @@ def leaf_failure(reader: Reader, access: Access, leaf: Leaf) -> str | None:
         return "source_superseded"
     if current.data_sha256 != leaf.data_sha256:
         return "source_modified"
+    # The digest column can match text changed in place: the stored text
+    # itself must still hash to it.
+    if current.damage is not None:
+        return "source_unreadable"
     if current.revision != leaf.revision:
         pinned = reader.get(leaf.id, leaf.revision)
         if pinned is None or pinned.data_sha256 != leaf.data_sha256:
             return "source_modified"
+        if pinned.damage is not None:
+            return "source_unreadable"
     return None
 
 
@@ -249,6 +261,9 @@ def admit(reader: Reader, access: Access, records: Iterable[Record], *,
         if limit is not None and len(items) >= limit:
             more = True
             break
+        if record.damage is not None:
+            omitted.append(Unavailable(record.id, record.revision, "record_unreadable"))
+            continue
         env = closure(reader, record, is_typed=is_typed)
         reason = item_reason(env)
         if reason is not None:

@@ -9,7 +9,9 @@ Answering (:func:`answer`) reads that record, then revalidates its stored
 envelope through the publication gate *before* the answer's text is joined
 or a bare assent is bound to it. A revoked, changed or unreadable source
 makes the answer an unbound outcome (nothing is written); a record without
-an envelope (written by hand) is ``provenance_legacy``. A bound answer is an
+an envelope, or not written by :func:`ask` (origin ``derived``, which a
+client ``put`` cannot forge), is ``provenance_legacy``; one whose stored data
+fails its integrity check is ``record_unreadable``. A bound answer is an
 ``answer:`` record linked ``answers`` to the pending record, written in one
 transaction with the pending record's ``answered`` version under the gate's
 write basis.
@@ -31,7 +33,7 @@ from assay.ledger.store import Link, Reader, Record, SourceRef, Store, Write, Wr
 from assay.provenance.admission import admit
 from assay.provenance.envelope import parse_envelope
 from assay.provenance.publish import GATE_REASONS, Hook, check, require
-from assay.provenance.saved import MAX_TEXT_BYTES, bind_sources, source_envelope
+from assay.provenance.saved import MAX_TEXT_BYTES, SAVED_ORIGIN, bind_sources, source_envelope
 
 __all__ = ["PENDING_KINDS", "answer", "ask", "is_typed", "list_pending"]
 
@@ -71,7 +73,8 @@ def ask(store: Store, access: Access, *, text: str, scope: str, kind: str = "que
             "state": "open", "envelope": env.to_dict()}
     record_id = "pending:" + content_id("q", {"data": data, "scope": scope})
     receipt = store.put(Write(id=record_id, data=data, scope=scope, audience=audience,
-                              sources=bound, expect_revision=0), basis=verdict.basis)
+                              sources=bound, expect_revision=0, origin=SAVED_ORIGIN),
+                        basis=verdict.basis)
     return {"receipt": receipt.to_dict(), "audience": audience, "envelope": env.to_dict()}
 
 
@@ -92,12 +95,16 @@ def answer(store: Store, access: Access, *, pending_id: str, text: str | None = 
         if record is None or not access.can_read(record) or record.id.partition(":")[0] != "pending":
             raise AssayError(f"no pending decision {pending_id}", code="record_not_found",
                              pointer="/id")
-        data = record.data
+    if record.damage is not None:
+        return {"bound": False, "id": pending_id, "revision": record.revision,
+                "reason": "record_unreadable",
+                "line": f"{pending_id} cannot be answered: {GATE_REASONS['record_unreadable']}"}
+    data = record.data
     if record.status != "current" or (isinstance(data, dict) and data.get("state") == "answered"):
         raise AssayError(f"{pending_id} is no longer open", code="pending_closed", pointer="/id",
                          details={"status": record.status})
     unbound = {"bound": False, "id": pending_id, "revision": record.revision}
-    if not isinstance(data, dict) or set(data) != _KEYS or data.get("version") != 1:
+    if not is_typed(record):
         return {**unbound, "reason": "provenance_legacy",
                 "line": f"{pending_id} cannot be answered: {GATE_REASONS['provenance_legacy']}"}
     try:
@@ -121,7 +128,7 @@ def answer(store: Store, access: Access, *, pending_id: str, text: str | None = 
               sources=(pin,), links=(Link("answers", record.id),), expect_revision=0),
         Write(id=record.id, data={**data, "state": "answered"}, scope=record.scope,
               audience=record.audience, sources=record.sources, links=record.links,
-              expect_revision=record.revision),
+              expect_revision=record.revision, origin=SAVED_ORIGIN),
     ], basis=basis)
     return {"bound": True, "id": pending_id, "revision": receipts[1].revision, "reason": None,
             "line": f"{pending_id} answered", "answer": receipts[0].to_dict(),
@@ -129,7 +136,9 @@ def answer(store: Store, access: Access, *, pending_id: str, text: str | None = 
 
 
 def is_typed(record: Record) -> bool:
-    """Whether a ``pending:`` record was written with its input envelope."""
+    """Whether a ``pending:`` record was written by :func:`ask` with its input envelope, intact."""
+    if record.origin != SAVED_ORIGIN or record.damage is not None:
+        return False
     data = record.data
     return (isinstance(data, dict) and set(data) == _KEYS and data.get("version") == 1
             and data.get("kind") in PENDING_KINDS and isinstance(data.get("envelope"), dict)

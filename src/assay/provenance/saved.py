@@ -6,6 +6,13 @@ it was derived from (id, exact revision, data digest). Its id is content
 derived (``note:n-1a2b3c4d``, ``memory:m-1a2b3c4d``), so writing the same
 entry twice replays the first receipt.
 
+Typed provenance is a marker ``put`` cannot forge: only :func:`add` writes
+these records, with origin ``derived`` (assay's own code path); every
+client ``put`` is a ``claim``. Reads serve nothing else as saved context: a
+``note:`` or ``memory:`` record written with ``put`` (however exact its
+data) is listed as unavailable (``provenance_legacy``), and so is an entry
+whose stored data fails its integrity check (``record_unreadable``).
+
 Writing (:func:`add`): sources are pinned on one snapshot (each must be
 readable by the writer), the audience is checked against the one the sources
 imply (a private source keeps the entry private to that principal), and the
@@ -40,6 +47,7 @@ from assay.provenance.publish import Hook, require
 __all__ = [
     "KINDS",
     "MAX_TEXT_BYTES",
+    "SAVED_ORIGIN",
     "add",
     "bind_sources",
     "is_typed",
@@ -55,8 +63,13 @@ _SCAN_LIMIT = 10_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+SAVED_ORIGIN = "derived"
+
+
 def is_typed(record: Record) -> bool:
-    """Whether a record carries saved-context data written with typed provenance."""
+    """Whether a record is saved context written by :func:`add` (origin and shape), intact."""
+    if record.origin != SAVED_ORIGIN or record.damage is not None:
+        return False
     data = record.data
     return (isinstance(data, dict) and set(data) == {"version", "text", "author"}
             and data["version"] == 1 and isinstance(data["text"], str)
@@ -149,7 +162,8 @@ def add(store: Store, access: Access, *, kind: str, text: str, scope: str,
         "data": data, "scope": scope, "audience": chosen,
         "sources": [s.to_dict() for s in bound]})
     receipt = store.put(Write(id=record_id, data=data, scope=scope, audience=chosen,
-                              sources=bound, request_id=f"saved:{record_id}"),
+                              sources=bound, request_id=f"saved:{record_id}",
+                              origin=SAVED_ORIGIN),
                         basis=verdict.basis)
     return {"receipt": receipt.to_dict(), "audience": chosen, "sources": [s.to_dict() for s in bound],
             "envelope": env.to_dict(), "gate": verdict.to_dict()}
@@ -232,8 +246,8 @@ def search(reader: Reader, access: Access, *, query: str, kind: str = "memory",
     scored = []
     for record in candidates:
         if not is_typed(record):
-            # Untyped entries cannot be matched on text without rendering it:
-            # they are still reported, as provenance_legacy, by admission.
+            # Untyped or unreadable entries cannot be matched on text without
+            # rendering it: admission still reports each as unavailable.
             scored.append((0, record))
             continue
         text = record.data["text"].lower()

@@ -206,7 +206,7 @@ def _banner(intent: Mapping[str, Any] | None) -> str:
            f"complete with current evidence; {blocking} blocking issue(s), {advisory} advisory.")
     return (f'<section id="verdict" class="banner {css}" role="status" '
             f'data-ready="{str(ready).lower()}"><span class="icon" aria-hidden="true">{icon}</span>'
-            f'<div><div class="word">{icon} {word}</div><div class="sub">{_e(sub)}</div></div>'
+            f'<div><div class="word">{word}</div><div class="sub">{_e(sub)}</div></div>'
             "</section>")
 
 
@@ -260,8 +260,11 @@ def _intent_section(report: Mapping[str, Any], evidence: Mapping[str, Any],
     out.append("</table>")
     general = issues.get("", [])
     for error in report.get("record_errors", []):
+        read = error.get("read")
         general.append({"code": error.get("code", "record_error"),
-                        "message": error.get("message", ""), "action": error.get("action", "")})
+                        "message": f"{error.get('id', '')}: {error.get('message', '')}",
+                        "action": ("read the stored text: assay " + " ".join(read)) if read
+                        else ""})
     if general:
         out.append('<h3>Issues of the whole intent</h3><div id="global-issues">'
                    + "".join(_issue_html(i) for i in general) + "</div>")
@@ -319,31 +322,45 @@ def _requirement_html(req: Mapping[str, Any], row: Mapping[str, Any],
     return "".join(parts)
 
 
+def _origin_badge(ref: Mapping[str, Any]) -> str:
+    """Who wrote the cited version: assay's runner, a claim, or unknown (unreadable)."""
+    if ref.get("machine_observed"):
+        return _badge("machine", "\u2699", "machine-observed")
+    if ref.get("origin") is None:
+        return _badge("bad", "\u2718", "unreadable or missing")
+    return _badge("claim", "\u270e", "claimed")
+
+
 def _evidence_ref_html(ref: Mapping[str, Any], anchors: _EvidenceAnchors,
                        evidence: Mapping[str, Any]) -> str:
     machine = bool(ref.get("machine_observed"))
-    seen = _badge("machine", "\u2699", "machine-observed") if machine else _badge(
-        "claim", "\u270e", "claimed")
-    current = ref.get("current") or {}
+    seen = _origin_badge(ref)
+    current = ref.get("current_revision")
     name = f"{ref.get('id', '')}@{ref.get('revision', '')}"
     href = anchors.href(str(ref.get("id", "")))
     link = f'<a href="{_e(href)}">{_e(name)}</a>' if href else f"<code>{_e(name)}</code>"
     stale = ""
-    if current and current.get("revision") not in (None, ref.get("revision")):
-        stale = f' <span class="bad">(current revision {_e(current["revision"])})</span>'
+    if current not in (None, ref.get("revision")):
+        stale = f' <span class="bad">(current revision {_e(current)})</span>'
     facts = ""
-    obs = (evidence.get(str(ref.get("id", ""))) or {}).get("observation")
-    if obs:
-        status = str(obs.get("status", ""))
+    run = ref.get("run")
+    if run:
+        # The outcome of the cited run itself, not of a later one.
+        status = str(run.get("status", ""))
         css = _RUN_STYLE.get(status, "wait")
-        exit_text = f", exit {obs['exit_code']}" if obs.get("exit_code") is not None else ""
-        facts = (f" {_badge(css, _ICON[css], status)} <span class=\"acc\">{_e(exit_text[2:])}"
-                 f"{', ' if exit_text else ''}{_e(obs.get('duration_ms', ''))} ms</span>")
-    digest = ref.get("data_sha256") or current.get("data_sha256")
+        words = [f"{run['command']}" if run.get("command") else ""]
+        if run.get("exit_code") is not None:
+            words.append(f"exit {run['exit_code']}")
+        facts = (f" {_badge(css, _ICON[css], status)} "
+                 f'<span class="acc">{_e(", ".join(w for w in words if w))}</span>')
+    digest = ref.get("data_sha256") or (evidence.get(str(ref.get("id", ""))) or {}).get(
+        "data_sha256")
     if digest:
         facts += f' <span class="acc mono">sha256 {_e(_short(digest))}</span>'
     return (f'<div class="evref" data-evidence="{_e(ref.get("id", ""))}" '
-            f'data-machine="{str(machine).lower()}">evidence {seen} {link}{stale}{facts}</div>')
+            f'data-machine="{str(machine).lower()}" data-origin="{_e(ref.get("origin") or "")}" '
+            f'data-cited-run-status="{_e((run or {}).get("status", ""))}">'
+            f"evidence {seen} {link}{stale}{facts}</div>")
 
 
 def _evidence_section(evidence: Mapping[str, Mapping[str, Any]], anchors: _EvidenceAnchors) -> str:
@@ -393,7 +410,10 @@ def _evidence_html(record_id: str, ev: Mapping[str, Any], anchor: str,
             f'data-machine="{str(machine).lower()}"><h3>{seen} <code>{_e(record_id)}</code> revision '
             f'{_e(ev.get("revision", ""))}')]
     if ev.get("unavailable"):
-        head.append(f' <span class="bad">({_e(ev["unavailable"])})</span></h3></div>')
+        head.append(f' <span class="bad">({_e(ev["unavailable"])})</span></h3>')
+        if ev.get("read"):
+            head.append(f'<p>Read the stored text: <code>{_e(" ".join(ev["read"]))}</code></p>')
+        head.append("</div>")
         return "".join(head)
     if obs:
         status = str(obs.get("status", ""))
