@@ -18,6 +18,8 @@ Sections::
                 lease_seconds, renew_seconds, gate, recovery, backtrack_after,
                 ladder_terminate, violation_rounds
     [memory]    enabled (false: memory commands perform no reads)
+    [gate]      intents (record ids that gate every agent stop here), on_error
+                ("block" or "allow"), retry_cap (blocks in one run of stops)
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "DEFAULT_EVIDENCE_IGNORE",
     "STATE_DIR",
     "EvidenceCommand",
+    "GateSettings",
     "GoalConfig",
     "LoopSettings",
     "Project",
@@ -123,6 +126,22 @@ class LoopSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class GateSettings:
+    """``[gate]``: which intents gate an agent's stop here, and how the stop gate fails.
+
+    ``intents`` gate every session in the project (besides bindings recorded
+    with ``gate bind`` and an active loop); ``on_error`` is what the gate
+    answers when it cannot decide (``block``, the default, or ``allow``);
+    ``retry_cap`` is how many times in one run of stops the gate may send the
+    agent back before it gives up and lets it stop.
+    """
+
+    intents: tuple[str, ...] = ()
+    on_error: str = "block"
+    retry_cap: int = 5
+
+
+@dataclass(frozen=True, slots=True)
 class Project:
     """A discovered project: its root, its scope and its settings."""
 
@@ -137,6 +156,7 @@ class Project:
     goals: tuple[GoalConfig, ...] = ()
     loop: LoopSettings = LoopSettings()
     memory_enabled: bool = True
+    gate: GateSettings = GateSettings()
 
     @property
     def scope(self) -> str:
@@ -224,7 +244,7 @@ def load_project(cwd: str | os.PathLike[str] | None = None) -> Project:
     return _parse(root, path, raw)
 
 
-_TOP = {"project", "ledger", "evidence", "goals", "memory", "loop"}
+_TOP = {"project", "ledger", "evidence", "goals", "memory", "loop", "gate"}
 _PROJECT_KEYS = {"name", "admitted_scopes", "principal"}
 _LEDGER_KEYS = {"url"}
 
@@ -275,7 +295,35 @@ def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
         goals=_goals(path, raw),
         loop=_loop_settings(path, raw),
         memory_enabled=_memory_enabled(path, raw),
+        gate=_gate_settings(path, raw),
     )
+
+
+_MAX_RETRY_CAP = 100
+
+
+def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
+    """Parse ``[gate]``: ``intents`` record ids, ``on_error`` block|allow, ``retry_cap`` 0..100."""
+    table = _table(path, raw, "gate")
+    _closed(path, table, {"intents", "on_error", "retry_cap"}, "gate")
+    intents = table.get("intents", [])
+    if not isinstance(intents, list):
+        raise _config_error(path, "/gate/intents", "intents must be a list of record ids")
+    seen: list[str] = []
+    for index, record_id in enumerate(intents):
+        if not isinstance(record_id, str) or not _RECORD_ID.fullmatch(record_id):
+            raise _config_error(path, pointer("gate", "intents", index),
+                                "intents are record ids such as knowledge:NAME")
+        if record_id not in seen:
+            seen.append(record_id)
+    on_error = table.get("on_error", "block")
+    if on_error not in ("block", "allow"):
+        raise _config_error(path, "/gate/on_error", 'on_error must be "block" or "allow"')
+    cap = table.get("retry_cap", 5)
+    if not isinstance(cap, int) or isinstance(cap, bool) or not 0 <= cap <= _MAX_RETRY_CAP:
+        raise _config_error(path, "/gate/retry_cap",
+                            f"retry_cap must be a whole number from 0 to {_MAX_RETRY_CAP}")
+    return GateSettings(intents=tuple(seen), on_error=on_error, retry_cap=cap)
 
 
 def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:

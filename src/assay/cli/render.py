@@ -56,11 +56,19 @@ def _get_raw(envelope: dict[str, Any], args: dict[str, Any]) -> str | None:
     return None
 
 
+def _hook_answer(envelope: dict[str, Any], args: dict[str, Any]) -> str:
+    # What the harness reads: its answer as one JSON line, or nothing at all.
+    answer = envelope["data"].get("answer")
+    return json_line(answer) if answer is not None else ""
+
+
 # Operations whose CLI output is bare text (whatever the format) when the
 # function returns a string; None falls back to the normal rendering.
 RAW: dict[str, Callable[[dict[str, Any], dict[str, Any]], str | None]] = {
     "canonical": _canonical_raw,
     "get": _get_raw,
+    "hook.stop": _hook_answer,
+    "hook.tool": _hook_answer,
 }
 
 # Operation name -> function that prints a readable view of its envelope.

@@ -16,7 +16,10 @@ recorded order, then per cited evidence reference in citation order)::
     evidence_unavailable, evidence_missing, evidence_unreadable,
     evidence_out_of_scope, evidence_retired, evidence_revision_stale,
     evidence_hash_mismatch, evidence_run_not_passed, evidence_command_mismatch,
-    evidence_only_claimed (advisory)
+    evidence_only_claimed (advisory), gate_gave_up (advisory)
+
+(``gate_gave_up`` is added by the ``work check`` operation from the stop
+gate's records, see :mod:`assay.gate.records`; this module never emits it.)
 
 ``ready_to_review`` is true exactly when no issue is blocking; the one
 advisory code, ``evidence_only_claimed``, says that a requirement rests only
@@ -81,8 +84,9 @@ ISSUE_CODES = (
     "evidence_run_not_passed",
     "evidence_command_mismatch",
     "evidence_only_claimed",
+    "gate_gave_up",
 )
-ADVISORY_CODES = frozenset({"evidence_only_claimed"})
+ADVISORY_CODES = frozenset({"evidence_only_claimed", "gate_gave_up"})
 DELTA_STATUSES = (
     "not_started",
     "failed",

@@ -39,7 +39,7 @@ from assay.config import Project
 from assay.errors import AssayError, ConflictError, RevisionConflict, UsageError, pointer
 from assay.evidence.git import observe as observe_git
 from assay.ids import content_id
-from assay.ledger.store import Record, Store, Write
+from assay.ledger.store import Reader, Record, Store, Write
 from assay.loop import identity
 from assay.loop.contract import capable_commands
 from assay.loop.gate import git_to_dict
@@ -52,6 +52,7 @@ __all__ = [
     "HEAD_SCHEMA",
     "Lease",
     "handle_of",
+    "heads_in",
     "load_head",
     "loop_heads",
     "mismatch_error",
@@ -90,8 +91,13 @@ def _now_ms() -> int:
 def loop_heads(store: Store, scope: str | None) -> list[Record]:
     """Every loop head (of ``scope``, when given), ordered by id."""
     with store.reader() as reader:
-        found = reader.find(scopes=[scope] if scope else None, kind="loop", query=HEAD_SCHEMA,
-                            limit=10_000)
+        return heads_in(reader, scope)
+
+
+def heads_in(reader: Reader, scope: str | None) -> list[Record]:
+    """:func:`loop_heads` as one open reader sees them."""
+    found = reader.find(scopes=[scope] if scope else None, kind="loop", query=HEAD_SCHEMA,
+                        limit=10_000)
     return [r for r in found if r.id.count(":") == 1 and isinstance(r.data, dict)
             and r.data.get("schema") == HEAD_SCHEMA]
 

@@ -71,6 +71,8 @@ DECLARED: dict[str, tuple[str, ...]] = {
                        "loop.questions", "loop.schema", "loop.checkpoint", "loop.recover",
                        "loop.explain", "loop.replay", "loop.audit"),
     "assay.ops.report": ("report",),
+    "assay.ops.hook": ("hook.stop", "hook.tool", "hook.install", "hook.uninstall", "hook.doctor",
+                       "gate.bind"),
 }
 
 # What each command group is for, in one line of `assay --help` (keep it short:
@@ -88,6 +90,8 @@ GROUPS: dict[str, str] = {
     "publish": "Check that derived content may still be published.",
     "pending": "Decisions waiting for a person's answer.",
     "loop": "Governed rounds of agent work under a contract.",
+    "hook": "Harness hooks: gate the agent's stop on proof.",
+    "gate": "Which intents gate a harness session's stop.",
 }
 
 _HOME: dict[str, str] = {name: module for module, names in DECLARED.items() for name in names}

@@ -116,11 +116,13 @@ def _report_schema() -> dict[str, Any]:
     output_schema=_report_schema,
 )
 def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.gate.records import with_gate_issues
     from assay.intent.check import work_check as check
     from assay.intent.checkpoint import inputs_envelope
 
     with _pinned(inv, args) as (reader, binding):
-        report = check(reader, binding, args["id"])
+        report = with_gate_issues(reader, binding.evidence_scopes,
+                                  check(reader, binding, args["id"]))
         # The dependency envelope of the current record versions the report
         # and its continuity projection were built from (see assay.provenance).
         report = {**report, "envelope": inputs_envelope(reader, report).to_dict()}
@@ -139,10 +141,19 @@ def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
         "omitted_count": {"type": "integer"}}},
 )
 def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.gate.records import gave_up_counts
     from assay.intent.views import work_status as status
 
-    return _view(inv, args, lambda reader, binding: status(reader, binding,
-                                                           limit=args.get("limit", 20)))
+    def view(reader: Any, binding: Any) -> dict[str, Any]:
+        data = status(reader, binding, limit=args.get("limit", 20))
+        counts = gave_up_counts(reader, binding.evidence_scopes)
+        for row in data["intents"]:
+            if counts.get(row["id"]):
+                row["gate_gave_up"] = counts[row["id"]]
+                row["advisory_count"] = row.get("advisory_count", 0) + counts[row["id"]]
+        return data
+
+    return _view(inv, args, view)
 
 
 @operation(

@@ -136,6 +136,7 @@ def _snapshot(inv: Invocation, intent_id: str | None, loop_id: str | None
 def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, int]
             ) -> dict[str, Any]:
     from assay.canonical import canonical_text
+    from assay.gate.records import with_gate_issues
     from assay.intent.check import fetch_visible, raw_read, work_check
     from assay.intent.snapshot import ProjectBinding
 
@@ -143,7 +144,8 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
     binding = ProjectBinding(root=str(project.root), scope=project.scope,
                              admitted_scopes=tuple(project.admitted_scopes),
                              principal=inv.principal)
-    checked = work_check(reader, binding, intent_id)
+    checked = with_gate_issues(reader, binding.evidence_scopes,
+                               work_check(reader, binding, intent_id))
     if checked["intent_sha256"] is not None:
         # A damaged intent shows nothing of its content (only its id and the
         # read of its stored text), so it is no source of the page.
@@ -190,7 +192,20 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
             text = canonical_text(record.data)
             summary["data_text"] = text[:_DATA_LIMIT] + ("..." if len(text) > _DATA_LIMIT else "")
         evidence[record_id] = summary
-    return {"report": checked, "evidence": evidence}
+    return {"report": checked, "evidence": evidence, "gate": _gate(reader, binding, checked,
+                                                                   versions)}
+
+
+def _gate(reader: Any, binding: Any, checked: dict[str, Any], versions: dict[str, int]
+          ) -> dict[str, Any] | None:
+    """What the stop gate answered for the intent, and the shell commands harnesses reported."""
+    from assay.gate.records import gate_view
+
+    if checked["intent_sha256"] is None:
+        return None
+    view = gate_view(reader, binding.evidence_scopes, checked["intent_record_id"], commands=True)
+    versions.update(view.pop("versions"))
+    return view
 
 
 def _loop(reader: Any, loop_id: str, versions: dict[str, int]) -> dict[str, Any]:

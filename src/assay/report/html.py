@@ -11,7 +11,7 @@ attributes alike.
 The document (built by the ``report`` operation) is a dict::
 
     {assay_version, ledger: {revision, epoch}, project: {scope},
-     intent: {report, evidence: {id: summary}} | None,
+     intent: {report, evidence: {id: summary}, gate: gate view (see assay.report.gate)} | None,
      loop: {head, rounds: [round data], rejections: [rejection data]} | None,
      packet: {dir, valid, publishable, issues, summary, objective, claims, gaps} | None,
      publication: {line, sources, envelopes: [sha256]}}
@@ -32,6 +32,7 @@ from string import Template
 from typing import Any
 
 from assay.report.assurance import packet_section
+from assay.report.gate import gate_section
 from assay.report.markup import ICON as _ICON
 from assay.report.markup import RUN_STYLE as _RUN_STYLE
 from assay.report.markup import badge as _badge
@@ -153,6 +154,7 @@ def render(doc: Mapping[str, Any]) -> str:
     if intent:
         sections.append(_intent_section(intent["report"], intent["evidence"], anchors))
         sections.append(_evidence_section(intent["evidence"], anchors))
+        sections.append(gate_section(intent.get("gate")))
     if loop:
         sections.append(loop_section(loop))
     if packet:

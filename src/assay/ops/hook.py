@@ -1,0 +1,264 @@
+"""Harness hook operations: hook stop/tool/install/uninstall/doctor, gate bind.
+
+Handlers import :mod:`assay.gate` lazily so the registry stays cheap to load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from assay.errors import AssayError
+from assay.ops import Argument, Invocation, Result, operation
+
+_HARNESSES = ["claude-code", "codex", "cursor"]
+_HARNESS = Argument("harness", {"enum": _HARNESSES},
+                    "The harness that runs the hook (default: recognised from the payload).")
+_PAYLOAD = Argument("payload", {"type": ["object", "string"]},
+                    "The hook payload the harness sends (on the command line: standard input).")
+_SCOPE = Argument("scope", {"enum": ["project", "user"]},
+                  "Whose settings: the project's (default) or the user's.")
+_EXECUTABLE = Argument("executable", {"type": "string", "minLength": 1},
+                       "The command the entries run for assay (default: this assay).")
+_DECISION = {"type": "object", "properties": {
+    "event": {"enum": ["gate_blocked", "gate_allowed", "gate_gave_up", "gate_error", None]},
+    "answer": {"enum": ["block", "allow"]}, "reason": {"type": ["string", "null"]}}}
+_STOP_NOTE = ("On the command line the payload is read from standard input and the answer is "
+              "printed exactly as the harness reads it (one JSON line to block, nothing to "
+              "allow); the exit status is always 0.")
+
+
+@contextmanager
+def _site(inv: Invocation, cwd: str | None) -> Iterator[Invocation]:
+    """The invocation for the session's directory (the call's own cwd wins when it gave one)."""
+    if inv.cwd is not None or not cwd:
+        yield inv
+        return
+    site = inv.with_args({"cwd": cwd})
+    try:
+        yield site
+    finally:
+        site.close()
+
+
+def _payload(inv: Invocation, args: dict[str, Any]) -> Any:
+    if "payload" in args:
+        return args["payload"]
+    try:
+        return inv.read_stdin()
+    except AssayError as exc:
+        return exc  # the gate answers an unreadable payload like any other
+
+
+@operation(
+    "hook.stop",
+    summary="Answer a harness's Stop or SubagentStop hook: may the agent stop now?",
+    description=(
+        "Reads the harness's stop payload (Claude Code and Codex Stop and SubagentStop, Cursor "
+        "stop) and answers as the harness expects: a block with the reason the agent reads next, "
+        "or nothing to let it stop. The intents that gate the session (the project's [gate] "
+        "intents and `gate.bind` bindings) must be ready for review, an active loop must be "
+        "finished, and a success claim in the agent's last message must be backed by machine "
+        "runs taken on the current workspace. The reason is the next actions of `work.check`, at "
+        "most 2,000 characters. At most [gate] retry_cap blocks per run of stops, then the gate "
+        "gives up (gate_gave_up); an error answers [gate] on_error (block by default). Every "
+        "decision is a version of the session's gate-session record."),
+    cli_note=_STOP_NOTE,
+    writes=True,
+    arguments=(_PAYLOAD, _HARNESS),
+    output_schema={"type": "object", "properties": {
+        "harness": {"enum": _HARNESSES}, "answer": {"type": ["object", "null"]},
+        "decision": _DECISION, "run": {"type": ["object", "null"]},
+        "session_record": {"type": ["string", "null"]}, "recorded": {"type": "boolean"}}},
+)
+def hook_stop(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.gate.stop import answer_stop
+
+    data = answer_stop(_payload(inv, args), args.get("harness"), lambda cwd: _site(inv, cwd))
+    return Result(data)
+
+
+@operation(
+    "hook.tool",
+    summary="Record a shell command the agent ran, as its harness reported it (a claim).",
+    description=(
+        "Reads a harness's post-tool payload (Claude Code PostToolUse and PostToolUseFailure, "
+        "Codex PostToolUse, Cursor afterShellExecution); for a shell command, records the "
+        "command (secrets redacted) and the outcome and exit code the harness reported as a "
+        "shell-claim record linked to the session. It is what the harness said, never machine "
+        "evidence. Other tools are not recorded. Never fails the harness: a command that cannot "
+        "be recorded is reported in the result."),
+    cli_note="On the command line the payload is read from standard input; nothing is printed "
+             "and the exit status is always 0.",
+    writes=True,
+    arguments=(_PAYLOAD, _HARNESS),
+    output_schema={"type": "object", "properties": {
+        "recorded": {"type": "boolean"}, "id": {"type": "string"}, "error": {"type": "object"}}},
+)
+def hook_tool(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.gate.stop import record_shell
+
+    raw = _payload(inv, args)
+    if isinstance(raw, AssayError):
+        return Result({"recorded": False, "error": raw.to_dict()})
+    return Result(record_shell(raw, args.get("harness"), lambda cwd: _site(inv, cwd)))
+
+
+def _settings(inv: Invocation, args: dict[str, Any]) -> Any:
+    from assay.gate.install import settings_file
+
+    scope = args.get("scope", "project")
+    root = inv.project().root if scope == "project" else None
+    return settings_file(args["harness"], scope, root, args.get("executable"))
+
+
+_TARGET = Argument("harness", {"enum": _HARNESSES}, "The harness: claude-code, codex or cursor.",
+                   binding="literal", required=True)
+
+
+@operation(
+    "hook.install",
+    summary="Add assay's stop and shell-command hooks to a harness's settings file.",
+    description=(
+        "Merges the entries into .claude/settings.json, .codex/hooks.json or .cursor/hooks.json "
+        "(the project's, or the user's with `scope` user): Stop and SubagentStop run "
+        "`hook.stop`, the shell-command events run `hook.tool`. Every other entry, key and byte "
+        "of the file stays as it was; installing again changes nothing (or only assay's own "
+        "entries, when their command changed). A file that is not strict JSON is refused and "
+        "left alone."),
+    writes=True,
+    writes_ledger=False,
+    effect="Writes the harness's settings file; nothing to the ledger.",
+    arguments=(_TARGET, _SCOPE, _EXECUTABLE),
+    output_schema={"type": "object", "properties": {
+        "path": {"type": "string"}, "created": {"type": "boolean"},
+        "changed": {"type": "array", "items": {"type": "string"}}}},
+)
+def hook_install(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.gate.install import install
+
+    data = install(_settings(inv, args))
+    steps = ["Check it: 'assay hook doctor'."]
+    if args["harness"] == "codex":
+        steps.append("Codex runs a new hook only after you review and trust it in Codex.")
+    return Result(data, next=tuple(steps))
+
+
+@operation(
+    "hook.uninstall",
+    summary="Remove assay's hook entries from a harness's settings file, and nothing else.",
+    description=(
+        "Removes only the entries that run assay's hooks (and an event list or hooks table the "
+        "removal leaves empty); every other byte of the file stays as it was."),
+    writes=True,
+    writes_ledger=False,
+    effect="Writes the harness's settings file; nothing to the ledger.",
+    arguments=(_TARGET, _SCOPE),
+    output_schema={"type": "object", "properties": {
+        "path": {"type": "string"}, "exists": {"type": "boolean"},
+        "removed": {"type": "array", "items": {"type": "string"}}}},
+)
+def hook_uninstall(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.gate.install import uninstall
+
+    return Result(uninstall(_settings(inv, args)))
+
+
+@operation(
+    "hook.doctor",
+    summary="Is the hook installed, and what would it answer if the agent stopped now?",
+    description=(
+        "Read-only. For each harness (or the one named) and scope: the settings file, whether "
+        "assay's entries are there as `hook.install` writes them, per event. Then the answer "
+        "`hook.stop` would give now to a new stop of `session` (default: a session with no "
+        "binding, gated by the project's [gate] intents and loops), with `message` as the "
+        "agent's last message; nothing is recorded."),
+    writes=False,
+    arguments=(
+        Argument("harness", {"enum": _HARNESSES}, "Only this harness (default: all three).",
+                 binding="literal"),
+        Argument("session", {"type": "string", "minLength": 1},
+                 "The session whose stop to preview (its bindings count)."),
+        Argument("message", {"type": "string"},
+                 "The agent's last message for the preview (its success claims are checked)."),
+        _EXECUTABLE,
+    ),
+    output_schema={"type": "object", "properties": {
+        "files": {"type": "array"}, "installed": {"type": "boolean"},
+        "would_answer": {"type": "object"}}},
+)
+def hook_doctor(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.gate.harness import StopEvent, stop_answer
+    from assay.gate.install import SCOPES, inspect, settings_file
+    from assay.gate.stop import preview_stop
+
+    try:
+        root = inv.project().root
+    except AssayError as exc:
+        if exc.code != "project_not_found":
+            raise
+        root = None
+    harnesses = [args["harness"]] if args.get("harness") else _HARNESSES
+    files = [inspect(settings_file(h, s, root, args.get("executable")))
+             for h in harnesses for s in SCOPES if s == "user" or root is not None]
+    harness = next((f["harness"] for f in files if f["installed"]), harnesses[0])
+    event = StopEvent(harness=harness, event="Stop", session_id=args.get("session", "doctor"),
+                      cwd=str(root) if root else None, continuing=False,
+                      message=args.get("message"))
+    if root is None:
+        would: dict[str, Any] = {"answer": None, "decision": {
+            "event": None, "answer": "allow",
+            "reason": "No assay project here: nothing gates a stop."}}
+    else:
+        try:
+            would = preview_stop(inv, event)
+        except AssayError as exc:
+            would = {"answer": stop_answer(harness, exc.message), "error": exc.to_dict()}
+    installed = any(f["installed"] for f in files)
+    steps = () if installed else (f"Install it: 'assay hook install {harnesses[0]}'.",)
+    return Result({"files": files, "installed": installed, "would_answer": would}, next=steps)
+
+
+@operation(
+    "gate.bind",
+    summary="Bind intents to a harness session: its agent may stop only when they are ready.",
+    description=(
+        "Adds the intents to the session's gate-binding record (or, with `replace`, makes them "
+        "its only intents); `hook.stop` then gates that session's stops on them, besides the "
+        "project's [gate] intents. Each must be a readable intent record of this project."),
+    writes=True,
+    arguments=(
+        Argument("session", {"type": "string", "minLength": 1, "maxLength": 256},
+                 "The harness session id (the session_id its hooks receive).", required=True),
+        Argument("intent", {"type": "array", "items": {"type": "string", "minLength": 1}},
+                 "The intent record ids (knowledge:NAME).", binding="literals", required=True),
+        Argument("replace", {"type": "boolean"}, "Replace the session's intents instead of "
+                 "adding to them.", binding="flag"),
+    ),
+    output_schema={"type": "object", "properties": {
+        "id": {"type": "string"}, "intents": {"type": "array"}, "receipt": {"type": "object"}}},
+)
+def gate_bind(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.gate.records import binding_write
+    from assay.intent.check import read_intent
+    from assay.intent.snapshot import ProjectBinding
+
+    project = inv.project()
+    binding = ProjectBinding(root=str(project.root), scope=project.scope,
+                             admitted_scopes=tuple(project.admitted_scopes),
+                             principal=inv.principal)
+    store = inv.store()
+    with store.reader() as reader:
+        for index, intent_id in enumerate(args["intent"]):
+            try:
+                read_intent(reader, binding, intent_id)
+            except AssayError as exc:
+                exc.pointer = f"/intent/{index}"
+                raise
+        write = binding_write(reader, project.scope, args["session"], args["intent"],
+                              replace=bool(args.get("replace")))
+    receipt = store.put(write)
+    return Result({"id": write.id, "intents": write.data["intents"], "receipt": receipt.to_dict()},
+                  ledger_revision=receipt.ledger_revision,
+                  next=(f"Preview the gate: 'assay hook doctor --session {args['session']}'.",))

@@ -1,0 +1,95 @@
+"""The hooks as harnesses run them: the real `assay` process, payload on stdin, exit status 0."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_helpers import gate_project, payload, ready_project, record_intent
+
+from assay_testing import ASSAY, Project
+
+
+@pytest.fixture
+def gated(tmp_path: Path) -> Project:
+    project = gate_project(tmp_path / "proj")
+    record_intent(project)
+    return project
+
+
+def hook(project: Project, cwd: Path, *args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    """Run ``assay hook ...`` in ``cwd`` as a harness does: stdin piped, nothing else given."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(project.root.parent / "home")}
+    return subprocess.run([ASSAY, "hook", *args], cwd=cwd, input=stdin, capture_output=True,
+                          env=env, timeout=120, check=False)
+
+
+def _json(data: Any) -> bytes:
+    return json.dumps(data).encode()
+
+
+def test_cli_hook_stop_prints_the_block_exactly(gated: Project) -> None:
+    """A not-ready intent: one JSON line {decision, reason} on stdout, nothing else, exit 0."""
+    proc = hook(gated, gated.root, "stop", stdin=_json(payload("claude-code", "stop", gated)))
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert proc.stdout.endswith(b"\n") and proc.stdout.count(b"\n") == 1
+    answer = json.loads(proc.stdout)
+    assert set(answer) == {"decision", "reason"} and answer["decision"] == "block"
+    assert len(answer["reason"]) <= 2000
+
+
+def test_cli_hook_stop_prints_nothing_to_allow(tmp_path: Path) -> None:
+    """A ready intent and no claim: empty stdout, exit 0 (the harness lets the agent stop)."""
+    project = ready_project(tmp_path / "proj")
+    data = payload("codex", "stop", project, last_assistant_message="Anything else?")
+    proc = hook(project, project.root, "stop", "--harness", "codex", stdin=_json(data))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_cli_hook_stop_unreadable_stdin_blocks_with_exit_zero(gated: Project) -> None:
+    """Bytes that are no payload: still exit 0, with a block naming the problem."""
+    proc = hook(gated, gated.root, "stop", stdin=b"\xff\xfe not json")
+    assert proc.returncode == 0
+    assert "the hook payload is not one a harness sends" in json.loads(proc.stdout)["reason"]
+
+
+def test_cli_hook_stop_outside_a_project_prints_nothing(tmp_path: Path, gated: Project) -> None:
+    """Run outside any project (a user-scope hook elsewhere): nothing printed, exit 0."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    data = payload("claude-code", "stop", None, cwd=str(elsewhere))
+    proc = hook(gated, elsewhere, "stop", stdin=_json(data))
+    assert (proc.returncode, proc.stdout) == (0, b"")
+
+
+def test_cli_hook_stop_cursor_followup(gated: Project) -> None:
+    """Cursor's stop hook gets {followup_message} to continue the agent."""
+    proc = hook(gated, gated.root, "stop", "--harness", "cursor",
+                stdin=_json(payload("cursor", "stop", gated)))
+    assert proc.returncode == 0 and set(json.loads(proc.stdout)) == {"followup_message"}
+
+
+def test_cli_hook_tool_prints_nothing(gated: Project) -> None:
+    """hook tool records the command and prints nothing, exit 0."""
+    proc = hook(gated, gated.root, "tool",
+                stdin=_json(payload("claude-code", "post-tool-use-failure-bash", gated)))
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert gated.ok("find", "--kind", "shell-claim")["data"]["count"] == 1
+
+
+def test_cli_hook_install_then_doctor(gated: Project) -> None:
+    """hook install claude-code writes .claude/settings.json; doctor sees it and previews a block."""
+    out = gated.ok("hook", "install", "claude-code", env={"HOME": str(gated.root.parent / "home")})
+    assert out["data"]["path"] == str(gated.root / ".claude" / "settings.json")
+    doctor = gated.run("hook", "doctor", "--", "claude-code",
+                       env={"HOME": str(gated.root.parent / "home")})
+    assert doctor.code == 0 and doctor.json["data"]["installed"] is True
+    assert doctor.json["data"]["would_answer"]["decision"]["event"] == "gate_blocked"
+    settings = json.loads((gated.root / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    proc = subprocess.run(command, shell=True, cwd=gated.root, capture_output=True, timeout=120,
+                          input=_json(payload("claude-code", "stop", gated)), check=False)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["decision"] == "block"

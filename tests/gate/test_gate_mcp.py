@@ -1,0 +1,47 @@
+"""The hook operations over MCP: the payload is an argument, the answer is in the envelope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gate_helpers import gate_project, payload, record_intent
+from mcp import Client
+
+from assay.mcp.server import build_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_mcp_hook_stop_takes_the_payload_as_an_argument(tmp_path: Path) -> None:
+    """hook_stop over MCP answers the payload object it is given, as the CLI would print it."""
+    project = gate_project(tmp_path / "proj")
+    record_intent(project)
+    async with Client(build_server()) as client:
+        result = await client.call_tool(
+            "hook_stop", {"payload": payload("codex", "subagent-stop", project)})
+    assert result.is_error is False
+    envelope = json.loads(result.content[0].text)
+    answer = envelope["data"]["answer"]
+    assert answer["decision"] == "block" and "not ready for review" in answer["reason"]
+    assert envelope["data"]["decision"]["event"] == "gate_blocked"
+
+
+async def test_mcp_gate_bind_and_doctor(tmp_path: Path) -> None:
+    """gate_bind records a binding and hook_doctor previews the bound session's answer."""
+    project = gate_project(tmp_path / "proj", gate="")
+    record_intent(project)
+    async with Client(build_server()) as client:
+        bound = await client.call_tool("gate_bind", {"cwd": str(project.root), "session": "s-1",
+                                                     "intent": ["knowledge:export"]})
+        doctor = await client.call_tool("hook_doctor", {"cwd": str(project.root),
+                                                        "session": "s-1"})
+    assert bound.is_error is False
+    would = json.loads(doctor.content[0].text)["data"]["would_answer"]
+    assert would["decision"]["answer"] == "block"
