@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import AssayError, UsageError, pointer
+from assay.ops.bounds import Bound
 
 if TYPE_CHECKING:
     from assay.config import Project
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Argument",
+    "Bound",
     "Invocation",
     "Operation",
     "Result",
@@ -137,6 +139,7 @@ class Operation:
     description: str = ""
     project: bool = True
     effect: str = ""
+    bounds: Bound | None = None
 
     @property
     def effect_line(self) -> str:
@@ -196,6 +199,7 @@ class Operation:
             "arguments": [a.describe() for a in self.all_arguments],
             "input_schema": self.input_schema(),
             "output_schema": dict(_resolve(self.output_schema)),
+            "bounds": self.bounds.describe() if self.bounds is not None else None,
         }
 
 
@@ -218,10 +222,21 @@ def operation(
     description: str = "",
     project: bool = True,
     effect: str = "",
+    bounds: Bound | None = None,
 ) -> Callable[[Handler], Handler]:
-    """Decorator that registers a handler as the operation ``name``."""
+    """Decorator that registers a handler as the operation ``name``.
+
+    A read (``writes=False``) must declare its ``bounds`` (docs/agents.md).
+    """
     if not _NAME.fullmatch(name):
         raise ValueError(f"malformed operation name {name!r}")
+    if not writes and bounds is None:
+        raise ValueError(f"read operation {name!r} declares no bounds")
+    if bounds is not None:
+        names = {a.name for a in arguments}
+        missing = [a for a in (*bounds.arguments, bounds.unbounded or "") if a and a not in names]
+        if missing:
+            raise ValueError(f"{name}: the bound names unknown argument {missing[0]!r}")
 
     def register(handler: Handler) -> Handler:
         if name in _REGISTRY:
@@ -236,6 +251,7 @@ def operation(
             description=description,
             project=project,
             effect=effect,
+            bounds=bounds,
         )
         return handler
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import AssayError, UsageError
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
 
 _SOURCE = Argument("source", {"type": "array", "items": {"type": "string"}},
                    "A record version this derives from, ID@REVISION (repeatable).")
@@ -106,6 +106,8 @@ def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
         "admitted (known-empty when nothing)."
     ),
     writes=False,
+    bounds=Bound("note", items=100, max_items=1000, arguments=("limit",), recover=(
+        "Notes by id up to the limit; a larger limit reads more.")),
     arguments=(
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -153,6 +155,8 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
         "reads nothing (not even the ledger)."
     ),
     writes=False,
+    bounds=Bound("memory entry", items=20, max_items=200, arguments=("limit",), recover=(
+        "Matching entries up to the limit; a larger limit reads more.")),
     arguments=(
         Argument("query", _WORDS, "Words to look for (the words after --).",
                  binding="literals", required=True),
@@ -178,6 +182,8 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="List the memory entries you may read, each revalidated through its closure.",
     description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
     writes=False,
+    bounds=Bound("memory entry", items=100, max_items=1000, arguments=("limit",), recover=(
+        "Entries by id up to the limit; a larger limit reads more.")),
     arguments=(
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -203,6 +209,8 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
         "-- FILE, or - for standard input; over MCP pass `envelope`."
     ),
     writes=False,
+    bounds=Bound("verdict", items=1, max_items=1, whole=True, recover=(
+        "One verdict on the envelope given.")),
     arguments=(
         Argument("file", {"type": "string", "minLength": 1},
                  "Envelope JSON file, or - for standard input.", binding="literal"),
@@ -299,6 +307,8 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
         "readable is an unavailable line. Returns the union envelope of what it admitted."
     ),
     writes=False,
+    bounds=Bound("decision", items=100, max_items=1000, arguments=("limit",), recover=(
+        "Decisions up to the limit; a larger limit reads more.")),
     arguments=(
         Argument("state", {"enum": ["open", "answered", "any"]}, "Which decisions (default open)."),
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
