@@ -77,7 +77,6 @@ MAX_TEXT_BYTES = 1024 * 1024
 DEFAULT_LEASE_MS = 30 * 60 * 1000
 MAX_LEASE_MS = 7 * 24 * 3600 * 1000
 THIN_LIMIT = 48
-TITLE_LIMIT = 420
 # What one record adds to a page besides itself: its two pointers in the lanes.
 _LANE_REFS_BYTES = 2 * len('{"$ref":"#/todos/1000"},')
 DETAIL = {
@@ -192,16 +191,15 @@ def _projection(record_id: str, data: dict[str, Any], authority_: dict[str, Any]
 
 def _thin(record: Record) -> dict[str, Any]:
     data = validate_todo_data(record.id, record.data)
+    # The title is the first line, whole: a thin item never carries a cut text.
     lines = data["text"].splitlines() or [""]
-    title = lines[0]
-    truncated = len(lines) > 1 or len(title) > TITLE_LIMIT
     claim = data.get("claim")
     return {
         "id": record.id,
         "owner_role": data["owner_role"],
         "status": data["status"],
-        "title": title[:TITLE_LIMIT],
-        "content_truncated": truncated,
+        "title": lines[0],
+        "content_truncated": len(lines) > 1,
         "claimed_by": claim.get("principal") if isinstance(claim, dict) else None,
         "authority_revision": record.revision,
     }

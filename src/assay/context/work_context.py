@@ -4,10 +4,10 @@
 or its failure, the goal's todos, the acceptance report or its failure), it
 assembles ``work_context``:
 
-- ``selected_todo`` / ``selected_todo_ref``: the selected todo's display
-  view. When the display body is byte-identical to the exact read, only a
-  pointer (``{"$ref": "#/work_context/sources/<i>/todo"}``) is given; when the
-  display is bounded, the complete record stays in ``sources``.
+- ``selected_todo_ref``: a pointer to the selected todo's exact record in
+  ``sources`` (``{"$ref": "#/work_context/sources/<i>/todo"}``). The text
+  is never shown shortened, so there is no separate display view:
+  ``selected_todo`` is always null.
 - ``acceptance``: the enabled acceptance for the selected work, when an
   acceptance provider supplied one (the intent capability; see
   :class:`AcceptanceProvider`).
@@ -46,14 +46,12 @@ from assay.ledger.store import Record
 from assay.paging import encoded_size
 
 __all__ = [
-    "DISPLAY_LIMIT",
     "AcceptanceProvider",
     "AcceptanceRead",
     "build_work_context",
     "select_todo",
 ]
 
-DISPLAY_LIMIT = 2000
 _BEFORE = "before_work"
 
 
@@ -207,7 +205,6 @@ def build_work_context(
             acceptance_view = {"$ref": f"#/work_context/sources/{len(sources) - 1}/report"}
 
     # 3. selected todo and user obligations depend on the goal and the ledger read
-    selected_view: dict[str, Any] | None = None
     selected_ref: dict[str, Any] | None = None
     selection = "none"
     user_obligations: list[dict[str, Any]] = []
@@ -256,15 +253,7 @@ def build_work_context(
                                "revision": goal.revision, "todo": file_chosen}
         if selected_source is not None:
             sources.append(selected_source)
-            full = selected_source["todo"]
-            where = f"#/work_context/sources/{len(sources) - 1}/todo"
-            display = full["text"][:DISPLAY_LIMIT]
-            if display == full["text"]:
-                selected_ref = {"$ref": where}
-            else:
-                selected_view = {"id": full["id"], "status": full["status"],
-                                 "owner_role": full["owner_role"], "text": display,
-                                 "content_truncated": True, "body": where + "/text"}
+            selected_ref = {"$ref": f"#/work_context/sources/{len(sources) - 1}/todo"}
         users = [r for r in todos
                  if r.data["owner_role"] == "user" and r.data["status"] in ("open", "claimed",
                                                                               "blocked")]
@@ -289,7 +278,7 @@ def build_work_context(
         "goal_id": goal_id,
         "principal": principal,
         "selection": selection,
-        "selected_todo": selected_view,
+        "selected_todo": None,
         "selected_todo_ref": selected_ref,
         "acceptance": acceptance_view,
         "user_obligations": user_obligations,
@@ -339,7 +328,7 @@ def _bound(out: dict[str, Any], goal_id: str, max_bytes: int | None) -> dict[str
     if max_bytes is None or encoded_size(out) <= max_bytes:
         return {"omitted": omitted, "reads": reads}
     sources = context["sources"]
-    pointers = {"selected_todo": ("selected_todo", "selected_todo_ref"),
+    pointers = {"selected_todo": ("selected_todo_ref",),
                 "goal_acceptance": ("acceptance",)}
     saved = {key: context[key] for keys in pointers.values() for key in keys}
     # Start from the context with nothing droppable delivered, then add back in
@@ -350,10 +339,10 @@ def _bound(out: dict[str, Any], goal_id: str, max_bytes: int | None) -> dict[str
             whole[source["source"]] = dict(source)
             for key in pointers.get(source["source"], ()):
                 context[key] = None
-            kept = {k: v for k, v in source.items()
+            facts = {k: v for k, v in source.items()
                     if k in ("source", "id", "goal_id", "path", "revision", "origin")}
             source.clear()
-            source.update(kept, status="pending", read=_recovery(whole[kept["source"]],
+            source.update(facts, status="pending", read=_recovery(whole[facts["source"]],
                                                                   goal_id)[0])
     obligations = context["user_obligations"]
     users = next((s for s in sources if s["source"] == "user_obligations"

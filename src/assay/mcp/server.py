@@ -32,13 +32,16 @@ def tool_definitions() -> list[types.Tool]:
     tools = []
     for op in operations():
         writes = op.effect_line
+        # A read's bound comes before the effect line, which ends every description.
+        bound = f"\n\n{op.bounds.sentence}" if op.bounds is not None else ""
         tools.append(
             types.Tool(
                 name=op.tool_name,
                 title=op.summary,
-                description=f"{op.description or op.summary}\n\n{writes}",
+                description=f"{op.description or op.summary}{bound}\n\n{writes}",
                 input_schema=op.input_schema(),
                 annotations=types.ToolAnnotations(read_only_hint=not op.writes),
+                _meta={"assay/bounds": op.bounds.describe()} if op.bounds is not None else None,
             )
         )
     return tools

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Bound", "max_bytes_argument", "recovering_read"]
+__all__ = ["PAGE_FACTS_SCHEMA", "Bound", "max_bytes_argument", "recovering_read"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,10 @@ class Bound:
     ``whole`` marks a read that returns one item whole (a record, a report, a
     fixed document): it is never paged, and its size is bounded by
     construction, as ``recover`` says. ``recover`` is one sentence on how the
-    reads in ``read_more`` recover what a page leaves out.
+    reads in ``read_more`` recover what a page leaves out. ``facts`` is False
+    for a read that reports what it left out in fields of its own (named in
+    ``recover``) instead of ``complete``, ``truncated``, ``omitted`` and
+    ``read_more``.
     """
 
     unit: str
@@ -48,6 +51,7 @@ class Bound:
     arguments: tuple[str, ...] = ()
     unbounded: str | None = None
     whole: bool = False
+    facts: bool = True
 
     def __post_init__(self) -> None:
         for default, maximum in ((self.items, self.max_items), (self.bytes, self.max_bytes)):
@@ -68,29 +72,31 @@ class Bound:
             "arguments": list(self.arguments),
             "unbounded": self.unbounded,
             "whole": self.whole,
+            "page_facts": self.facts,
             "recover": self.recover,
         }
 
     @property
     def sentence(self) -> str:
-        """The bound in one sentence, for tool descriptions (no CLI spellings)."""
-        parts = []
-        if self.items is not None:
-            parts.append(f"{self.items:,} {self.unit}s" if self.items != 1 or not self.whole
-                         else f"one {self.unit}")
-        if self.bytes is not None:
-            parts.append(f"{_size(self.bytes)}")
-        default = " and ".join(parts)
+        """The bound in one paragraph, for tool descriptions (argument names, no CLI spellings)."""
+        everything = (f" The {self.unbounded} argument explicitly asks for everything, unbounded."
+                      if self.unbounded else "")
         if self.whole:
-            return f"Bounded read: {default}, returned whole. {self.recover}"
-        most = []
-        if self.max_items is not None:
-            most.append(f"{self.max_items:,} {self.unit}s")
-        if self.max_bytes is not None:
-            most.append(_size(self.max_bytes))
-        return (f"Bounded read: at most {default} by default, {' and '.join(most)} on request; "
-                "what it leaves out is counted in omitted, with the reads that recover it in "
-                f"read_more. {self.recover}")
+            what = (f"one {self.unit}" if self.items == 1
+                    else f"at most {_amounts(self.unit, self.items, None)[0]}")
+            return f"Bounded read: {what}, returned whole. {self.recover}{everything}"
+        default = " and ".join(_amounts(self.unit, self.items, self.bytes))
+        most = " and ".join(_amounts(self.unit, self.max_items, self.max_bytes))
+        wider = f" by default, {most} on request" if most != default else ""
+        counted = ("what it leaves out is counted in omitted, with the reads that recover it in "
+                   "read_more. " if self.facts else "")
+        return f"Bounded read: at most {default}{wider}; {counted}{self.recover}{everything}"
+
+
+def _amounts(unit: str, items: int | None, size: int | None) -> list[str]:
+    plural = unit[:-1] + "ies" if unit.endswith("y") and not unit.endswith("ey") else unit + "s"
+    return ([f"{items:,} {plural}"] if items is not None else []) + \
+        ([_size(size)] if size is not None else [])
 
 
 def _size(n: int) -> str:
@@ -134,7 +140,7 @@ def recovering_read(operation: str, arguments: Mapping[str, Any], reason: str,
         argv += ["--", *literals]
     unknown = set(arguments) - {a.name for a in op.all_arguments}
     if unknown:
-        raise ValueError(f"{operation} takes no argument {sorted(unknown)[0]!r}")
+        raise ValueError(f"{operation} takes no argument {min(unknown)!r}")
     clean = {k: (list(v) if isinstance(v, tuple) else v) for k, v in arguments.items()
              if v is not None}
     return {"reason": reason, "tool": op.tool_name, "arguments": clean, "read_args": argv,
@@ -149,3 +155,20 @@ def max_bytes_argument(default: int) -> Any:
     return Argument("max_bytes", {"type": "integer", "minimum": MIN_PAGE_BYTES,
                                   "maximum": MAX_PAGE_BYTES},
                     f"At most this many bytes of canonical JSON in the answer (default {default}).")
+
+
+# The output schema of the page facts every bounded read carries (see the policy).
+PAGE_FACTS_SCHEMA: dict[str, Any] = {
+    "complete": {"type": "boolean", "description": "Every item asked for is in the answer."},
+    "truncated": {"type": "boolean", "description": "The bound left something out."},
+    "omitted": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0},
+                "description": "How many of each kind of item the bound left out."},
+    "read_more": {"type": "array", "description": "The reads that recover what was left out.",
+                  "items": {"type": "object", "required": ["reason", "tool", "arguments",
+                                                           "read_args"],
+                            "properties": {"reason": {"type": "string"},
+                                           "tool": {"type": "string"},
+                                           "arguments": {"type": "object"},
+                                           "read_args": {"type": "array",
+                                                         "items": {"type": "string"}}}}},
+}

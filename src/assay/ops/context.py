@@ -9,7 +9,7 @@ from typing import Any
 
 from assay.errors import AssayError, UsageError
 from assay.ops import Argument, Bound, Invocation, Result, operation
-from assay.ops.bounds import max_bytes_argument, recovering_read
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, max_bytes_argument, recovering_read
 from assay.paging import (
     DEFAULT_PAGE_BYTES,
     MAX_PAGE_BYTES,
@@ -101,8 +101,7 @@ def _access(inv: Invocation) -> Any:
             "text": {"type": ["string", "null"]},
             "excluded_todo_regions": {"type": ["array", "null"]},
             "required_reads": {"type": "array"},
-            "complete": {"type": "boolean"}, "truncated": {"type": "boolean"},
-            "omitted": {"type": "object"}, "read_more": {"type": "array"},
+            **PAGE_FACTS_SCHEMA,
         },
         "required": ["goal_id", "path", "revision", "ownership", "text", "required_reads",
                      "complete", "truncated", "omitted", "read_more"],
@@ -402,9 +401,7 @@ _TODO_PAGE, _TODO_PAGE_MAX = 25, 1000
                  "Select only this owner role."),
     ),
     output_schema={"type": "object", "properties": {
-        "goal_id": {"type": "string"}, "complete": {"type": "boolean"},
-        "truncated": {"type": "boolean"}, "omitted": {"type": "object"},
-        "read_more": {"type": "array"}}},
+        "goal_id": {"type": "string"}, **PAGE_FACTS_SCHEMA}},
 )
 def todo_list(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.context.todo import ACTIVE, exact_read, load_todos, normalize_todo_id
@@ -585,8 +582,7 @@ def _context_envelope(inv: Invocation, context: dict[str, Any]) -> dict[str, Any
         "work_context": {"type": "object"},
         "envelope": {"type": ["object", "null"],
                      "description": "Dependency envelope of the ledger records delivered."},
-        "complete": {"type": "boolean"}, "truncated": {"type": "boolean"},
-        "omitted": {"type": "object"}, "read_more": {"type": "array"}},
+        **PAGE_FACTS_SCHEMA},
         "required": ["work_context", "complete", "truncated", "omitted", "read_more"]},
 )
 def work_context(inv: Invocation, args: dict[str, Any]) -> Result:

@@ -6,7 +6,7 @@ from typing import Any
 
 from assay.errors import AssayError, UsageError
 from assay.ops import Argument, Bound, Invocation, Result, operation
-from assay.ops.bounds import recovering_read
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
 from assay.paging import page_facts
 
 _NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"}
@@ -188,8 +188,7 @@ _TAIL_BYTES, _MAX_TAIL_BYTES = 4096, 65536
     ),
     output_schema={"type": "object", "properties": {
         "evidence": {"type": "array"}, "count": {"type": "integer"}, "more": {"type": "boolean"},
-        "complete": {"type": "boolean"}, "truncated": {"type": "boolean"},
-        "omitted": {"type": "object"}, "read_more": {"type": "array"}}},
+        **PAGE_FACTS_SCHEMA}},
 )
 def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
     access = inv.access()
@@ -236,9 +235,7 @@ def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
     ),
     output_schema={"type": "object", "properties": {
         "record": {"type": "object"}, "machine_observed": {"type": "boolean"},
-        "tails": {"type": "array"}, "complete": {"type": "boolean"},
-        "truncated": {"type": "boolean"}, "omitted": {"type": "object"},
-        "read_more": {"type": "array"}}},
+        "tails": {"type": "array"}, **PAGE_FACTS_SCHEMA}},
 )
 def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.evidence.record import bound_tails

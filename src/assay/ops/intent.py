@@ -127,7 +127,7 @@ def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="List the project's intents with their readiness.",
     description="Read-only. Intents are listed by id; --limit bounds the list (default 20).",
     writes=False,
-    bounds=Bound("intent", items=20, max_items=1000, arguments=("limit",), recover=(
+    bounds=Bound("intent", items=20, max_items=1000, facts=False, arguments=("limit",), recover=(
         "Intents by id; omitted_count counts those left out, and a larger limit reads them.")),
     arguments=(_LIMIT, _AT_REVISION),
     output_schema={"type": "object", "properties": {
@@ -147,7 +147,7 @@ def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
     description=("Read-only. Each version's readiness is computed against the ledger as it "
                  "stood when that version was written."),
     writes=False,
-    bounds=Bound("version", items=20, max_items=1000, arguments=("limit",), recover=(
+    bounds=Bound("version", items=20, max_items=1000, facts=False, arguments=("limit",), recover=(
         "Versions newest first; omitted_count counts the older ones left out, and a larger "
         "limit reads them.")),
     arguments=(_ID, _LIMIT, _AT_REVISION),
@@ -168,7 +168,7 @@ def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
     description=("Read-only. For each intent: acceptance, results, evidence, blockers, "
                  "continuation and continuity coverage, and the first next actions."),
     writes=False,
-    bounds=Bound("intent", items=20, max_items=20, recover=(
+    bounds=Bound("intent", items=20, max_items=20, facts=False, recover=(
         "The first 20 intents by id; omitted_count counts the rest, which work status lists.")),
     arguments=(_AT_REVISION,),
     output_schema={"type": "object", "properties": {

@@ -7,7 +7,7 @@ from typing import Any
 
 from assay.errors import AssayError, ConflictError, ReadRevisionConflict, UsageError, pointer
 from assay.ops import Argument, Bound, Invocation, Result, operation
-from assay.ops.bounds import max_bytes_argument, recovering_read
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, max_bytes_argument, recovering_read
 from assay.paging import DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES, encoded_size, fit, page_facts
 
 _RECORD_ID = {"type": "string", "minLength": 1}
@@ -237,9 +237,7 @@ _HISTORY_ONLY = ("limit", "before_revision", "max_bytes")
     output_schema={"type": "object", "properties": {
         "record": _RECORD, "versions": {"type": "array", "items": _RECORD},
         "version_count": {"type": "integer"}, "raw": {"type": "string"},
-        "write_basis": _WRITE_BASIS, "complete": {"type": "boolean"},
-        "truncated": {"type": "boolean"}, "omitted": {"type": "object"},
-        "read_more": {"type": "array"}}},
+        "write_basis": _WRITE_BASIS, **PAGE_FACTS_SCHEMA}},
 )
 def get(inv: Invocation, args: dict[str, Any]) -> Result:
     if args.get("history") and args.get("revision"):
@@ -266,6 +264,7 @@ def get(inv: Invocation, args: dict[str, Any]) -> Result:
 
                     raise RecordUnreadable(record.id, record.revision, record.damage)
                 data = {"record": record.to_dict()}
+            data.update(page_facts({"versions": 0}, []))
         data["write_basis"] = write_basis(reader, {record_id: current.revision})
         return Result(data, ledger_revision=reader.ledger_revision)
 
@@ -280,7 +279,7 @@ def history_page(versions: list[Any], args: dict[str, Any]) -> dict[str, Any]:
     record_id = args["id"]
     before = args.get("before_revision")
     candidates = [v for v in reversed(versions) if before is None or v.revision < before]
-    paging = {k: args[k] for k in ("limit", "max_bytes") if k in args}
+    paging: dict[str, Any] = {k: args[k] for k in ("limit", "max_bytes") if k in args}
     view = functools.cache(lambda v: v.to_dict())
 
     def build(shown: Any, oversized: Any, rest: int) -> dict[str, Any]:
@@ -340,8 +339,7 @@ _FIND_SCAN = 10_000_000
     output_schema={"type": "object", "properties": {
         "records": {"type": "array", "items": _RECORD}, "count": {"type": "integer"},
         "matched": {"type": "integer"}, "more": {"type": "boolean"},
-        "complete": {"type": "boolean"}, "truncated": {"type": "boolean"},
-        "omitted": {"type": "object"}, "read_more": {"type": "array"}}},
+        **PAGE_FACTS_SCHEMA}},
 )
 def find(inv: Invocation, args: dict[str, Any]) -> Result:
     access = inv.access()
@@ -366,7 +364,7 @@ def find(inv: Invocation, args: dict[str, Any]) -> Result:
         after = args.get("after")
         candidates = [r for r in found if after is None or r.id > after]
         view = functools.cache(lambda r: r.to_dict())
-        same = {k: args[k] for k in ("query", "scope", "kind", "status", "link", "limit",
+        same: dict[str, Any] = {k: args[k] for k in ("query", "scope", "kind", "status", "link", "limit",
                                      "max_bytes") if k in args}
 
         def build(shown: Any, oversized: Any, rest: int) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from typing import Any
 
 from assay.errors import UsageError
 from assay.ops import Argument, Bound, Invocation, Result, operation
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
+from assay.paging import page_facts
 
 _LOOP = Argument("loop", {"type": "string", "minLength": 1},
                  "The loop id (default: the project's one active loop).")
@@ -512,9 +514,6 @@ _ROUND_LIMIT = Argument("limit", {"type": "integer", "minimum": 1, "maximum": _M
 def _round_page(data: dict[str, Any], operation: str, args: dict[str, Any],
                 **fixed: Any) -> dict[str, Any]:
     """Add the page facts of a round-paged view, with the read of the next page."""
-    from assay.ops.bounds import recovering_read
-    from assay.paging import page_facts
-
     reads = []
     if data["window"]["nextRound"]:
         reads.append(recovering_read(operation, {
@@ -543,17 +542,13 @@ def _round_page(data: dict[str, Any], operation: str, args: dict[str, Any],
                Argument("all", {"type": "boolean"}, "Replay every prompt of the current branch.",
                         binding="flag"),
                _FROM_ROUND, _ROUND_LIMIT),
-    output_schema={"type": "object", "properties": {"match": {"type": "boolean"},
-                                                    "replays": {"type": "array"},
-                                                    "window": {"type": "object"},
-                                                    "complete": {"type": "boolean"},
-                                                    "omitted": {"type": "object"},
-                                                    "read_more": {"type": "array"}}},
+    output_schema={"type": "object", "properties": {
+        "match": {"type": "boolean"}, "replays": {"type": "array"}, "window": {"type": "object"},
+        **PAGE_FACTS_SCHEMA}},
 )
 def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop import session
     from assay.loop.views import replay
-    from assay.paging import page_facts
 
     if not args.get("all"):
         for name in ("from_round", "limit"):
@@ -585,12 +580,9 @@ def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
                      "Every item of a round is on the same page; the next page starts at the "
                      "round after this one (from_round).")),
     arguments=(_LOOP, _FROM_ROUND, _ROUND_LIMIT),
-    output_schema={"type": "object", "properties": {"rounds": {"type": "array"},
-                                                    "directives": {"type": "array"},
-                                                    "window": {"type": "object"},
-                                                    "complete": {"type": "boolean"},
-                                                    "omitted": {"type": "object"},
-                                                    "read_more": {"type": "array"}}},
+    output_schema={"type": "object", "properties": {
+        "rounds": {"type": "array"}, "directives": {"type": "array"}, "window": {"type": "object"},
+        **PAGE_FACTS_SCHEMA}},
 )
 def loop_audit(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop import session

@@ -106,8 +106,9 @@ def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
         "admitted (known-empty when nothing)."
     ),
     writes=False,
-    bounds=Bound("note", items=100, max_items=1000, arguments=("limit",), recover=(
-        "Notes by id up to the limit; a larger limit reads more.")),
+    bounds=Bound("note", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Notes up to the limit; more says whether any were left out, and a larger limit "
+        "reads them.")),
     arguments=(
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -155,8 +156,9 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
         "reads nothing (not even the ledger)."
     ),
     writes=False,
-    bounds=Bound("memory entry", items=20, max_items=200, arguments=("limit",), recover=(
-        "Matching entries up to the limit; a larger limit reads more.")),
+    bounds=Bound("memory entry", items=20, max_items=200, facts=False, arguments=("limit",), recover=(
+        "Matching entries up to the limit; more says whether any were left out, and a "
+        "larger limit reads them.")),
     arguments=(
         Argument("query", _WORDS, "Words to look for (the words after --).",
                  binding="literals", required=True),
@@ -182,8 +184,9 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="List the memory entries you may read, each revalidated through its closure.",
     description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
     writes=False,
-    bounds=Bound("memory entry", items=100, max_items=1000, arguments=("limit",), recover=(
-        "Entries by id up to the limit; a larger limit reads more.")),
+    bounds=Bound("memory entry", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Entries up to the limit; more says whether any were left out, and a larger limit "
+        "reads them.")),
     arguments=(
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -307,8 +310,9 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
         "readable is an unavailable line. Returns the union envelope of what it admitted."
     ),
     writes=False,
-    bounds=Bound("decision", items=100, max_items=1000, arguments=("limit",), recover=(
-        "Decisions up to the limit; a larger limit reads more.")),
+    bounds=Bound("decision", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Decisions up to the limit; more says whether any were left out, and a larger "
+        "limit reads them.")),
     arguments=(
         Argument("state", {"enum": ["open", "answered", "any"]}, "Which decisions (default open)."),
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
