@@ -303,3 +303,15 @@ def test_work_context_within_its_bound_is_complete(ctx) -> None:
     out = ctx.data("work.context", goal_id="parser")
     assert out["complete"] is True and out["read_more"] == []
     assert out["omitted"] == {"sources": 0, "user_obligations": 0}
+
+
+def test_todo_list_readable_view_names_what_it_left_out(ctx) -> None:
+    """--format table ends a bounded page with the counts left out and the read of the rest."""
+    from assay_testing import Project
+
+    seed_todos(ctx, 30)
+    ran = Project(ctx.root, db=ctx.db).run("todo", "list", "--goal-id", "parser",
+                                           "--format", "table")
+    assert ran.code == 0, ran.stderr
+    assert "not shown: 5 todos" in ran.stdout
+    assert "read: assay todo list --goal-id parser --after todo:t00024" in ran.stdout
