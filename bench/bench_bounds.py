@@ -16,6 +16,7 @@ canonical JSON of ``data``, what the CLI prints), each against the whole read.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
              "whole history"),
         ]
         for name, op, bounded, whole, whole_name in cases:
-            took, spread = median_time(lambda: read(op, bounded), runs=runs)
-            base, _ = median_time(lambda: read(op, whole), runs=runs)
+            took, spread = median_time(functools.partial(read, op, bounded), runs=runs)
+            base, _ = median_time(functools.partial(read, op, whole), runs=runs)
             page, everything = read(op, bounded), read(op, whole)
             assert page["truncated"] and everything["complete"]
             rows.append(row(f"{name}: time", assay=took * 1000, baseline=base * 1000, unit="ms",

@@ -15,7 +15,7 @@ import pytest
 from loop_helpers import CRITERION, contract, evaluation, loop_project
 
 from assay.errors import AssayError
-from assay_testing import Project
+from assay_testing import Project, make_project
 from paging_testing import exactly_once, follow, runner
 
 
@@ -78,8 +78,8 @@ def test_loop_replay_all_pages_by_round_and_recovers_every_prompt(long_loop) -> 
     assert (found[-1][0], found[-1][2]) == (14, "held")
 
 
-def test_loop_replay_page_options_need_all(long_loop) -> None:
+def test_loop_replay_page_options_need_all(tmp_path: Path) -> None:
     """--from-round and --limit page a replay of every prompt; alone they are refused."""
     with pytest.raises(AssayError) as info:
-        _run(long_loop)("loop.replay", {"loop": "long", "round": 2, "limit": 3})
+        _run(make_project(tmp_path / "p"))("loop.replay", {"loop": "long", "round": 2, "limit": 3})
     assert info.value.code == "invalid_argument" and info.value.pointer == "/limit"

@@ -61,6 +61,7 @@ __all__ = [
     "load_todos",
     "normalize_todo_id",
     "now_text",
+    "order_key",
     "parse_relations",
     "project_record",
     "render_region",
@@ -207,10 +208,6 @@ def _thin(record: Record) -> dict[str, Any]:
 
 def order_key(record: Record) -> tuple[str, str]:
     """Where a todo sorts in lists: creation time, then id."""
-    return _order(record)
-
-
-def _order(record: Record) -> tuple[str, str]:
     data = record.data if isinstance(record.data, dict) else {}
     created = data.get("created_at")
     return (created if isinstance(created, str) else "", record.id)
@@ -234,7 +231,7 @@ def load_todos(reader: Any, access: Any, goal_id: str) -> list[Record]:
         if isinstance(data, dict) and data.get("goal_id") == goal_id:
             validate_todo_data(record.id, data)
             out.append(record)
-    out.sort(key=_order)
+    out.sort(key=order_key)
     return out
 
 
@@ -376,7 +373,7 @@ def inventory_page(goal_id: str, records: Sequence[Record], *, reads: PageReads,
     ``omitted`` (:func:`assay.paging.page_facts`). Text is never shortened.
     """
     selected, wanted, roles = _selection(records, statuses, owner_role)
-    candidates = [r for r in selected if after is None or _order(r) > after]
+    candidates = [r for r in selected if after is None or order_key(r) > after]
     view: Callable[[Record], dict[str, Any]] = _thin if thin else project_record
     bound = min(limit, THIN_LIMIT) if thin else limit
     budget = max_bytes
@@ -401,7 +398,7 @@ def inventory_page(goal_id: str, records: Sequence[Record], *, reads: PageReads,
         doc["coverage"] = {"active": len(selected), "before": len(selected) - len(candidates),
                            "included": len(shown), "omitted": len(candidates) - len(shown)}
         walked = [*shown, *oversized]
-        last = max(walked, key=_order) if walked else None
+        last = max(walked, key=order_key) if walked else None
         doc.update(page_facts({"todos": len(candidates) - len(shown)},
                               reads(oversized, last, rest) if walked or rest else []))
         return doc if thin else _with_references(doc)

@@ -1,7 +1,8 @@
 """The operations registry: every operation assay offers, declared once.
 
 An operation has a dotted name (``work.check``), a summary, arguments with
-their CLI bindings, input and output JSON Schemas, and whether it writes. The
+their CLI bindings, input and output JSON Schemas, whether it writes and, for
+a read, its bound (:class:`~assay.ops.bounds.Bound`). The
 CLI (``assay work check``), the MCP tool (``work_check``) and ``assay
 describe`` are all generated from this registry, so adding an operation is one
 declaration in one ``assay.ops.<group>`` module.
