@@ -49,7 +49,7 @@ def _reads(bound: dict[str, int], envelope: Any, intent: dict[str, Any]) -> dict
         "describe": [{}],
         "get": [{"id": "knowledge:export"},
                 {"id": "knowledge:export", "history": True, **paged}],
-        "find": [{"kind": "todo", **paged}, {"query": "export", **paged}],
+        "find": [{"kind": "todo", "limit": bound["limit"]}, {"query": "export"}],
         "ledger.info": [{}],
         "work.check": [{"id": "knowledge:export"}],
         "work.status": [{"limit": bound["limit"]}],

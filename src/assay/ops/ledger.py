@@ -300,28 +300,14 @@ def history_page(versions: list[Any], args: dict[str, Any]) -> dict[str, Any]:
                size=lambda v: encoded_size(view(v)) + 1).document
 
 
-FIND_LIMIT = 100
-MAX_FIND_LIMIT = 1000
-# Every match is read to count what a page leaves out; a search never holds
-# more than this many records.
-_FIND_SCAN = 10_000_000
-
-
 @operation(
     "find",
-    summary="Find current records by scope, kind, status, link or a text query, page by page.",
-    description=(
-        "Read-only. Matches the query case-insensitively in ids and canonical data. Records "
-        "come in id order after --after (a record id), at most --limit records and --max-bytes "
-        "bytes per page; read_more holds the next page's read and the exact read of any record "
-        "too large for a page."
-    ),
+    summary="Find current records by scope, kind, status, link or a text query.",
+    description="Read-only. Matches the query case-insensitively in ids and canonical data.",
     writes=False,
-    bounds=Bound("record", items=FIND_LIMIT, max_items=MAX_FIND_LIMIT,
-                 bytes=DEFAULT_PAGE_BYTES, max_bytes=MAX_PAGE_BYTES,
-                 arguments=("limit", "after", "max_bytes"), recover=(
-                     "The next page starts after the last record walked (after); a record too "
-                     "large for a page is named with its exact get.")),
+    bounds=Bound("record", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Records in id order up to the limit; more says whether any were left out, and a "
+        "larger limit or a narrower query reads them.")),
     arguments=(
         Argument("query", {"type": "string"}, "Text to look for in ids and data.",
                  binding="literal"),
@@ -329,17 +315,13 @@ _FIND_SCAN = 10_000_000
         Argument("kind", {"type": "string"}, "Only this record kind."),
         Argument("status", {"enum": ["current", "retired", "superseded"]}, "Only this status."),
         Argument("link", {"type": "string"}, "Only records linking to ID, or REL:ID."),
-        Argument("limit", {"type": "integer", "minimum": 1, "maximum": MAX_FIND_LIMIT},
-                 f"At most this many records (default {FIND_LIMIT})."),
-        Argument("after", {"type": "string", "minLength": 1},
-                 "Only records whose id sorts after this id (the next page's cursor)."),
-        max_bytes_argument(DEFAULT_PAGE_BYTES),
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
+                 "At most this many records (default 100)."),
         _AT_REVISION,
     ),
     output_schema={"type": "object", "properties": {
         "records": {"type": "array", "items": _RECORD}, "count": {"type": "integer"},
-        "matched": {"type": "integer"}, "more": {"type": "boolean"},
-        **PAGE_FACTS_SCHEMA}},
+        "more": {"type": "boolean"}}},
 )
 def find(inv: Invocation, args: dict[str, Any]) -> Result:
     access = inv.access()
@@ -354,34 +336,18 @@ def find(inv: Invocation, args: dict[str, Any]) -> Result:
         value = args["link"]
         head, _, rest = value.partition(":")
         link = (head, rest) if rest.count(":") >= 1 else (None, value)
+    limit = args.get("limit", 100)
     with inv.store().reader() as reader:
         check_at_revision(reader, args.get("at_revision"))
-        # The audience filter runs inside the query, before any page is cut: a
-        # record private to someone else never shortens a page or is counted.
+        # The audience filter runs inside the query, before the limit: a record
+        # private to someone else never shortens a page or sets `more`.
         found = reader.find(scopes=scopes, kind=args.get("kind"), status=args.get("status"),
-                            link=link, query=args.get("query"), limit=_FIND_SCAN,
+                            link=link, query=args.get("query"), limit=limit + 1,
                             audiences=access.audiences)
-        after = args.get("after")
-        candidates = [r for r in found if after is None or r.id > after]
-        view = functools.cache(lambda r: r.to_dict())
-        same: dict[str, Any] = {k: args[k] for k in ("query", "scope", "kind", "status", "link", "limit",
-                                     "max_bytes") if k in args}
-
-        def build(shown: Any, oversized: Any, rest: int) -> dict[str, Any]:
-            reads = [recovering_read("get", {"id": r.id}, "item_too_large", id=r.id)
-                     for r in oversized]
-            walked = [r.id for r in (*shown, *oversized)]
-            if rest:
-                reads.append(recovering_read("find", {**same, "after": walked[-1] if walked
-                                                      else after}, "next_page"))
-            facts = page_facts({"records": len(candidates) - len(shown)}, reads)
-            return {"records": [view(r) for r in shown], "count": len(shown),
-                    "matched": len(candidates), "more": facts["truncated"], **facts}
-
-        page = fit(candidates, build, limit=args.get("limit", FIND_LIMIT),
-                   max_bytes=args.get("max_bytes", DEFAULT_PAGE_BYTES),
-                   size=lambda r: encoded_size(view(r)) + 1)
-        return Result(page.document, ledger_revision=reader.ledger_revision)
+        more = len(found) > limit
+        records = found[:limit]
+        return Result({"records": [r.to_dict() for r in records], "count": len(records),
+                       "more": more}, ledger_revision=reader.ledger_revision)
 
 
 def _status_change(inv: Invocation, args: dict[str, Any], status: str,
