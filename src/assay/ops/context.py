@@ -64,14 +64,14 @@ def _access(inv: Invocation) -> Any:
     description=(
         "Reads the registered goal markdown file and returns its revision (SHA-256 of every "
         "byte), its ownership (explicit, unmarked or mixed) and one page of it: the window of "
-        "the file from --offset (a byte offset, default 0) as far as --max-bytes allows. For "
+        "the file from offset (a byte offset, default 0) as far as max_bytes allows. For "
         "explicit ownership the page holds the non-generated text of the window verbatim plus "
         "excluded_todo_regions (role, line interval, SHA-256); unmarked or mixed ownership "
         "returns the path, revision and the full read that remains required. todos lists the "
         "todo items of the window's loopx regions. The full flag adds the window's bytes as "
         "full_text. A window never splits a region or a character; joining the pages gives "
         "the whole text. read_more holds the next page's read, pinned to the revision read "
-        "(--expect-revision: goal_revision_conflict when the file changed). Malformed markers, "
+        "(expect_revision: goal_revision_conflict when the file changed). Malformed markers, "
         "invalid UTF-8, links in the path, non-regular files and files over the size bound "
         "fail closed. Never writes."
     ),
@@ -362,16 +362,17 @@ _TODO_PAGE, _TODO_PAGE_MAX = 25, 1000
     "todo.list",
     summary="List a goal's todos a bounded page at a time, or read one todo exactly with --todo-id.",
     description=(
-        "With --todo-id: one complete record (todo.text in full, identity, status and claim, "
+        "With todo_id: one complete record (todo.text in full, identity, status and claim, "
         "relations, source, authority revision) and no list views; a missing or filtered todo "
         "is matched=false, todo=null, not_found=true. Without it: one page of the selected "
-        "todos in creation order, whole records only: after --after, at most --limit records "
-        "and --max-bytes bytes. todos and the agent_todos and user_todos lanes cover the page "
+        "todos in creation order, whole records only: after the todo named by after, at most "
+        "limit records and max_bytes bytes. todos and the agent_todos and user_todos lanes "
+        "cover the page "
         "(a repeated identical record is a response-local {\"$ref\": \"#/todos/0\"} pointer, "
         "see todo_list_record_references); counts cover every selected todo; omitted counts "
         "what the page left out and read_more holds the next page's read and the exact read "
-        "of any todo too large for a page. --all returns the whole inventory at once. --thin "
-        "gives thin items (titles only) at most 48 to a page. Writes nothing."
+        "of any todo too large for a page. all returns the whole inventory at once; thin "
+        "gives thin items (titles only), at most 48 to a page. Writes nothing."
     ),
     writes=False,
     bounds=Bound("todo", items=_TODO_PAGE, max_items=_TODO_PAGE_MAX, bytes=DEFAULT_PAGE_BYTES,

@@ -174,7 +174,8 @@ _TAIL_BYTES, _MAX_TAIL_BYTES = 4096, 65536
     "evidence.list",
     summary="List evidence records: the latest run of each declared command, by id.",
     description=("Read-only. One row per evidence record (its current version), in id order "
-                 "after --after, at most --limit rows; read_more holds the next page's read."),
+                 "after the id named by after, at most limit rows; read_more holds the next "
+                 "page's read."),
     writes=False,
     bounds=Bound("evidence record", items=LIST_LIMIT, max_items=MAX_LIST_LIMIT,
                  arguments=("limit", "after"), recover=(
@@ -216,7 +217,7 @@ def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="Show one evidence record (a command NAME or evidence:NAME), or one revision of it.",
     description=(
         "Read-only. The record as stored, with machine_observed from its origin, except that "
-        "each output tail shows at most its last --tail-bytes bytes (starting on a character). "
+        "each output tail shows at most its last tail_bytes bytes (starting on a character). "
         "Each stream keeps its byte count and the SHA-256 of the whole stream; tails lists "
         "every shortened tail, and read_more the read that shows them whole."
     ),

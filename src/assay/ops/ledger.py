@@ -206,11 +206,11 @@ _HISTORY_ONLY = ("limit", "before_revision", "max_bytes")
     summary="Read a record: its current version, one revision, or its history page by page.",
     description=(
         "Read-only. Returns the record with the ledger revision it saw and a write basis for a "
-        "later guarded write. --raw prints the stored canonical data text exactly. --history "
-        "returns a page of versions: the newest ones below --before-revision (default: all), "
-        "oldest first within the page, at most --limit versions and --max-bytes bytes. A "
-        "version too large for the page is left out and named with its exact read; read_more "
-        "holds the reads that recover everything the page leaves out."
+        "later guarded write. raw returns the stored canonical data text exactly. history "
+        "returns a page of versions: the newest ones below before_revision (default: all), "
+        "oldest first within the page, at most limit versions and max_bytes bytes. A version "
+        "too large for the page is left out and named with its exact read; read_more holds the "
+        "reads that recover everything the page leaves out."
     ),
     writes=False,
     bounds=Bound("version", items=HISTORY_LIMIT, max_items=MAX_HISTORY_LIMIT,

@@ -527,9 +527,9 @@ def _round_page(data: dict[str, Any], operation: str, args: dict[str, Any],
     summary="Re-derive stored prompts from their committed facts and check the hashes.",
     description=("Read-only. One round (optionally one attempt, for a rejected attempt) or all "
                  "(every committed round, rejected attempt and the held prompt of the current "
-                 "branch), a page of rounds at a time: from --from-round, at most --limit "
-                 "rounds; read_more holds the next page's read. The answer is negative when a "
-                 "replay on the page does not match."),
+                 "branch), a page of rounds at a time: from from_round, at most limit rounds; "
+                 "read_more holds the next page's read. The answer is negative when a replay on "
+                 "the page does not match."),
     writes=False,
     bounds=Bound("round", items=_ROUND_PAGE, max_items=_MAX_ROUND_PAGE,
                  arguments=("from_round", "limit"), recover=(
@@ -571,8 +571,8 @@ def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="The loop's history a page of rounds at a time: branches, rounds, rejections, gates.",
     description=("Read-only. Every version of every round (the current branch and abandoned "
                  "ones), rejected attempts, recovery directives with their restore outcome, "
-                 "gate decisions and the terminal event, for the rounds from --from-round, at "
-                 "most --limit rounds; omitted counts the items of later rounds and read_more "
+                 "gate decisions and the terminal event, for the rounds from from_round, at "
+                 "most limit rounds; omitted counts the items of later rounds and read_more "
                  "holds the next page's read."),
     writes=False,
     bounds=Bound("round", items=_ROUND_PAGE, max_items=_MAX_ROUND_PAGE,
