@@ -79,6 +79,7 @@ def _reads(bound: dict[str, int], envelope: Any, intent: dict[str, Any]) -> dict
         "loop.explain": [{"loop": "l"}],
         "loop.replay": [{"loop": "l", "all": True, "limit": bound["limit"]}],
         "loop.audit": [{"loop": "l", "limit": bound["limit"]}],
+        "hook.doctor": [{"harness": "claude-code", "session": "s"}],
     }
 
 

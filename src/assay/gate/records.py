@@ -183,7 +183,8 @@ def _shell_summary(record: Record, data: Mapping[str, Any]) -> dict[str, Any]:
 def gate_view(reader: Reader, scopes: Sequence[str], intent_id: str, *,
               commands: bool = False) -> dict[str, Any]:
     """The gate sessions that gated ``intent_id``, those it gave up on, and (``commands``) what
-    their harnesses reported running, oldest first, at most :data:`MAX_LISTED` of each.
+    their harnesses reported running, oldest first, the last :data:`MAX_LISTED` of each (the
+    rest counted in ``omitted_*``).
 
     ``versions`` maps every record version shown to its revision (for a
     write basis or the publication gate).
@@ -200,7 +201,9 @@ def gate_view(reader: Reader, scopes: Sequence[str], intent_id: str, *,
     shown = sessions[-MAX_LISTED:]
     versions = {s["id"]: s["revision"] for s in shown}
     view: dict[str, Any] = {"sessions": shown, "omitted_sessions": len(sessions) - len(shown),
-                            "gave_up": gave_up}
+                            "gave_up": gave_up[-MAX_LISTED:],
+                            "omitted_gave_up": max(0, len(gave_up) - MAX_LISTED)}
+    gave_up = view["gave_up"]
     for s in gave_up:
         versions[s["id"]] = s["revision"]
     if commands:
@@ -262,6 +265,9 @@ def with_gate_issues(reader: Reader, scopes: Sequence[str], report: dict[str, An
     if not view["gave_up"]:
         return report
     added = [gave_up_issue(intent_id, session) for session in view["gave_up"]]
+    if view["omitted_gave_up"]:
+        added[0]["message"] += (f" ({view['omitted_gave_up']} earlier sessions the gate gave up "
+                                "on are not listed)")
     steps = [*report["next"], *(i["action"] for i in added if i["action"] not in report["next"])]
     basis = dict(report["write_basis"])
     basis["records"] = dict(sorted({**basis["records"], **{

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from assay.errors import AssayError
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
 
 _HARNESSES = ["claude-code", "codex", "cursor"]
 _HARNESS = Argument("harness", {"enum": _HARNESSES},
@@ -175,6 +175,9 @@ def hook_uninstall(inv: Invocation, args: dict[str, Any]) -> Result:
         "binding, gated by the project's [gate] intents and loops), with `message` as the "
         "agent's last message; nothing is recorded."),
     writes=False,
+    bounds=Bound("diagnosis", items=1, max_items=1, whole=True, recover=(
+        "At most six settings files (three harnesses, two scopes) and one preview answer, whose "
+        "reason is at most 2,000 characters.")),
     arguments=(
         Argument("harness", {"enum": _HARNESSES}, "Only this harness (default: all three).",
                  binding="literal"),
