@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from gate_helpers import gate_project, payload, ready_project, record_intent
+from harness_reader import reads
 
 from assay_testing import ASSAY, Project
 
@@ -93,3 +94,60 @@ def test_cli_hook_install_then_doctor(gated: Project) -> None:
     proc = subprocess.run(command, shell=True, cwd=gated.root, capture_output=True, timeout=120,
                           input=_json(payload("claude-code", "stop", gated)), check=False)
     assert proc.returncode == 0 and json.loads(proc.stdout)["decision"] == "block"
+
+
+# The reader itself, on the cases Codex's own stop-hook tests pin (restated, not copied).
+
+def test_reader_block_with_reason_continues_the_agent() -> None:
+    """As Codex's block_decision_with_reason_sets_continuation_prompt: the reason is the prompt."""
+    assert reads(0, '{"decision":"block","reason":"retry with tests"}', "") == (
+        "block", "retry with tests")
+
+
+@pytest.mark.parametrize("stdout", ['{"decision":"block"}', '{"decision":"block","reason":"  "}',
+                                    "not json", '{"decision":"block","reason":"x","extra":1}'])
+def test_reader_malformed_block_is_a_failed_hook(stdout: str) -> None:
+    """As block_decision_without_reason_is_invalid, ..._with_blank_reason_fails_instead_of_blocking
+    and invalid_stdout_fails_instead_of_silently_nooping: no block, a failed hook."""
+    assert reads(0, stdout, "")[0] == "failed"
+
+
+def test_reader_exit_two_blocks_with_stderr_only() -> None:
+    """As exit_code_two_uses_stderr_feedback_only and ..._without_stderr_does_not_block."""
+    assert reads(2, "ignored stdout", "retry with tests") == ("block", "retry with tests")
+    assert reads(2, "", "   ")[0] == "failed"
+
+
+def test_reader_continue_false_stops_the_session() -> None:
+    """As continue_false_overrides_block_decision: continue false wins over a block."""
+    assert reads(0, '{"continue":false,"stopReason":"done","decision":"block","reason":"k"}',
+                 "") == ("stop", "done")
+
+
+def test_reader_other_exit_status_is_ignored() -> None:
+    """Any other exit status is a failed hook the harness reports and ignores."""
+    assert reads(1, "", "boom") == ("failed", "hook exited with code 1")
+
+
+# assay's real process, read as the harness reads it: never a failed hook.
+
+@pytest.mark.parametrize("case", ["not_ready", "ready", "garbage", "outside", "broken_config"])
+def test_cli_hook_stop_is_always_read_as_meant(tmp_path: Path, case: str) -> None:
+    """Whatever the case, the harness reads a block with a reason or a plain allow."""
+    project = (ready_project(tmp_path / "proj") if case == "ready"
+               else gate_project(tmp_path / "proj",
+                                 extra='retry_cap = "x"\n' if case == "broken_config" else ""))
+    cwd = project.root
+    data = _json(payload("claude-code", "stop", project, last_assistant_message="Bye."))
+    if case == "garbage":
+        data = b"\x00\x01"
+    if case == "outside":
+        cwd = tmp_path / "elsewhere"
+        cwd.mkdir()
+        data = _json(payload("claude-code", "stop", None, cwd=str(cwd)))
+    proc = hook(project, cwd, "stop", stdin=data)
+    verdict, text = reads(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+    expected = "allow" if case in ("ready", "outside") else "block"
+    assert verdict == expected, text
+    if verdict == "block":
+        assert text and len(text) <= 2000
