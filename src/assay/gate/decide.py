@@ -53,17 +53,16 @@ from assay.intent.snapshot import ProjectBinding
 from assay.ledger.store import Reader, Store
 
 __all__ = [
-    "EVENTS",
     "MAX_REASON_CHARS",
-        "Gating",
+    "Gating",
     "Verdict",
+    "compose_reason",
     "error_verdict",
     "evaluate",
     "record_stop",
     "settle",
 ]
 
-EVENTS = ("gate_blocked", "gate_allowed", "gate_gave_up", "gate_error")
 MAX_REASON_CHARS = 2000
 # Attempts at writing a decision when another hook of the same session wrote first.
 _WRITE_ATTEMPTS = 3
@@ -99,10 +98,13 @@ class Verdict:
     ledger_revision: int | None = None
 
     def facts(self) -> dict[str, Any]:
-        return {"read_at_ledger_revision": self.ledger_revision, "intents": [dict(g.facts, id=g.id) for g in self.gatings if g.kind == "intent"],
-                "loops": [dict(g.facts, id=g.id) for g in self.gatings if g.kind == "loop"],
-                "bindings": [dict(g.facts, id=g.id) for g in self.gatings if g.kind == "binding"],
-                "claim": dict(self.claim), "workspace": self.workspace}
+        """What a decision records of the verdict (everything but the answer)."""
+        def of(kind: str) -> list[dict[str, Any]]:
+            return [dict(g.facts, id=g.id) for g in self.gatings if g.kind == kind]
+
+        return {"read_at_ledger_revision": self.ledger_revision, "intents": of("intent"),
+                "loops": of("loop"), "bindings": of("binding"), "claim": dict(self.claim),
+                "workspace": self.workspace}
 
 
 def _quote(words: Sequence[str]) -> str:
@@ -171,15 +173,15 @@ def _claim_lines(reader: Reader, report: Mapping[str, Any], claims: Sequence[Map
         if isinstance(after, dict) and after.get("head") and workspace.get("head") and \
                 after["head"] != workspace["head"]:
             moved = f" (HEAD moved from {str(after['head'])[:12]} to {str(workspace['head'])[:12]})"
-        command = run_id.partition(":")[2]
         current = reader.get(run_id)
         upcoming = (current.revision if current is not None else revision) + 1
+        rerun = _quote(["evidence", "run", "--for", f"{intent_id}#{requirements[0]}", "--",
+                        run_id.partition(":")[2]])
         lines.append(
             f"{_claimed(claims)}, but the files changed after {run_id}@{revision} ran{moved}, "
             f"so it no longer shows that {', '.join(requirements)} of {intent_id} holds. Run it "
-            f"again: {_quote(['evidence', 'run', '--for', f'{intent_id}#{requirements[0]}', '--', command])}"
-            f", then record the run it prints (next: {run_id}@{upcoming}): 'assay work accept "
-            f"--from-run {run_id}@{upcoming} -- {intent_id}'.")
+            f"again: {rerun}, then record the run it prints (next: {run_id}@{upcoming}): "
+            f"'assay work accept --from-run {run_id}@{upcoming} -- {intent_id}'.")
     return lines, facts
 
 
@@ -320,9 +322,10 @@ def error_verdict(error: AssayError, on_error: str) -> Verdict:
     return Verdict(True, compose_reason([line], []), error=what)
 
 
-def settle(verdict: Verdict, state: Mapping[str, Any] | None, event: StopEvent,
-           cap: int) -> dict[str, Any]:
-    """The decision on ``verdict`` under the retry cap, given the session's last state.
+def settle(verdict: Verdict, state: Mapping[str, Any] | None, event: StopEvent, cap: int,
+           sequence: int) -> dict[str, Any]:
+    """Decision number ``sequence`` on ``verdict`` under the retry cap, given the session's last
+    state.
 
     Returns the session record's next data (without ids): ``decision``
     (``event``, ``answer`` block|allow, ``reason``), ``run`` and ``gave_up``.
@@ -339,7 +342,7 @@ def settle(verdict: Verdict, state: Mapping[str, Any] | None, event: StopEvent,
     elif verdict.block and run["blocks"] >= cap:
         name = "gate_gave_up"
         run["gave_up"] = True
-        gave_up = {"sequence": int(state.get("sequence", 0)) + 1, "blocks": run["blocks"],
+        gave_up = {"sequence": sequence, "blocks": run["blocks"],
                    "intents": [g.id for g in verdict.gatings if g.kind == "intent"],
                    "reason": verdict.reason}
     elif verdict.block:
@@ -376,11 +379,10 @@ def record_stop(store: Store, project: Project, event: StopEvent,
     for attempt in range(_WRITE_ATTEMPTS):
         with store.reader() as reader:
             record = reader.get(record_id)
-        state = session_state(record)
-        data = settle(verdict, state, event, project.gate.retry_cap)
+        sequence = (record.revision if record is not None else 0) + 1
         data = {"schema": SESSION_SCHEMA, "harness": event.harness,
-                "session_id": event.session_id, "agent_id": event.agent_id,
-                "sequence": (record.revision if record is not None else 0) + 1, **data}
+                "session_id": event.session_id, "agent_id": event.agent_id, "sequence": sequence,
+                **settle(verdict, session_state(record), event, project.gate.retry_cap, sequence)}
         try:
             receipt = store.put(session_write(project.scope, record_id, record, data))
         except RevisionConflict:

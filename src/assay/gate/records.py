@@ -140,14 +140,11 @@ def session_state(record: Record | None) -> dict[str, Any] | None:
 def session_write(scope: str, record_id: str, record: Record | None,
                   data: Mapping[str, Any]) -> Write:
     """The next version of a session record, compare-and-set on the version read."""
-    linked: list[str] = []
-    for item in data["decision"]["intents"]:
-        linked.append(item["id"])
-    for intent_id in (data.get("gave_up") or {}).get("intents", []):
-        if intent_id not in linked:
-            linked.append(intent_id)
-    return Write(id=record_id, data=dict(data), scope=scope, links=tuple(Link("relates-to", i) for i in linked),
-                 origin="derived", expect_revision=record.revision if record is not None else 0)
+    linked = dict.fromkeys([*(item["id"] for item in data["decision"]["intents"]),
+                            *(data.get("gave_up") or {}).get("intents", [])])
+    return Write(id=record_id, data=dict(data), scope=scope,
+                 links=tuple(Link("relates-to", i) for i in linked), origin="derived",
+                 expect_revision=record.revision if record is not None else 0)
 
 
 def shell_write(scope: str, event: Mapping[str, Any], *, session_id: str,
@@ -199,13 +196,10 @@ def gate_view(reader: Reader, scopes: Sequence[str], intent_id: str, *,
     gave_up = [s for s in sessions
                if s["gave_up"] and intent_id in (s["gave_up"].get("intents") or [])]
     shown = sessions[-MAX_LISTED:]
-    versions = {s["id"]: s["revision"] for s in shown}
     view: dict[str, Any] = {"sessions": shown, "omitted_sessions": len(sessions) - len(shown),
                             "gave_up": gave_up[-MAX_LISTED:],
                             "omitted_gave_up": max(0, len(gave_up) - MAX_LISTED)}
-    gave_up = view["gave_up"]
-    for s in gave_up:
-        versions[s["id"]] = s["revision"]
+    versions = {s["id"]: s["revision"] for s in (*shown, *view["gave_up"])}
     if commands:
         listed: list[dict[str, Any]] = []
         for s in shown:

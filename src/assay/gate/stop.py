@@ -33,10 +33,17 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from assay.config import Project
-from assay.errors import AssayError
+from assay.errors import AssayError, RevisionConflict
 from assay.gate.decide import Verdict, error_verdict, evaluate, record_stop, settle
-from assay.gate.harness import StopEvent, decode_payload, detect_harness, parse_shell, parse_stop
-from assay.gate.records import session_record_id
+from assay.gate.harness import (
+    StopEvent,
+    decode_payload,
+    detect_harness,
+    parse_shell,
+    parse_stop,
+    stop_answer,
+)
+from assay.gate.records import session_record_id, session_state
 from assay.ledger.store import Store
 
 __all__ = ["UNREADABLE_SESSION", "Site", "answer_stop", "preview_stop", "record_shell"]
@@ -79,8 +86,6 @@ def _fallback_event(raw: Any, harness: str | None) -> StopEvent:
 
 
 def _outcome(event: StopEvent, data: dict[str, Any], recorded: Any) -> dict[str, Any]:
-    from assay.gate.harness import stop_answer
-
     decision = data["decision"]
     reason = decision["reason"] if decision["answer"] == "block" else None
     return {"harness": event.harness, "answer": stop_answer(event.harness, reason),
@@ -118,7 +123,7 @@ def answer_stop(raw: Any, harness: str | None, site_for: SiteFor) -> dict[str, A
 
 def _unrecorded(event: StopEvent, verdict: Verdict) -> dict[str, Any]:
     """The answer when the ledger cannot take the decision (so it cannot count the run)."""
-    data = settle(verdict, None, event, cap=0 if event.continuing else 1)
+    data = settle(verdict, None, event, cap=0 if event.continuing else 1, sequence=0)
     return _outcome(event, data, None) | {"recorded": False}
 
 
@@ -141,20 +146,18 @@ def _decide(site: Site, event: StopEvent, failure: AssayError | None) -> dict[st
 
 def preview_stop(site: Site, event: StopEvent) -> dict[str, Any]:
     """What :func:`answer_stop` would answer to ``event`` now, without writing anything."""
-    from assay.gate.records import session_state
-
     project = site.project()
     with site.store().reader() as reader:
         verdict = evaluate(reader, project, site.principal, event)
-        state = session_state(reader.get(session_record_id(event.session_id, event.agent_id)))
-    data = settle(verdict, state, event, project.gate.retry_cap)
+        record = reader.get(session_record_id(event.session_id, event.agent_id))
+    sequence = (record.revision if record is not None else 0) + 1
+    data = settle(verdict, session_state(record), event, project.gate.retry_cap, sequence)
     return _outcome(event, data, None)
 
 
 def record_shell(raw: Any, harness: str | None, site_for: SiteFor) -> dict[str, Any]:
     """Record the shell command of one post-tool payload as a harness-observed claim."""
     from assay.canonical import digest
-    from assay.errors import RevisionConflict
     from assay.gate.records import MAX_COMMAND_CHARS, shell_write
     from assay.redaction import Redactor
 
