@@ -38,15 +38,13 @@ def test_work_context_selected_todo_ref_points_at_exact_record(ctx) -> None:
     assert target == exact
 
 
-def test_work_context_long_todo_display_is_bounded_but_source_is_full(ctx) -> None:
-    """A long body is bounded in the display view; the full text stays in sources."""
+def test_work_context_long_todo_is_never_shown_shortened(ctx) -> None:
+    """A long body is given by pointer to the complete record too, never as an excerpt."""
     text = "Parse the manifest\n" + "x" * 5000
     _add(ctx, "parse", text)
     data, wc = _wc(ctx)
-    view = wc["selected_todo"]
-    assert view["content_truncated"] is True and len(view["text"]) == 2000
-    assert wc["selected_todo_ref"] is None
-    assert resolve_pointer(data, view["body"]) == text
+    assert wc["selected_todo"] is None
+    assert resolve_pointer(data, wc["selected_todo_ref"]["$ref"])["text"] == text
 
 
 def test_work_context_prefers_own_claimed_todo(ctx) -> None:

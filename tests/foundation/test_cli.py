@@ -34,9 +34,10 @@ def _tty(*args: str, cwd: Path) -> tuple[int, str]:
 # Registers an operation with a bug in it, then runs the real CLI entry point.
 _CRASH = """
 import sys
-from assay.ops import Result, operation
+from assay.ops import Bound, Result, operation
 
-@operation("crash.now", summary="Fail with a bug.", writes=False, project=False)
+@operation("crash.now", summary="Fail with a bug.", writes=False, project=False,
+           bounds=Bound("answer", items=1, max_items=1, whole=True, recover="One answer."))
 def crash(inv, args):
     raise ZeroDivisionError("planted bug")
 

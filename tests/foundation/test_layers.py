@@ -96,7 +96,8 @@ def test_describe_imports_nothing_heavy(heavy: str) -> None:
 # modules are its business): the entry point, the click-free call path, the
 # registry with the one module declaring `get`, the base modules and config.
 GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "assay.cli.render",
-               "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.ledger"}
+               "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.bounds",
+               "assay.ops.ledger", "assay.paging"}
 # Never on the path of a plain operation call: click (help and usage errors
 # only), the other surfaces' libraries, and standard modules only some
 # commands need (git and commands run in subprocesses; platform and uuid come
@@ -132,14 +133,16 @@ def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
     """A plain `assay put` from standard input loads no click and no other operation module."""
     modules = _loaded("put", "--data-file", "-", "--", "knowledge:y", stdin=b'{"b":2}',
                       full=True, cwd=ledger_project)
-    assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.ledger"}
+    assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.bounds",
+                                                                  "assay.ops.ledger"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
 
 
 def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None:
     """A plain `assay work check` loads no click and, of the operation modules, intent's and its helper."""
     modules = _loaded("work", "check", "--", "knowledge:x", full=True, cwd=ledger_project)
-    assert {m for m in modules if m.startswith("assay.ops.")} <= {"assay.ops.intent",
+    assert {m for m in modules if m.startswith("assay.ops.")} <= {"assay.ops.bounds",
+                                                                  "assay.ops.intent",
                                                                   "assay.ops.ledger"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
 

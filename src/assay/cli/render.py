@@ -120,6 +120,7 @@ def readable(op: Operation, envelope: dict[str, Any]) -> None:
     special = READABLE.get(op.name)
     if special is not None:
         special(visible_data(envelope))
+        _omitted(visible_data(envelope["data"]))
         return
     console = _console()
     revision = envelope.get("ledger_revision")
@@ -128,6 +129,21 @@ def readable(op: Operation, envelope: dict[str, Any]) -> None:
     console.print_json(visible(json.dumps(envelope["data"], ensure_ascii=False)))
     for step in envelope.get("next", []):
         console.print(f"next: {escape(visible(step))}")
+
+
+def _omitted(data: Any) -> None:
+    """Under a bounded answer's own view: what it left out and the reads that recover it."""
+    if not isinstance(data, dict) or not data.get("truncated"):
+        return
+    import shlex
+
+    from rich.markup import escape
+
+    console = _console()
+    counts = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in data["omitted"].items() if n)
+    console.print(f"not shown: {escape(counts)}")
+    for read in data.get("read_more", []):
+        console.print(f"read: {escape(shlex.join(['assay', *read['read_args']]))}")
 
 
 def fail(err: AssayError, as_json: bool) -> int:
@@ -441,9 +457,6 @@ def _todo_list(envelope: dict[str, Any]) -> None:
         table.add_row(escape(todo["id"]), escape(todo["owner_role"]), escape(todo["status"]),
                       escape(title))
     console.print(table)
-    coverage = data["coverage"]
-    if coverage["omitted"]:
-        console.print(f"{coverage['omitted']} more not shown (--limit)")
 
 
 READABLE["work.context"] = _work_context

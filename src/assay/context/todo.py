@@ -16,6 +16,9 @@ Reads are projections of current records:
   role-summary lanes (``agent_todos``, ``user_todos``) de-duplicated with
   response-local ``$ref`` pointers (:mod:`assay.context.refs`), or bounded
   ``--thin`` lists without pointers.
+- :func:`inventory_page` returns one bounded page of those views: whole
+  records after a cursor, at most an item count and a byte budget, with
+  counts over the whole selection and the reads that recover the rest.
 
 Reading a todo grants nothing: no claim, lease or execution authority.
 Imports errors, canonical, ids, config, the ledger and the sibling context
@@ -36,6 +39,7 @@ from assay.context import refs
 from assay.errors import AssayError, ConflictError, RevisionConflict, UsageError, pointer
 from assay.ids import content_id, split_record_id
 from assay.ledger.store import Link, Receipt, Record, Store, Write
+from assay.paging import encoded_size, fit, page_facts
 
 __all__ = [
     "ACTIVE",
@@ -53,9 +57,11 @@ __all__ = [
     "escape_goal_token",
     "exact_read",
     "inventory",
+    "inventory_page",
     "load_todos",
     "normalize_todo_id",
     "now_text",
+    "order_key",
     "parse_relations",
     "project_record",
     "render_region",
@@ -72,7 +78,8 @@ MAX_TEXT_BYTES = 1024 * 1024
 DEFAULT_LEASE_MS = 30 * 60 * 1000
 MAX_LEASE_MS = 7 * 24 * 3600 * 1000
 THIN_LIMIT = 48
-TITLE_LIMIT = 420
+# What one record adds to a page besides itself: its two pointers in the lanes.
+_LANE_REFS_BYTES = 2 * len('{"$ref":"#/todos/1000"},')
 DETAIL = {
     "schema_version": 1,
     "body_path": "todo.text",
@@ -185,22 +192,22 @@ def _projection(record_id: str, data: dict[str, Any], authority_: dict[str, Any]
 
 def _thin(record: Record) -> dict[str, Any]:
     data = validate_todo_data(record.id, record.data)
+    # The title is the first line, whole: a thin item never carries a cut text.
     lines = data["text"].splitlines() or [""]
-    title = lines[0]
-    truncated = len(lines) > 1 or len(title) > TITLE_LIMIT
     claim = data.get("claim")
     return {
         "id": record.id,
         "owner_role": data["owner_role"],
         "status": data["status"],
-        "title": title[:TITLE_LIMIT],
-        "content_truncated": truncated,
+        "title": lines[0],
+        "content_truncated": len(lines) > 1,
         "claimed_by": claim.get("principal") if isinstance(claim, dict) else None,
         "authority_revision": record.revision,
     }
 
 
-def _order(record: Record) -> tuple[str, str]:
+def order_key(record: Record) -> tuple[str, str]:
+    """Where a todo sorts in lists: creation time, then id."""
     data = record.data if isinstance(record.data, dict) else {}
     created = data.get("created_at")
     return (created if isinstance(created, str) else "", record.id)
@@ -224,7 +231,7 @@ def load_todos(reader: Any, access: Any, goal_id: str) -> list[Record]:
         if isinstance(data, dict) and data.get("goal_id") == goal_id:
             validate_todo_data(record.id, data)
             out.append(record)
-    out.sort(key=_order)
+    out.sort(key=order_key)
     return out
 
 
@@ -259,11 +266,58 @@ def exact_read(goal_id: str, todo_id: str, record: Record | None, *,
     }
 
 
+def _selection(records: Sequence[Record], statuses: Sequence[str],
+               owner_role: str | None) -> tuple[list[Record], list[str], list[str]]:
+    wanted = [s for s in STATUSES if s in statuses]
+    roles = [r for r in OWNER_ROLES if owner_role in (None, r)]
+    selected = [r for r in records
+                if r.data["status"] in wanted and r.data["owner_role"] in roles]
+    return selected, wanted, roles
+
+
+def _lanes(doc: dict[str, Any], records: Sequence[Record], wanted: Sequence[str],
+           roles: Sequence[str], view: Callable[[Record], dict[str, Any]],
+           bound: int | None) -> dict[str, dict[str, int]]:
+    """Fill the role lanes of ``doc`` with ``records``; return each lane's size before ``bound``."""
+    totals: dict[str, dict[str, int]] = {}
+    for role in OWNER_ROLES:
+        key = f"{role}_todos"
+        if role not in roles:
+            doc[key] = {}
+            totals[key] = {}
+            continue
+        mine = [r for r in records if r.data["owner_role"] == role]
+        lanes = {"selected": mine, **{s: [r for r in mine if r.data["status"] == s] for s in wanted}}
+        totals[key] = {name: len(items) for name, items in lanes.items()}
+        doc[key] = {name: [view(r) for r in (items if bound is None else items[:bound])]
+                    for name, items in lanes.items()}
+    return totals
+
+
+def _counts(selected: Sequence[Record], wanted: Sequence[str], roles: Sequence[str],
+            lanes: dict[str, dict[str, int]]) -> dict[str, Any]:
+    return {
+        "selected": len(selected),
+        "by_status": {s: sum(1 for r in selected if r.data["status"] == s) for s in wanted},
+        "by_role": {r: sum(1 for x in selected if x.data["owner_role"] == r) for r in roles},
+        "lanes": lanes,
+    }
+
+
+def _with_references(doc: dict[str, Any]) -> dict[str, Any]:
+    reduced, replaced = refs.deduplicate(doc)
+    reduced["todo_list_record_references"] = {
+        "replaced_view_records": replaced,
+        "readback": refs.READBACK,
+    }
+    return reduced
+
+
 def inventory(goal_id: str, records: Sequence[Record], *,
               statuses: Sequence[str] = ACTIVE, owner_role: str | None = None,
               limit: int | None = None, thin: bool = False,
               references: bool = True) -> dict[str, Any]:
-    """The list views of a goal's todos.
+    """The list views of a goal's todos, whole (``todo list --all``).
 
     ``todos`` holds the selected records (status and owner filters, creation
     order) up to ``limit``; ``agent_todos`` and ``user_todos`` hold, per role,
@@ -275,10 +329,7 @@ def inventory(goal_id: str, records: Sequence[Record], *,
     over the selection, before any bound. ``references=False`` returns the
     full inventory without pointers (what :func:`refs.expand` restores).
     """
-    wanted = [s for s in STATUSES if s in statuses]
-    roles = [r for r in OWNER_ROLES if owner_role in (None, r)]
-    selected = [r for r in records
-                if r.data["status"] in wanted and r.data["owner_role"] in roles]
+    selected, wanted, roles = _selection(records, statuses, owner_role)
     bound = min(limit or THIN_LIMIT, THIN_LIMIT) if thin else limit
     shown = selected if bound is None else selected[:bound]
     view: Callable[[Record], dict[str, Any]] = _thin if thin else project_record
@@ -287,35 +338,77 @@ def inventory(goal_id: str, records: Sequence[Record], *,
         "filters": {"status": wanted, "owner_role": owner_role, "limit": bound, "thin": thin},
         "todos": [view(r) for r in shown],
     }
-    lane_totals: dict[str, dict[str, int]] = {}
-    for role in OWNER_ROLES:
-        key = f"{role}_todos"
-        if role not in roles:
-            doc[key] = {}
-            lane_totals[key] = {}
-            continue
-        mine = [r for r in selected if r.data["owner_role"] == role]
-        lanes = {"selected": mine, **{s: [r for r in mine if r.data["status"] == s] for s in wanted}}
-        lane_totals[key] = {name: len(items) for name, items in lanes.items()}
-        doc[key] = {name: [view(r) for r in (items if bound is None or not thin
-                                             else items[:bound])]
-                    for name, items in lanes.items()}
-    doc["counts"] = {
-        "selected": len(selected),
-        "by_status": {s: sum(1 for r in selected if r.data["status"] == s) for s in wanted},
-        "by_role": {r: sum(1 for x in selected if x.data["owner_role"] == r) for r in roles},
-        "lanes": lane_totals,
-    }
+    lanes = _lanes(doc, selected, wanted, roles, view, bound if thin else None)
+    doc["counts"] = _counts(selected, wanted, roles, lanes)
     doc["coverage"] = {"active": len(selected), "included": len(shown),
                        "omitted": len(selected) - len(shown)}
     if thin or not references:
         return doc
-    reduced, replaced = refs.deduplicate(doc)
-    reduced["todo_list_record_references"] = {
-        "replaced_view_records": replaced,
-        "readback": refs.READBACK,
-    }
-    return reduced
+    return _with_references(doc)
+
+
+def _no_view(record: Record) -> dict[str, Any]:
+    return {}
+
+
+PageReads = Callable[[Sequence[Record], Record | None, int], list[dict[str, Any]]]
+
+
+def inventory_page(goal_id: str, records: Sequence[Record], *, reads: PageReads,
+                   statuses: Sequence[str] = ACTIVE, owner_role: str | None = None,
+                   after: tuple[str, str] | None = None, limit: int,
+                   max_bytes: int, thin: bool = False) -> dict[str, Any]:
+    """One bounded page of the list views (``todo list`` without ``--all``).
+
+    The page holds whole records of the selection that sort after the
+    cursor ``after`` (creation time and id, :func:`order_key`): at most
+    ``limit`` (thin: at most 48) and at most ``max_bytes`` bytes of canonical
+    JSON for the whole page. A record larger than the budget on its own is
+    left out and counted. ``todos`` and the lanes cover the page only; ``counts``
+    cover the whole selection; ``coverage`` says how many records sort
+    before the cursor, are on the page, and are omitted after it.
+    ``reads(oversized, last, rest)`` gives the reads that recover what the
+    page omits (``last`` is the last record walked, ``rest`` how many follow
+    it); the page carries them in ``read_more`` with the counts in
+    ``omitted`` (:func:`assay.paging.page_facts`). Text is never shortened.
+    """
+    selected, wanted, roles = _selection(records, statuses, owner_role)
+    candidates = [r for r in selected if after is None or order_key(r) > after]
+    view: Callable[[Record], dict[str, Any]] = _thin if thin else project_record
+    bound = min(limit, THIN_LIMIT) if thin else limit
+    budget = max_bytes
+    whole = _counts(selected, wanted, roles, _lanes({}, selected, wanted, roles, _no_view, 0))
+    views: dict[str, dict[str, Any]] = {}
+
+    def shown_view(record: Record) -> dict[str, Any]:
+        if record.id not in views:
+            views[record.id] = view(record)
+        return views[record.id]
+
+    def build(shown: Sequence[Record], oversized: Sequence[Record], rest: int) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "goal_id": goal_id,
+            "filters": {"status": wanted, "owner_role": owner_role, "limit": bound,
+                        "max_bytes": budget, "thin": thin,
+                        "after": None if after is None else after[1]},
+            "todos": [shown_view(r) for r in shown],
+        }
+        _lanes(doc, shown, wanted, roles, shown_view, None)
+        doc["counts"] = whole
+        doc["coverage"] = {"active": len(selected), "before": len(selected) - len(candidates),
+                           "included": len(shown), "omitted": len(candidates) - len(shown)}
+        walked = [*shown, *oversized]
+        last = max(walked, key=order_key) if walked else None
+        doc.update(page_facts({"todos": len(candidates) - len(shown)},
+                              reads(oversized, last, rest) if walked or rest else []))
+        return doc if thin else _with_references(doc)
+
+    def size(record: Record) -> int:
+        one = encoded_size(shown_view(record)) + 1
+        return 3 * one if thin else one + _LANE_REFS_BYTES
+
+    page = fit(candidates, build, limit=bound, max_bytes=budget, size=size)
+    return page.document
 
 
 # -- writes --------------------------------------------------------------------------------

@@ -4,10 +4,10 @@
 or its failure, the goal's todos, the acceptance report or its failure), it
 assembles ``work_context``:
 
-- ``selected_todo`` / ``selected_todo_ref``: the selected todo's display
-  view. When the display body is byte-identical to the exact read, only a
-  pointer (``{"$ref": "#/work_context/sources/<i>/todo"}``) is given; when the
-  display is bounded, the complete record stays in ``sources``.
+- ``selected_todo_ref``: a pointer to the selected todo's exact record in
+  ``sources`` (``{"$ref": "#/work_context/sources/<i>/todo"}``). The text
+  is never shown shortened, so there is no separate display view:
+  ``selected_todo`` is always null.
 - ``acceptance``: the enabled acceptance for the selected work, when an
   acceptance provider supplied one (the intent capability; see
   :class:`AcceptanceProvider`).
@@ -19,6 +19,13 @@ assembles ``work_context``:
 - ``required_reads``: the exact argument arrays still to run, in order;
   delivered sources are not in it, failed and blocked ones keep their read.
 - ``complete``: no known source failure. It does not mean the reads were done.
+
+With ``max_bytes``, :func:`build_work_context` bounds the context: sources
+are delivered in priority order (the selected todo, the goal state, the
+acceptance, then user obligations one by one) while the canonical JSON fits;
+a source that does not fit becomes ``pending`` with its read, and user
+obligations that do not fit are counted with the read of the rest. Nothing
+delivered is shortened. ``bound`` in the result says what was left out.
 
 A failed goal source blocks the todo sources that depend on it. Reading the
 context grants nothing: no claim, lease or execution authority.
@@ -36,16 +43,15 @@ from assay.context.goal import GoalRead, full_read
 from assay.context.todo import project_record
 from assay.errors import AssayError
 from assay.ledger.store import Record
+from assay.paging import encoded_size
 
 __all__ = [
-    "DISPLAY_LIMIT",
     "AcceptanceProvider",
     "AcceptanceRead",
     "build_work_context",
     "select_todo",
 ]
 
-DISPLAY_LIMIT = 2000
 _BEFORE = "before_work"
 
 
@@ -135,6 +141,7 @@ def build_work_context(
     acceptance_id: str | None = None,
     acceptance: AcceptanceRead | None = None,
     ledger_revision: int | None = None,
+    max_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Assemble the work context from what was read; pure. See the module docstring.
 
@@ -142,7 +149,10 @@ def build_work_context(
     ``selection: not_found``); without it :func:`select_todo` chooses.
     ``acceptance_id`` is the goal's configured acceptance record; when it is
     set and ``acceptance`` is None, no provider was available and that source
-    fails with ``context_source_unavailable``.
+    fails with ``context_source_unavailable``. ``max_bytes`` bounds the
+    result as the module docstring says; the result's ``bound`` holds
+    ``omitted`` (counts of ``sources`` and ``user_obligations`` left out) and
+    ``reads`` (``{operation, arguments, reason}`` of each recovering read).
     """
     sources: list[dict[str, Any]] = []
     reads: list[dict[str, Any]] = []
@@ -195,7 +205,6 @@ def build_work_context(
             acceptance_view = {"$ref": f"#/work_context/sources/{len(sources) - 1}/report"}
 
     # 3. selected todo and user obligations depend on the goal and the ledger read
-    selected_view: dict[str, Any] | None = None
     selected_ref: dict[str, Any] | None = None
     selection = "none"
     user_obligations: list[dict[str, Any]] = []
@@ -244,15 +253,7 @@ def build_work_context(
                                "revision": goal.revision, "todo": file_chosen}
         if selected_source is not None:
             sources.append(selected_source)
-            full = selected_source["todo"]
-            where = f"#/work_context/sources/{len(sources) - 1}/todo"
-            display = full["text"][:DISPLAY_LIMIT]
-            if display == full["text"]:
-                selected_ref = {"$ref": where}
-            else:
-                selected_view = {"id": full["id"], "status": full["status"],
-                                 "owner_role": full["owner_role"], "text": display,
-                                 "content_truncated": True, "body": where + "/text"}
+            selected_ref = {"$ref": f"#/work_context/sources/{len(sources) - 1}/todo"}
         users = [r for r in todos
                  if r.data["owner_role"] == "user" and r.data["status"] in ("open", "claimed",
                                                                               "blocked")]
@@ -277,7 +278,7 @@ def build_work_context(
         "goal_id": goal_id,
         "principal": principal,
         "selection": selection,
-        "selected_todo": selected_view,
+        "selected_todo": None,
         "selected_todo_ref": selected_ref,
         "acceptance": acceptance_view,
         "user_obligations": user_obligations,
@@ -292,4 +293,138 @@ def build_work_context(
     }
     if todo_failed or goal_failed:
         context["complete"] = False
-    return {"work_context": context}
+    out = {"work_context": context}
+    out["bound"] = _bound(out, goal_id, max_bytes)
+    return out
+
+
+# Which source is kept first when the context must shrink, and the read that
+# recovers each one when it is not delivered.
+_PRIORITY = ("selected_todo", "goal_state", "goal_acceptance")
+
+
+def _recovery(source: dict[str, Any], goal_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(required read, recovering read) of a source left out of a bounded context."""
+    kind = source["source"]
+    if kind == "selected_todo":
+        return _todo_read(goal_id, source["id"]), {
+            "operation": "todo.list", "arguments": {"goal_id": goal_id, "todo_id": source["id"]},
+            "reason": "source_too_large"}
+    if kind == "goal_acceptance":
+        return _acceptance_read(source["id"]), {
+            "operation": "work.check", "arguments": {"id": source["id"]},
+            "reason": "source_too_large"}
+    read = _read(["assay", "goal", "read", "--goal-id", goal_id], "goal_state",
+                 "the goal's text did not fit in this context; read it page by page")
+    return read, {"operation": "goal.read", "arguments": {"goal_id": goal_id},
+                  "reason": "source_too_large"}
+
+
+def _bound(out: dict[str, Any], goal_id: str, max_bytes: int | None) -> dict[str, Any]:
+    """Shrink ``out`` in place to ``max_bytes``; return what was left out and how to read it."""
+    context = out["work_context"]
+    omitted = {"sources": 0, "user_obligations": 0}
+    reads: list[dict[str, Any]] = []
+    if max_bytes is None or encoded_size(out) <= max_bytes:
+        return {"omitted": omitted, "reads": reads}
+    sources = context["sources"]
+    pointers = {"selected_todo": ("selected_todo_ref",),
+                "goal_acceptance": ("acceptance",)}
+    saved = {key: context[key] for keys in pointers.values() for key in keys}
+    # Start from the context with nothing droppable delivered, then add back in
+    # priority order whatever still fits.
+    whole: dict[str, dict[str, Any]] = {}
+    for source in sources:
+        if source["source"] in _PRIORITY and source["status"] == "delivered":
+            whole[source["source"]] = dict(source)
+            for key in pointers.get(source["source"], ()):
+                context[key] = None
+            facts = {k: v for k, v in source.items()
+                    if k in ("source", "id", "goal_id", "path", "revision", "origin")}
+            source.clear()
+            source.update(facts, status="pending", read=_recovery(whole[facts["source"]],
+                                                                  goal_id)[0])
+    obligations = context["user_obligations"]
+    users = next((s for s in sources if s["source"] == "user_obligations"
+                  and s["status"] == "delivered"), None)
+    revisions = dict(users["revisions"]) if users is not None else {}
+    _keep_users(context, users, obligations, 0, revisions)
+    budget = max_bytes - encoded_size(out)
+    for kind in _PRIORITY:
+        if kind not in whole:
+            continue
+        source = next(s for s in sources if s["source"] == kind)
+        cost = encoded_size(whole[kind]) - encoded_size(source) + sum(
+            encoded_size(saved[key]) for key in pointers.get(kind, ()))
+        if cost <= budget:
+            source.clear()
+            source.update(whole[kind])
+            for key in pointers.get(kind, ()):
+                context[key] = saved[key]
+            budget -= cost
+        else:
+            omitted["sources"] += 1
+            reads.append(_recovery(whole[kind], goal_id)[1])
+    kept = 0
+    for item in obligations:
+        # The item, and its id and revision in the source's lists.
+        cost = encoded_size(item) + 2 * len(str(item.get("id"))) + 32
+        if cost > budget:
+            break
+        budget -= cost
+        kept += 1
+    _keep_users(context, users, obligations, kept, revisions)
+    while kept and encoded_size(out) > max_bytes:
+        kept -= 1
+        _keep_users(context, users, obligations, kept, revisions)
+    if kept < len(obligations) and users is not None:
+        omitted["user_obligations"] = len(obligations) - kept
+        reads.extend(_pending_users(users, obligations, kept, goal_id))
+    context["required_reads"] = [s["read"] for s in sources
+                                 if "read" in s and s["status"] != "delivered"]
+    return {"omitted": omitted, "reads": reads}
+
+
+def _keep_users(context: dict[str, Any], source: dict[str, Any] | None,
+                obligations: list[dict[str, Any]], kept: int, revisions: dict[str, int]) -> None:
+    """Deliver the first ``kept`` user obligations and list exactly those in their source."""
+    shown = obligations[:kept]
+    context["user_obligations"] = shown
+    if source is None:
+        return
+    ids = [t["id"] for t in shown if t.get("origin") != "goal_file"]
+    source["ids"] = ids
+    source["revisions"] = {i: revisions[i] for i in ids}
+    source["goal_file"] = {**source["goal_file"],
+                           "lines": [t["source"]["lines"] for t in shown
+                                     if t.get("origin") == "goal_file"]}
+
+
+def _pending_users(source: dict[str, Any], obligations: list[dict[str, Any]], kept: int,
+                   goal_id: str) -> list[dict[str, Any]]:
+    """Mark the user obligations source pending; return the reads of what was left out.
+
+    Ledger obligations left out are the goal's user todos after the last one
+    delivered (a todo list page); goal-file obligations come with the goal
+    read, whose todos list them.
+    """
+    rest = obligations[kept:]
+    source["status"] = "pending"
+    source["omitted"] = len(rest)
+    reads: list[dict[str, Any]] = []
+    if any(t.get("origin") != "goal_file" for t in rest):
+        arguments: dict[str, Any] = {"goal_id": goal_id, "owner_role": "user"}
+        if source["ids"]:
+            arguments["after"] = source["ids"][-1]
+        reads.append({"operation": "todo.list", "arguments": arguments, "reason": "next_page"})
+        command = ["assay", "todo", "list", "--goal-id", goal_id, "--owner-role", "user"]
+        if "after" in arguments:
+            command += ["--after", arguments["after"]]
+    else:
+        command = ["assay", "goal", "read", "--goal-id", goal_id]
+    if any(t.get("origin") == "goal_file" for t in rest):
+        reads.append({"operation": "goal.read", "arguments": {"goal_id": goal_id},
+                      "reason": "next_page"})
+    source["read"] = _read(command, "user_obligations",
+                           "the user obligations that did not fit in this context")
+    return reads

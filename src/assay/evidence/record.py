@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SCHEMA",
     "EvidenceRun",
+    "bound_tails",
     "declaration_data",
     "discriminate",
     "evidence_id",
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 SCHEMA = "assay.evidence.v1"
+_STREAMS = (("observation", "stdout"), ("observation", "stderr"),
+            ("discriminate", "observation", "stdout"), ("discriminate", "observation", "stderr"))
 
 
 def evidence_id(name: str) -> str:
@@ -316,3 +319,36 @@ def write_evidence(store: Any, project: Project, run: EvidenceRun, *,
         origin="machine",
         request_id=request_id,
     ))
+
+
+def bound_tails(data: Any, tail_bytes: int) -> tuple[Any, list[dict[str, Any]]]:
+    """A copy of evidence record ``data`` whose output tails show at most ``tail_bytes`` bytes.
+
+    Each stored tail (the command's and the discriminating run's stdout and
+    stderr) longer than ``tail_bytes`` UTF-8 bytes keeps its last bytes,
+    starting on a character (:func:`assay.paging.utf8_tail`); everything
+    else is unchanged, including each stream's ``bytes`` and ``sha256`` over
+    the whole stream. Returns the copy and one entry per shortened tail:
+    ``{pointer, stored_bytes, shown_bytes}`` (pointer into the data).
+    Anything that is not a well-formed evidence record is returned as is.
+    """
+    import copy
+
+    from assay.errors import pointer
+    from assay.paging import utf8_tail
+
+    out = copy.deepcopy(data)
+    cuts: list[dict[str, Any]] = []
+    for path in _STREAMS:
+        stream: Any = out
+        for key in path:
+            stream = stream.get(key) if isinstance(stream, dict) else None
+        if not isinstance(stream, dict) or not isinstance(stream.get("tail"), str):
+            continue
+        shown, dropped = utf8_tail(stream["tail"], tail_bytes)
+        if dropped:
+            cuts.append({"pointer": pointer(*path, "tail"),
+                         "stored_bytes": len(stream["tail"].encode("utf-8", "surrogatepass")),
+                         "shown_bytes": len(shown.encode("utf-8", "surrogatepass"))})
+            stream["tail"] = shown
+    return out, cuts

@@ -16,6 +16,12 @@
   committed round, rejection, recovery or gate decision has no audit data:
   ``state_unavailable``.
 
+Replay of every prompt and the audit are paged by round: a page covers the
+rounds ``from_round`` to ``from_round + limit - 1`` (every item of a round
+on the same page), says how many items of later rounds it left out and
+which round the next page starts at. Loop-level facts (acceptance, lineage,
+pauses, terminal event) come with every page.
+
 Each is deterministic for a ledger revision. Imports the base modules, the
 ledger contract and its siblings.
 """
@@ -160,12 +166,22 @@ def _replay_one(store: Store, head: Mapping[str, Any], n: int, attempt: int | No
                       artifact["renderedPrompt"], again["renderedPrompt"])}
 
 
+def _page(from_round: int, limit: int | None, top: int) -> dict[str, int]:
+    """The window of rounds one page covers, and where the next one starts (0: none)."""
+    last = top if limit is None else min(top, from_round + limit - 1)
+    return {"fromRound": from_round, "toRound": max(last, from_round - 1), "lastRound": top,
+            "nextRound": last + 1 if last < top else 0}
+
+
 def replay(store: Store, loop_id: str, *, round_number: int | None = None,
-           attempt: int | None = None, every: bool = False) -> dict[str, Any]:
+           attempt: int | None = None, every: bool = False, from_round: int = 1,
+           limit: int | None = None) -> dict[str, Any]:
     """Recompile stored prompts from their committed facts and compare the hashes.
 
     ``every``: every committed round of the current branch, every rejected
-    attempt of it and the held prompt.
+    attempt of it and the held prompt, a page of ``limit`` rounds (None:
+    all) from ``from_round`` at a time (``window``; ``omitted`` counts the
+    rounds and prompts after it, which are found without compiling them).
     """
     record = load_head(store, loop_id, code="state_unavailable")
     head = record.data
@@ -176,22 +192,26 @@ def replay(store: Store, loop_id: str, *, round_number: int | None = None,
         one = _replay_one(store, head, round_number, attempt)
         return {"loopId": loop_id, "replays": [one], "match": one["match"],
                 "ledgerRevision": record.ledger_revision}
-    replays = []
     last = int(head.get("lastCommittedRound") or 0)
     top = max(int(head["round"]), last)
-    for n in range(1, top + 1):
-        attempts = []
-        with store.reader() as reader:
+    prompts: list[tuple[int, int | None]] = []
+    with store.reader() as reader:
+        for n in range(1, top + 1):
             for a in range(1, _MAX_ATTEMPTS):
                 rej = reader.get(identity.rejection_id(loop_id, n, a))
                 if rej is None:
                     break
                 if "promptInputs" in rej.data and rej.data.get("branchId") == _owner(head, n):
-                    attempts.append(a)
-        replays += [_replay_one(store, head, n, a) for a in attempts]
-        if n <= last or (head.get("held") and n == head["round"]):
-            replays.append(_replay_one(store, head, n, None))
-    return {"loopId": loop_id, "replays": replays,
+                    prompts.append((n, a))
+            if n <= last or (head.get("held") and n == head["round"]):
+                prompts.append((n, None))
+    window = _page(from_round, limit, top)
+    shown = [p for p in prompts if window["fromRound"] <= p[0] <= window["toRound"]]
+    replays = [_replay_one(store, head, n, a) for n, a in shown]
+    later = [p for p in prompts if p[0] > window["toRound"]]
+    return {"loopId": loop_id, "replays": replays, "window": window,
+            "omitted": {"rounds": top - window["toRound"] if window["nextRound"] else 0,
+                        "replays": len(later)},
             "match": all(r["match"] for r in replays), "ledgerRevision": record.ledger_revision}
 
 
@@ -230,8 +250,15 @@ def _round_entry(record: Record, current: set[tuple[str, int]]) -> dict[str, Any
     }
 
 
-def audit(store: Store, loop_id: str) -> dict[str, Any]:
-    """The loop's whole history (every branch), in order. See the module docstring."""
+def audit(store: Store, loop_id: str, *, from_round: int = 1,
+          limit: int | None = None) -> dict[str, Any]:
+    """The loop's history (every branch), in order, one page of ``limit`` rounds (None: all).
+
+    See the module docstring. Items belong to a round: round versions and
+    rejected attempts to their own, gate decisions to the round they gated,
+    recovery directives to the round they restore to. ``omitted`` counts the
+    items of the rounds after the page, by kind.
+    """
     record = load_head(store, loop_id, code="state_unavailable")
     head = record.data
     line = lineage(head)
@@ -289,6 +316,26 @@ def audit(store: Store, loop_id: str) -> dict[str, Any]:
                                 "shows the held prompt.")
     directives.sort(key=lambda d: (d.get("createdAt", ""), d["directiveId"]))
     gates.sort(key=lambda g: (g["round"], g.get("decidedAt", ""), g["gateId"]))
+    top = max([max(last, int(head["round"]))] + [r["round"] for r in rounds]
+              + [r["round"] for r in rejections] + [int(g["round"]) for g in gates]
+              + [_directive_round(d) for d in directives])
+    window = _page(from_round, limit, top)
+
+    def on_page(n: int) -> bool:
+        return window["fromRound"] <= n <= window["toRound"]
+
+    def after_page(items: list[Any], round_of: Any) -> int:
+        return sum(1 for i in items if round_of(i) > window["toRound"])
+
+    omitted = {"rounds": top - window["toRound"] if window["nextRound"] else 0,
+               "round_versions": after_page(rounds, lambda r: r["round"]),
+               "rejections": after_page(rejections, lambda r: r["round"]),
+               "directives": after_page(directives, _directive_round),
+               "gate_decisions": after_page(gates, lambda g: int(g["round"]))}
+    rounds = [r for r in rounds if on_page(r["round"])]
+    rejections = [r for r in rejections if on_page(r["round"])]
+    directives = [d for d in directives if on_page(_directive_round(d))]
+    gates = [g for g in gates if on_page(int(g["round"]))]
     return {
         "loopId": loop_id, "status": head["status"], "stopReason": head.get("stopReason"),
         "operatorAcceptance": head["operatorAcceptance"], "branchId": head.get("branchId"),
@@ -313,5 +360,12 @@ def audit(store: Store, loop_id: str) -> dict[str, Any]:
         "pendingRecovery": head.get("recovery")
         if (head.get("recovery") or {}).get("status") == "pending" else None,
         "terminal": head.get("terminal"),
+        "window": window,
+        "omitted": omitted,
         "ledgerRevision": record.ledger_revision,
     }
+
+
+def _directive_round(directive: Mapping[str, Any]) -> int:
+    """The round a recovery directive belongs to on audit pages: the round it restores to."""
+    return int((directive.get("target") or {}).get("round") or 1)

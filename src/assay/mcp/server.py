@@ -33,13 +33,16 @@ def tool_definitions() -> list[types.Tool]:
     """The MCP tools, one per operation, generated from the registry."""
     tools = []
     for op in operations():
+        # A read's bound comes before the effect line, which ends every description.
+        bound = f"\n\n{op.text(op.bounds.sentence, 'mcp')}" if op.bounds is not None else ""
         tools.append(
             types.Tool(
                 name=op.tool_name,
                 title=op.text(op.summary, "mcp"),
-                description=f"{op.help('mcp')}\n\n{op.text(op.effect_line, 'mcp')}",
+                description=f"{op.help('mcp')}{bound}\n\n{op.text(op.effect_line, 'mcp')}",
                 input_schema=op.input_schema(),
                 annotations=types.ToolAnnotations(read_only_hint=not op.writes),
+                _meta={"assay/bounds": op.bounds.describe()} if op.bounds is not None else None,
             )
         )
     return tools

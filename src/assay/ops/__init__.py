@@ -1,7 +1,8 @@
 """The operations registry: every operation assay offers, declared once.
 
 An operation has a dotted name (``work.check``), a summary, arguments with
-their CLI bindings, input and output JSON Schemas, and whether it writes. The
+their CLI bindings, input and output JSON Schemas, whether it writes and, for
+a read, its bound (:class:`~assay.ops.bounds.Bound`). The
 CLI (``assay work check``), the MCP tool (``work_check``) and ``assay
 describe`` are all generated from this registry, so adding an operation is one
 declaration in one ``assay.ops.<group>`` module.
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import AssayError, UsageError, pointer
+from assay.ops.bounds import Bound
 
 if TYPE_CHECKING:
     from assay.config import Project
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Argument",
+    "Bound",
     "Invocation",
     "Operation",
     "Result",
@@ -239,6 +242,7 @@ class Operation:
         if surface == "cli" and self.cli_note:
             body = f"{body} {self.text(self.cli_note, surface)}"
         return body
+    bounds: Bound | None = None
 
     @property
     def effect_line(self) -> str:
@@ -299,6 +303,7 @@ class Operation:
             "arguments": [a.describe() for a in self.all_arguments],
             "input_schema": self.input_schema(),
             "output_schema": dict(_resolve(self.output_schema)),
+            "bounds": self.bounds.describe() if self.bounds is not None else None,
         }
 
 
@@ -323,10 +328,21 @@ def operation(
     effect: str = "",
     cli_note: str = "",
     writes_ledger: bool | None = None,
+    bounds: Bound | None = None,
 ) -> Callable[[Handler], Handler]:
-    """Decorator that registers a handler as the operation ``name``."""
+    """Decorator that registers a handler as the operation ``name``.
+
+    A read (``writes=False``) must declare its ``bounds`` (docs/agents.md).
+    """
     if not _NAME.fullmatch(name):
         raise ValueError(f"malformed operation name {name!r}")
+    if not writes and bounds is None:
+        raise ValueError(f"read operation {name!r} declares no bounds")
+    if bounds is not None:
+        names = {a.name for a in arguments}
+        missing = [a for a in (*bounds.arguments, bounds.unbounded or "") if a and a not in names]
+        if missing:
+            raise ValueError(f"{name}: the bound names unknown argument {missing[0]!r}")
 
     def register(handler: Handler) -> Handler:
         if name in _REGISTRY:
@@ -343,6 +359,7 @@ def operation(
             effect=effect,
             cli_note=cli_note,
             writes_ledger=writes_ledger,
+            bounds=bounds,
         )
         return handler
 

@@ -8,7 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import AssayError, UsageError
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, max_bytes_argument, recovering_read
+from assay.paging import (
+    DEFAULT_PAGE_BYTES,
+    MAX_PAGE_BYTES,
+    MIN_PAGE_BYTES,
+    encoded_size,
+    page_facts,
+)
 
 _GOAL_ID = Argument("goal_id", {"type": "string", "minLength": 1},
                     "The goal id, as registered in assay.toml under [goals.GOAL_ID].",
@@ -52,22 +60,35 @@ def _access(inv: Invocation) -> Any:
 
 @operation(
     "goal.read",
-    summary="Read a goal file: its revision, region ownership and non-generated text.",
+    summary="Read a goal file a page at a time: revision, region ownership, non-generated text.",
     description=(
         "Reads the registered goal markdown file and returns its revision (SHA-256 of every "
-        "byte), its ownership (explicit, unmarked or mixed) and, for explicit ownership, the "
-        "complete non-generated text verbatim plus excluded_todo_regions (role, line interval, "
-        "SHA-256). Unmarked or mixed ownership returns the path, revision and the full read "
-        "that remains required. todos lists the todo items of the file's own loopx regions. "
-        "`full` adds the whole file as full_text. Malformed markers, invalid UTF-8, "
-        "links in the path, non-regular files and files over the size bound fail closed. "
-        "Never writes."
+        "byte), its ownership (explicit, unmarked or mixed) and one page of it: the window of "
+        "the file from `offset` (a byte offset, default 0) as far as `max_bytes` allows. For "
+        "explicit ownership the page holds the non-generated text of the window verbatim plus "
+        "excluded_todo_regions (role, line interval, SHA-256); unmarked or mixed ownership "
+        "returns the path, revision and the full read that remains required. todos lists the "
+        "todo items of the window's loopx regions. `full` adds the window's bytes as "
+        "full_text. A window never splits a region or a character; joining the pages gives "
+        "the whole text. read_more holds the next page's read, pinned to the revision read "
+        "(`expect_revision`: goal_revision_conflict when the file changed). Malformed markers, "
+        "invalid UTF-8, links in the path, non-regular files and files over the size bound "
+        "fail closed. Never writes."
     ),
     writes=False,
+    bounds=Bound("byte", bytes=DEFAULT_PAGE_BYTES, max_bytes=MAX_PAGE_BYTES,
+                 arguments=("offset", "max_bytes"), recover=(
+                     "The next page starts at the byte offset where this one stopped "
+                     "(offset), pinned to the file revision read (expect_revision).")),
     arguments=(
         _GOAL_ID,
-        Argument("full", {"type": "boolean"}, "Also return the whole file as full_text.",
+        Argument("full", {"type": "boolean"}, "Also return the window's bytes as full_text.",
                  binding="flag"),
+        Argument("offset", {"type": "integer", "minimum": 0},
+                 "Start the page at this byte offset (0, or where the previous page stopped)."),
+        max_bytes_argument(DEFAULT_PAGE_BYTES),
+        Argument("expect_revision", _REVISION,
+                 "The file must still be at this revision (the revision of the first page)."),
     ),
     output_schema={
         "type": "object",
@@ -76,20 +97,34 @@ def _access(inv: Invocation) -> Any:
             "path": {"type": "string"},
             "revision": _REVISION,
             "ownership": {"enum": ["explicit", "unmarked", "mixed"]},
+            "window": {"type": "object"},
             "text": {"type": ["string", "null"]},
             "excluded_todo_regions": {"type": ["array", "null"]},
             "required_reads": {"type": "array"},
+            **PAGE_FACTS_SCHEMA,
         },
-        "required": ["goal_id", "path", "revision", "ownership", "text", "required_reads"],
+        "required": ["goal_id", "path", "revision", "ownership", "text", "required_reads",
+                     "complete", "truncated", "omitted", "read_more"],
     },
 )
 def goal_read(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.context.goal import read_goal
+    from assay.context.goal_page import goal_page
 
     goal = _goal(inv, args["goal_id"])
     read, data = read_goal(inv.project().root, goal.id, goal.path)
-    full = data.decode("utf-8") if args.get("full") else None
-    return Result(read.to_dict(full_text=full))
+    _expect_goal_revision(goal, read.revision, args.get("expect_revision"), "/expect_revision")
+    budget = args.get("max_bytes", DEFAULT_PAGE_BYTES)
+    same = {k: args[k] for k in ("full", "max_bytes") if args.get(k)}
+
+    def next_read(offset: int, max_bytes: int | None) -> dict[str, Any]:
+        wider = {} if max_bytes is None else {"max_bytes": max_bytes}
+        return recovering_read("goal.read", {"goal_id": goal.id, **same, **wider,
+                                             "offset": offset, "expect_revision": read.revision},
+                               "next_page" if max_bytes is None else "item_too_large")
+
+    return Result(goal_page(read, data, offset=args.get("offset", 0), max_bytes=budget,
+                            full=bool(args.get("full")), next_read=next_read))
 
 
 @operation(
@@ -153,19 +188,23 @@ def _audience_of(records: Any, record_id: str) -> str:
     return next(str(r.audience) for r in records if r.id == record_id)
 
 
+def _expect_goal_revision(goal: Any, revision: str, expect: str | None, where: str) -> None:
+    if expect is not None and revision != expect:
+        from assay.errors import ConflictError
+
+        raise ConflictError(
+            f"goal {goal.id!r} is at revision {revision[:12]}..., not {expect[:12]}...",
+            code="goal_revision_conflict", pointer=where,
+            details={"goal_id": goal.id, "expected_revision": expect,
+                     "current_revision": revision},
+            action="Read the goal again (assay goal read) and decide on its current text.")
+
+
 def _source(inv: Invocation, goal: Any, expect: str | None) -> dict[str, Any]:
     from assay.context.goal import read_goal
 
     read, _ = read_goal(inv.project().root, goal.id, goal.path)
-    if expect is not None and read.revision != expect:
-        from assay.errors import ConflictError
-
-        raise ConflictError(
-            f"goal {goal.id!r} is at revision {read.revision[:12]}..., not {expect[:12]}...",
-            code="goal_revision_conflict", pointer="/expect_goal_revision",
-            details={"goal_id": goal.id, "expected_revision": expect,
-                     "current_revision": read.revision},
-            action="Read the goal again (assay goal read) and decide on its current text.")
+    _expect_goal_revision(goal, read.revision, expect, "/expect_goal_revision")
     return {"kind": "goal", "goal_id": goal.id, "path": goal.path, "revision": read.revision}
 
 
@@ -314,40 +353,59 @@ def todo_complete(inv: Invocation, args: dict[str, Any]) -> Result:
     return Result(out, ledger_revision=out["receipt"]["ledger_revision"])
 
 
-_LIST_ONLY = ("thin", "limit", "status", "owner_role")
+_LIST_ONLY = ("thin", "limit", "status", "owner_role", "after", "max_bytes", "all")
+_PAGE_ONLY = ("thin", "limit", "after", "max_bytes")
+_TODO_PAGE, _TODO_PAGE_MAX = 25, 1000
 
 
 @operation(
     "todo.list",
-    summary="List a goal's todos, or read one todo exactly with `todo_id`.",
+    summary="List a goal's todos a bounded page at a time, or read one todo exactly.",
     description=(
         "With `todo_id`: one complete record (todo.text in full, identity, status and claim, "
         "relations, source, authority revision) and no list views; a missing or filtered todo "
-        "is matched=false, todo=null, not_found=true. Without it: the selected todos array "
-        "(creation order, up to `limit`) plus agent_todos and user_todos lanes in which a "
-        "repeated identical record is a response-local {\"$ref\": \"#/todos/0\"} pointer "
-        "(see todo_list_record_references). `thin` gives bounded lists of at most 48 thin "
-        "items without pointers; it is a usage error with `todo_id`. Writes nothing."
+        "is matched=false, todo=null, not_found=true. Without it: one page of the selected "
+        "todos in creation order, whole records only: after the todo named by `after`, at most "
+        "`limit` records and `max_bytes` bytes. todos and the agent_todos and user_todos lanes "
+        "cover the page (a repeated identical record is a response-local "
+        "{\"$ref\": \"#/todos/0\"} pointer, see todo_list_record_references); counts cover "
+        "every selected todo; omitted counts what the page left out and read_more holds the "
+        "next page's read and the exact read of any todo too large for a page. `all` returns "
+        "the whole inventory at once; `thin` gives thin items (titles only), at most 48 to a "
+        "page, and is a usage error with `todo_id`. Writes nothing."
     ),
     writes=False,
+    bounds=Bound("todo", items=_TODO_PAGE, max_items=_TODO_PAGE_MAX, bytes=DEFAULT_PAGE_BYTES,
+                 max_bytes=MAX_PAGE_BYTES, arguments=("limit", "after", "max_bytes"),
+                 unbounded="all", recover=(
+                     "The next page starts after the last todo walked (after); a todo too large "
+                     "for a page is named with its exact read (todo_id). An exact read returns "
+                     "one todo whole.")),
     arguments=(
         _GOAL_ID,
         Argument("todo_id", {"type": "string", "minLength": 1},
                  "Read exactly this todo (todo:NAME or NAME)."),
-        Argument("thin", {"type": "boolean"}, "Bounded thin lists (titles only).",
+        Argument("thin", {"type": "boolean"}, "Thin items (titles only), at most 48 a page.",
                  binding="flag"),
-        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 100000},
-                 "At most this many records in todos (thin: at most 48)."),
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": _TODO_PAGE_MAX},
+                 f"At most this many todos on the page (default {_TODO_PAGE}; thin: at most 48)."),
+        Argument("after", {"type": "string", "minLength": 1},
+                 "Start after this todo (todo:NAME or NAME), as the previous page's read_more "
+                 "says."),
+        max_bytes_argument(DEFAULT_PAGE_BYTES),
+        Argument("all", {"type": "boolean"},
+                 "The whole inventory at once: every selected todo, unbounded.", binding="flag"),
         Argument("status", {"type": "array", "items": {
             "type": "string", "enum": ["open", "claimed", "blocked", "completed", "archived"]}},
             "Select these statuses (repeatable; default open, claimed, blocked)."),
         Argument("owner_role", {"type": "string", "enum": ["agent", "user"]},
                  "Select only this owner role."),
     ),
-    output_schema={"type": "object", "properties": {"goal_id": {"type": "string"}}},
+    output_schema={"type": "object", "properties": {
+        "goal_id": {"type": "string"}, **PAGE_FACTS_SCHEMA}},
 )
 def todo_list(inv: Invocation, args: dict[str, Any]) -> Result:
-    from assay.context.todo import ACTIVE, exact_read, inventory, load_todos, normalize_todo_id
+    from assay.context.todo import ACTIVE, exact_read, load_todos, normalize_todo_id
 
     if args.get("todo_id"):
         for name in _LIST_ONLY:
@@ -355,6 +413,11 @@ def todo_list(inv: Invocation, args: dict[str, Any]) -> Result:
                 raise UsageError(f"--{name.replace('_', '-')} belongs to list views; an exact "
                                  "read with --todo-id returns one complete record",
                                  code="list_option_with_exact_read", pointer=f"/{name}")
+    if args.get("all"):
+        for name in _PAGE_ONLY:
+            if args.get(name):
+                raise UsageError(f"--{name.replace('_', '-')} pages a list; --all returns the "
+                                 "whole inventory", code="invalid_argument", pointer=f"/{name}")
     goal = _goal(inv, args["goal_id"])
     access = _access(inv)
     with inv.store().reader() as reader:
@@ -369,13 +432,60 @@ def todo_list(inv: Invocation, args: dict[str, Any]) -> Result:
             if visible is None:
                 file_todo = _file_todo(inv, goal, todo_id)
             out = exact_read(goal.id, todo_id, visible, file_todo=file_todo)
+            out.update(page_facts({"todos": 0}, []))
         else:
             todos = load_todos(reader, access, goal.id)
-            out = inventory(goal.id, todos, statuses=args.get("status") or ACTIVE,
-                            owner_role=args.get("owner_role"), limit=args.get("limit"),
-                            thin=bool(args.get("thin")))
+            out = _todo_page(reader, access, goal.id, todos, args,
+                             statuses=args.get("status") or ACTIVE)
         revision = reader.ledger_revision
     return Result(out, ledger_revision=revision)
+
+
+def _todo_page(reader: Any, access: Any, goal_id: str, todos: Any, args: dict[str, Any], *,
+               statuses: Any) -> dict[str, Any]:
+    """The whole inventory (--all) or one page of it, with the reads that recover the rest."""
+    from assay.context.todo import (
+        THIN_LIMIT,
+        inventory,
+        inventory_page,
+        normalize_todo_id,
+        order_key,
+    )
+
+    if args.get("all"):
+        return {**inventory(goal_id, todos, statuses=statuses, owner_role=args.get("owner_role")),
+                **page_facts({"todos": 0}, [])}
+    after = None
+    if args.get("after"):
+        after_id = normalize_todo_id(args["after"], field="/after")
+        cursor = next((r for r in todos if r.id == after_id), None)
+        if cursor is None:
+            # A todo completed, archived or retired since the last page still
+            # marks its place in creation order.
+            cursor = access.visible(reader.get(after_id))
+        if cursor is None or not isinstance(cursor.data, dict) \
+                or cursor.data.get("goal_id") != goal_id:
+            raise AssayError(f"no todo {after_id} in goal {goal_id!r} to page after",
+                             code="todo_not_found", pointer="/after",
+                             details={"id": after_id},
+                             action="Start again without --after, or use the read in read_more.")
+        after = order_key(cursor)
+    same = {k: args[k] for k in ("goal_id", "status", "owner_role", "thin", "limit", "max_bytes")
+            if args.get(k)}
+
+    def reads(oversized: Any, last: Any, rest: int) -> list[dict[str, Any]]:
+        out = [recovering_read("todo.list", {"goal_id": goal_id, "todo_id": r.id},
+                               "item_too_large", id=r.id) for r in oversized]
+        if rest:
+            cursor_id = last.id if last is not None else args.get("after")
+            out.append(recovering_read("todo.list", {**same, "after": cursor_id}, "next_page"))
+        return out
+
+    return inventory_page(goal_id, todos, reads=reads, statuses=statuses,
+                          owner_role=args.get("owner_role"), after=after,
+                          limit=args.get("limit", THIN_LIMIT if args.get("thin") else _TODO_PAGE),
+                          max_bytes=args.get("max_bytes", DEFAULT_PAGE_BYTES),
+                          thin=bool(args.get("thin")))
 
 
 def _file_todo(inv: Invocation, goal: Any, todo_id: str) -> dict[str, Any] | None:
@@ -459,16 +569,23 @@ def _context_envelope(inv: Invocation, context: dict[str, Any]) -> dict[str, Any
     ),
     cli_note="Exit status 1 when a source failed.",
     writes=False,
+    bounds=Bound("byte", bytes=DEFAULT_PAGE_BYTES, max_bytes=MAX_PAGE_BYTES,
+                 arguments=("max_bytes",), recover=(
+                     "Sources are delivered whole in priority order (selected todo, goal state, "
+                     "acceptance, then user obligations one by one); each one left out is "
+                     "pending with its read in required_reads and read_more.")),
     arguments=(
         _GOAL_ID_OPTIONAL,
         Argument("todo_id", {"type": "string", "minLength": 1},
                  "Select this todo (default: your claimed agent todo, else the first open one)."),
+        max_bytes_argument(DEFAULT_PAGE_BYTES),
     ),
     output_schema={"type": "object", "properties": {
         "work_context": {"type": "object"},
         "envelope": {"type": ["object", "null"],
-                     "description": "Dependency envelope of the ledger records delivered."}},
-        "required": ["work_context"]},
+                     "description": "Dependency envelope of the ledger records delivered."},
+        **PAGE_FACTS_SCHEMA},
+        "required": ["work_context", "complete", "truncated", "omitted", "read_more"]},
 )
 def work_context(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.context.goal import read_goal
@@ -512,11 +629,23 @@ def work_context(inv: Invocation, args: dict[str, Any]) -> Result:
             if not isinstance(todos, AssayError) and todo_id is not None:
                 selected = next((r for r in todos if r.id == todo_id), None)
             acceptance = provider(goal.acceptance, selected)
-    out = build_work_context(goal_id=goal.id, goal=goal_result, todos=todos,
-                             principal=inv.principal, todo_id=todo_id,
-                             acceptance_id=goal.acceptance, acceptance=acceptance,
-                             ledger_revision=ledger_revision)
-    out["envelope"] = _context_envelope(inv, out["work_context"])
+    limit = args.get("max_bytes", DEFAULT_PAGE_BYTES)
+    budget = limit
+    while True:
+        out = build_work_context(goal_id=goal.id, goal=goal_result, todos=todos,
+                                 principal=inv.principal, todo_id=todo_id,
+                                 acceptance_id=goal.acceptance, acceptance=acceptance,
+                                 ledger_revision=ledger_revision, max_bytes=budget)
+        bound = out.pop("bound")
+        out["envelope"] = _context_envelope(inv, out["work_context"])
+        out.update(page_facts(bound["omitted"], [
+            recovering_read(r["operation"], r["arguments"], r["reason"]) for r in bound["reads"]]))
+        # The envelope and the page facts come on top of the context: shrink
+        # the context's own budget by whatever they added beyond the limit.
+        over = encoded_size(out) - limit
+        if over <= 0 or budget <= MIN_PAGE_BYTES:
+            break
+        budget = max(MIN_PAGE_BYTES, budget - over)
     reads = out["work_context"]["required_reads"]
     return Result(out, ledger_revision=ledger_revision,
                   next=tuple(" ".join(r["command"]) for r in reads),

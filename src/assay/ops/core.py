@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.ops import Argument, Invocation, Result, describe, lookup, operation
+from assay.ops import Argument, Bound, Invocation, Result, describe, lookup, operation
 
 _DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 
@@ -18,6 +18,9 @@ _DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
     ),
     cli_note="Prints the bare canonical text, or only the digest with `digest` or `fingerprint`.",
     writes=False,
+    bounds=Bound("document", items=1, max_items=1, whole=True, recover=(
+        "The canonical form of the document given, which is bounded by the input limit "
+        "(4 MiB).")),
     project=False,
     arguments=(
         Argument("text", {"type": "string"}, "The JSON document as text.", binding="stdin",
@@ -55,6 +58,8 @@ def canonical(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="Describe every operation (or one): arguments, CLI bindings, JSON Schemas, writes.",
     description="Returns the operations registry as JSON. Writes nothing.",
     writes=False,
+    bounds=Bound("registry", items=1, max_items=1, whole=True, recover=(
+        "The registry as declared; its size does not depend on any ledger or project data.")),
     project=False,
     arguments=(
         Argument("operation", {"type": "string"},

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import AssayError, UsageError
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
+from assay.paging import page_facts
 
 _NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"}
 _REF = {
@@ -196,43 +198,84 @@ def _summary(record: Any) -> dict[str, Any]:
     }
 
 
+LIST_LIMIT = 100
+MAX_LIST_LIMIT = 1000
+# What `evidence show` shows of each stored output tail by default, and at most.
+# A stored tail is the last 16 KiB of a stream decoded with replacement
+# characters (up to three bytes each), so the maximum always shows all of it.
+_TAIL_BYTES, _MAX_TAIL_BYTES = 4096, 65536
+
+
 @operation(
     "evidence.list",
     summary="List evidence records: the latest run of each declared command, by id.",
-    description="Read-only. One row per evidence record (its current version).",
+    description=("Read-only. One row per evidence record (its current version), in id order "
+                 "after the id named by after, at most limit rows; read_more holds the next "
+                 "page's read."),
     writes=False,
+    bounds=Bound("evidence record", items=LIST_LIMIT, max_items=MAX_LIST_LIMIT,
+                 arguments=("limit", "after"), recover=(
+                     "Rows are summaries of bounded size; the next page starts after the last "
+                     "row shown (after).")),
     arguments=(
-        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
-                 "At most this many records (default 100)."),
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": MAX_LIST_LIMIT},
+                 f"At most this many records (default {LIST_LIMIT})."),
+        Argument("after", {"type": "string", "minLength": 1},
+                 "Only records whose id sorts after this id (the next page's cursor)."),
     ),
     output_schema={"type": "object", "properties": {
-        "evidence": {"type": "array"}, "count": {"type": "integer"}, "more": {"type": "boolean"}}},
+        "evidence": {"type": "array"}, "count": {"type": "integer"}, "more": {"type": "boolean"},
+        **PAGE_FACTS_SCHEMA}},
 )
 def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
     access = inv.access()
-    limit = args.get("limit", 100)
+    limit = args.get("limit", LIST_LIMIT)
+    after = args.get("after")
     with inv.store().reader() as reader:
-        found = reader.find(scopes=access.scopes, kind="evidence", limit=limit + 1,
-                            audiences=access.audiences)
-        rows = [_summary(r) for r in found[:limit]]
-        return Result({"evidence": rows, "count": len(rows), "more": len(found) > limit},
+        # Every row is read to count what the page leaves out (rows are small).
+        found = [r for r in reader.find(scopes=access.scopes, kind="evidence", limit=10_000_000,
+                                        audiences=access.audiences)
+                 if after is None or r.id > after]
+        shown = found[:limit]
+        reads = []
+        if len(found) > limit:
+            reads.append(recovering_read("evidence.list", {
+                **{k: args[k] for k in ("limit",) if k in args}, "after": shown[-1].id},
+                "next_page"))
+        facts = page_facts({"evidence": len(found) - len(shown)}, reads)
+        return Result({"evidence": [_summary(r) for r in shown], "count": len(shown),
+                       "more": facts["truncated"], **facts},
                       ledger_revision=reader.ledger_revision)
 
 
 @operation(
     "evidence.show",
     summary="Show one evidence record (a command NAME or evidence:NAME), or one revision of it.",
-    description="Read-only. The record as stored, with machine_observed from its origin.",
+    description=(
+        "Read-only. The record as stored, with machine_observed from its origin, except that "
+        "each output tail shows at most its last tail_bytes bytes (starting on a character). "
+        "Each stream keeps its byte count and the SHA-256 of the whole stream; tails lists "
+        "every shortened tail, and read_more the read that shows them whole."
+    ),
     writes=False,
+    bounds=Bound("output tail byte", bytes=_TAIL_BYTES, max_bytes=_MAX_TAIL_BYTES,
+                 arguments=("tail_bytes",), recover=(
+                     "Bytes count per stored output tail; the record is otherwise whole. The "
+                     "recovering read shows every stored tail whole; the stored text stays "
+                     "readable with get, and each full stream is named by its SHA-256.")),
     arguments=(
         Argument("id", {"type": "string", "minLength": 1}, "evidence:NAME or NAME.",
                  binding="literal", required=True),
         Argument("revision", {"type": "integer", "minimum": 1}, "Show this revision."),
+        Argument("tail_bytes", {"type": "integer", "minimum": 256, "maximum": _MAX_TAIL_BYTES},
+                 f"Show at most this many bytes of each output tail (default {_TAIL_BYTES})."),
     ),
     output_schema={"type": "object", "properties": {
-        "record": {"type": "object"}, "machine_observed": {"type": "boolean"}}},
+        "record": {"type": "object"}, "machine_observed": {"type": "boolean"},
+        "tails": {"type": "array"}, **PAGE_FACTS_SCHEMA}},
 )
 def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.evidence.record import bound_tails
     from assay.ids import validate_record_id
 
     record_id = args["id"] if ":" in args["id"] else f"evidence:{args['id']}"
@@ -247,7 +290,20 @@ def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
             what = f"{record_id} revision {args['revision']}" if args.get("revision") else record_id
             raise AssayError(f"no evidence record {what}", code="record_not_found", pointer="/id",
                              action="List evidence with 'assay evidence list'.")
-        return Result({"record": record.to_dict(), "machine_observed": record.origin == "machine"},
+        shown = record.to_dict()
+        cuts: list[dict[str, Any]] = []
+        if record.is_intact:
+            shown["data"], cuts = bound_tails(record.data, args.get("tail_bytes", _TAIL_BYTES))
+        for cut in cuts:
+            cut["pointer"] = "/record/data" + cut["pointer"]
+        reads = []
+        if cuts:
+            reads.append(recovering_read("evidence.show", {
+                "id": record.id, "revision": record.revision,
+                "tail_bytes": max(c["stored_bytes"] for c in cuts)}, "tails_shortened"))
+        omitted = sum(c["stored_bytes"] - c["shown_bytes"] for c in cuts)
+        return Result({"record": shown, "machine_observed": record.origin == "machine",
+                       "tails": cuts, **page_facts({"tail_bytes": omitted}, reads)},
                       ledger_revision=reader.ledger_revision)
 
 
@@ -260,6 +316,9 @@ def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
         "index blob ids for clean files; `files` includes the per-file fingerprints."
     ),
     writes=False,
+    bounds=Bound("observation", items=1, max_items=1, whole=True, unbounded="files", recover=(
+        "The summary lists at most 500 dirty paths and counts the rest in omitted; the files "
+        "flag explicitly asks for every file's fingerprint, unbounded.")),
     arguments=(
         Argument("content_sha256", {"type": "boolean"}, "Fingerprint every file with SHA-256.",
                  binding="flag"),

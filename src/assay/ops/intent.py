@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from assay.errors import AssayError, UsageError
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
 
 _RECORD_ID = {"type": "string", "minLength": 1}
 _AT_REVISION = Argument(
@@ -116,6 +116,10 @@ def _report_schema() -> dict[str, Any]:
     ),
     cli_note="Exit status 0 when ready_to_review, 1 when not.",
     writes=False,
+    bounds=Bound("report", items=1, max_items=1, whole=True, recover=(
+        "One intent record (at most 4 MiB of data); its continuity projection is bounded at 256 "
+        "nodes, 1,024 edges and 128 KiB, and continuity.read_required holds the exact reads of "
+        "what it omits.")),
     arguments=(_ID, _AT_REVISION),
     output_schema=_report_schema,
 )
@@ -137,6 +141,8 @@ def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="List the project's intents with their readiness.",
     description="Read-only. Intents are listed by id; `limit` bounds the list (default 20).",
     writes=False,
+    bounds=Bound("intent", items=20, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Intents by id; omitted_count counts those left out, and a larger limit reads them.")),
     arguments=(_LIMIT, _AT_REVISION),
     output_schema={"type": "object", "properties": {
         "intents": {"type": "array"}, "count": {"type": "integer"}, "more": {"type": "boolean"},
@@ -155,6 +161,9 @@ def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
     description=("Read-only. Each version's readiness is computed against the ledger as it "
                  "stood when that version was written."),
     writes=False,
+    bounds=Bound("version", items=20, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Versions newest first; omitted_count counts the older ones left out, and a larger "
+        "limit reads them.")),
     arguments=(_ID, _LIMIT, _AT_REVISION),
     output_schema={"type": "object", "properties": {
         "versions": {"type": "array"}, "more": {"type": "boolean"},
@@ -173,6 +182,8 @@ def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
     description=("Read-only. For each intent: acceptance, results, evidence, blockers, "
                  "continuation and continuity coverage, and the first next actions."),
     writes=False,
+    bounds=Bound("intent", items=20, max_items=20, facts=False, recover=(
+        "The first 20 intents by id; omitted_count counts the rest, which work status lists.")),
     arguments=(_AT_REVISION,),
     output_schema={"type": "object", "properties": {
         "intents": {"type": "array"}, "more": {"type": "boolean"},
@@ -194,6 +205,8 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
         "associates records through continuation.context. Both drafts are validated."
     ),
     writes=False,
+    bounds=Bound("draft", items=1, max_items=1, whole=True, recover=(
+        "The drafts of the intent given, which is bounded by the input limit (4 MiB).")),
     arguments=(
         _ID,
         Argument("intent", {"type": "object"}, "The intent object (CLI: a JSON file or -).",
@@ -439,6 +452,9 @@ def work_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
         "literal argument arrays. must_read_before_action is set when anything was shortened."
     ),
     writes=False,
+    bounds=Bound("resume view", items=1, max_items=1, whole=True, recover=(
+        "At most 7,000 UTF-16 code units of text; read_required holds the exact reads of "
+        "whatever was left out.")),
     arguments=(_ID, _AT_REVISION),
     output_schema={"type": "object", "properties": {
         "text": {"type": "string"}, "utf16_length": {"type": "integer"},
@@ -531,6 +547,8 @@ def _stream(reader: Any, binding: Any, key: str) -> list[Any]:
                  "never revives an older choice."),
     cli_note="Exit status 1 unless the status is resolved.",
     writes=False,
+    bounds=Bound("decision stream", items=1, max_items=1, whole=True, recover=(
+        "The replayed choice of one key, with the ids of its current heads.")),
     arguments=(
         Argument("key", {"type": "string", "minLength": 1}, "The decision key.",
                  binding="literal", required=True),

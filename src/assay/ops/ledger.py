@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from assay.errors import AssayError, ConflictError, ReadRevisionConflict, UsageError, pointer
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, max_bytes_argument, recovering_read
+from assay.paging import DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES, encoded_size, fit, page_facts
 
 _RECORD_ID = {"type": "string", "minLength": 1}
 _REVISION = {"type": "integer", "minimum": 0}
@@ -241,42 +244,65 @@ def _readable(reader: Any, inv: Invocation, record_id: str, revision: int | None
     return record
 
 
+HISTORY_LIMIT = 20
+MAX_HISTORY_LIMIT = 1000
+_HISTORY_ONLY = ("limit", "before_revision", "max_bytes")
+
+
 @operation(
     "get",
-    summary="Read a record: its current version, one revision, or its whole history.",
+    summary="Read a record: its current version, one revision, or its history page by page.",
     description=(
         "Read-only. Returns the record with the ledger revision it saw and a write basis for a "
-        "later guarded write. `raw` gives the stored canonical data text exactly."
+        "later guarded write. `raw` gives the stored canonical data text exactly. `history` "
+        "returns a page of versions: the newest ones below `before_revision` (default: all), "
+        "oldest first within the page, at most `limit` versions and `max_bytes` bytes. A "
+        "version too large for the page is left out and named with its exact read; read_more "
+        "holds the reads that recover everything the page leaves out."
     ),
     cli_note="With `raw` only that text is printed.",
     writes=False,
+    bounds=Bound("version", items=HISTORY_LIMIT, max_items=MAX_HISTORY_LIMIT,
+                 bytes=DEFAULT_PAGE_BYTES, max_bytes=MAX_PAGE_BYTES,
+                 arguments=_HISTORY_ONLY, recover=(
+                     "One version is returned whole (at most 4 MiB of data). A history page "
+                     "names the next older page (before_revision) and the exact read of each "
+                     "version too large for it (revision).")),
     arguments=(
         Argument("id", _RECORD_ID, "Record id kind:name.", binding="literal", required=True),
         Argument("revision", {"type": "integer", "minimum": 1}, "Read this revision."),
-        Argument("history", {"type": "boolean"}, "Return every version, oldest first.",
+        Argument("history", {"type": "boolean"},
+                 "Return a page of versions (newest ones, oldest first within the page).",
                  binding="flag"),
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": MAX_HISTORY_LIMIT},
+                 f"History: at most this many versions (default {HISTORY_LIMIT})."),
+        Argument("before_revision", {"type": "integer", "minimum": 2},
+                 "History: only versions older than this revision (the next page's cursor)."),
+        max_bytes_argument(DEFAULT_PAGE_BYTES),
         Argument("raw", {"type": "boolean"}, "Return the stored canonical data text.",
                  binding="flag"),
         _AT_REVISION,
     ),
     output_schema={"type": "object", "properties": {
         "record": _RECORD, "versions": {"type": "array", "items": _RECORD},
-        "raw": {"type": "string"}, "write_basis": _WRITE_BASIS}},
+        "version_count": {"type": "integer"}, "raw": {"type": "string"},
+        "write_basis": _WRITE_BASIS, **PAGE_FACTS_SCHEMA}},
 )
 def get(inv: Invocation, args: dict[str, Any]) -> Result:
     if args.get("history") and args.get("revision"):
         raise UsageError("--history and --revision exclude each other", pointer="/history")
+    if not args.get("history"):
+        for name in _HISTORY_ONLY:
+            if name in args:
+                raise UsageError(f"--{name.replace('_', '-')} pages a history; add --history",
+                                 code="invalid_argument", pointer=pointer(name))
     with inv.store().reader() as reader:
         check_at_revision(reader, args.get("at_revision"))
         record_id = args["id"]
+        current = _readable(reader, inv, record_id)
         if args.get("history"):
-            current = _readable(reader, inv, record_id)
-            # An unreadable version is listed with data null and its reason,
-            # never dropped and never read as data.
-            data: dict[str, Any] = {"id": record_id,
-                                    "versions": [r.to_dict() for r in reader.history(record_id)]}
+            data: dict[str, Any] = history_page(reader.history(record_id), args)
         else:
-            current = _readable(reader, inv, record_id)
             record = _readable(reader, inv, record_id, args.get("revision")) \
                 if args.get("revision") else current
             if args.get("raw"):
@@ -287,8 +313,40 @@ def get(inv: Invocation, args: dict[str, Any]) -> Result:
 
                     raise RecordUnreadable(record.id, record.revision, record.damage)
                 data = {"record": record.to_dict()}
+            data.update(page_facts({"versions": 0}, []))
         data["write_basis"] = write_basis(reader, {record_id: current.revision})
         return Result(data, ledger_revision=reader.ledger_revision)
+
+
+def history_page(versions: list[Any], args: dict[str, Any]) -> dict[str, Any]:
+    """One page of a record's history (see the ``get`` description); pure over ``versions``.
+
+    Versions are walked newest first below ``before_revision`` and returned
+    oldest first. An unreadable version is listed with data null and its
+    reason, never dropped and never read as data.
+    """
+    record_id = args["id"]
+    before = args.get("before_revision")
+    candidates = [v for v in reversed(versions) if before is None or v.revision < before]
+    paging: dict[str, Any] = {k: args[k] for k in ("limit", "max_bytes") if k in args}
+    view = functools.cache(lambda v: v.to_dict())
+
+    def build(shown: Any, oversized: Any, rest: int) -> dict[str, Any]:
+        reads = [recovering_read("get", {"id": record_id, "revision": v.revision},
+                                 "item_too_large", revision=v.revision) for v in oversized]
+        walked = [v.revision for v in (*shown, *oversized)]
+        if rest:
+            cursor = min(walked) if walked else before
+            reads.append(recovering_read("get", {"id": record_id, "history": True,
+                                                 "before_revision": cursor, **paging},
+                                         "next_page"))
+        return {"id": record_id, "version_count": len(versions),
+                "versions": [view(v) for v in sorted(shown, key=lambda v: v.revision)],
+                **page_facts({"versions": len(candidates) - len(shown)}, reads)}
+
+    return fit(candidates, build, limit=args.get("limit", HISTORY_LIMIT),
+               max_bytes=args.get("max_bytes", DEFAULT_PAGE_BYTES),
+               size=lambda v: encoded_size(view(v)) + 1).document
 
 
 @operation(
@@ -296,6 +354,9 @@ def get(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="Find current records by scope, kind, status, link or a text query.",
     description="Read-only. Matches the query case-insensitively in ids and canonical data.",
     writes=False,
+    bounds=Bound("record", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Records in id order up to the limit; more says whether any were left out, and a "
+        "larger limit or a narrower query reads them.")),
     arguments=(
         Argument("query", {"type": "string"}, "Text to look for in ids and data.",
                  binding="literal"),
@@ -404,6 +465,8 @@ def supersede(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="Show the ledger: backend, epoch, revision, schema version and counts.",
     description="Read-only.",
     writes=False,
+    bounds=Bound("summary", items=1, max_items=1, whole=True,
+                 recover="A fixed set of facts and counts; nothing is ever left out."),
     output_schema={"type": "object", "properties": {
         "backend": {"type": "string"}, "location": {"type": "string"}, "epoch": {"type": "string"},
         "ledger_revision": {"type": "integer"}, "schema_version": {"type": "integer"},

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import UsageError
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
+from assay.paging import page_facts
 
 _LOOP = Argument("loop", {"type": "string", "minLength": 1},
                  "The loop id (default: the project's one active loop).")
@@ -207,6 +209,8 @@ def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
                  "shows the held round's gate decisions with their approvals, each enforcement "
                  "check's count on the ladder, and who paused a paused loop."),
     writes=False,
+    bounds=Bound("loop state", items=1, max_items=1, whole=True, recover=(
+        "One loop head: its held round, last posture and the held round's gate decisions.")),
     arguments=(_LOOP,),
     output_schema={"type": "object", "properties": {
         "loopId": {"type": "string"}, "status": {"enum": ["active", "paused", "stopped"]},
@@ -373,6 +377,8 @@ def loop_deny(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="List a loop's open questions (oq- ids).",
     description="Read-only. Questions are resolved by resolved_open_question_ids in a submission.",
     writes=False,
+    bounds=Bound("question", items=10, max_items=10, whole=True, recover=(
+        "A loop holds at most ten open questions; all are returned.")),
     arguments=(_LOOP,),
     output_schema={"type": "object", "properties": {"loopId": {"type": "string"},
                                                     "open_questions": {"type": "array"}}},
@@ -393,6 +399,8 @@ def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
     description=("SelfEvaluation (the normalised shape), SubmissionHandle, "
                  "RoundContractProposal, SubGoalUpdate and ExecutionClaim. Writes nothing."),
     writes=False,
+    bounds=Bound("schema set", items=1, max_items=1, whole=True, recover=(
+        "Fixed documents; nothing depends on ledger data.")),
     project=False,
     output_schema={"type": "object"},
 )
@@ -479,6 +487,9 @@ def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
     description=("Read-only. Defaults to the held prompt; `round` N explains a committed round "
                  "of the current branch. Lists the restorable checkpoints."),
     writes=False,
+    bounds=Bound("prompt explanation", items=1, max_items=1, whole=True, recover=(
+        "One round's prompt facts; its checkpoints are bounded by the loop's round budget "
+        "(at most 1,000 rounds).")),
     arguments=(_LOOP, Argument("round", {"type": "integer", "minimum": 1},
                                "A committed round (default: the held one).")),
     output_schema={"type": "object", "properties": {"level": {"enum": ["l0", "l1", "l2"]},
@@ -494,45 +505,86 @@ def loop_explain(inv: Invocation, args: dict[str, Any]) -> Result:
     return Result(data, ledger_revision=data["ledgerRevision"])
 
 
+_ROUND_PAGE, _MAX_ROUND_PAGE = 10, 1000
+_FROM_ROUND = Argument("from_round", {"type": "integer", "minimum": 1},
+                       "Start the page at this round (default 1).")
+_ROUND_LIMIT = Argument("limit", {"type": "integer", "minimum": 1, "maximum": _MAX_ROUND_PAGE},
+                        f"At most this many rounds on the page (default {_ROUND_PAGE}).")
+
+
+def _round_page(data: dict[str, Any], operation: str, args: dict[str, Any],
+                **fixed: Any) -> dict[str, Any]:
+    """Add the page facts of a round-paged view, with the read of the next page."""
+    reads = []
+    if data["window"]["nextRound"]:
+        reads.append(recovering_read(operation, {
+            "loop": data["loopId"], **fixed, "from_round": data["window"]["nextRound"],
+            **{k: args[k] for k in ("limit",) if k in args}}, "next_page"))
+    return {**data, **page_facts(data.pop("omitted"), reads)}
+
+
 @operation(
     "loop.replay",
     summary="Re-derive stored prompts from their committed facts and check the hashes.",
     description=("Read-only. `round` N (optionally `attempt` A for a rejected attempt) or `all` "
                  "(every committed round, rejected attempt and the held prompt of the current "
-                 "branch). The answer is negative when a replay does not match."),
+                 "branch), a page of rounds at a time: from `from_round`, at most `limit` rounds; "
+                 "read_more holds the next page's read. The answer is negative when a replay on "
+                 "the page does not match."),
     cli_note="Exit status 1 when a replay does not match.",
     writes=False,
+    bounds=Bound("round", items=_ROUND_PAGE, max_items=_MAX_ROUND_PAGE,
+                 arguments=("from_round", "limit"), recover=(
+                     "Every prompt of a round is on the same page; the next page starts at the "
+                     "round after this one (from_round). One round's replay is whole.")),
     arguments=(_LOOP,
                Argument("round", {"type": "integer", "minimum": 1}, "The round to replay."),
                Argument("attempt", {"type": "integer", "minimum": 1},
                         "The attempt (default: the committed or held one)."),
                Argument("all", {"type": "boolean"}, "Replay every prompt of the current branch.",
-                        binding="flag")),
-    output_schema={"type": "object", "properties": {"match": {"type": "boolean"},
-                                                    "replays": {"type": "array"}}},
+                        binding="flag"),
+               _FROM_ROUND, _ROUND_LIMIT),
+    output_schema={"type": "object", "properties": {
+        "match": {"type": "boolean"}, "replays": {"type": "array"}, "window": {"type": "object"},
+        **PAGE_FACTS_SCHEMA}},
 )
 def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop import session
     from assay.loop.views import replay
 
+    if not args.get("all"):
+        for name in ("from_round", "limit"):
+            if name in args:
+                raise UsageError(f"--{name.replace('_', '-')} pages a replay of every prompt; "
+                                 "add --all", code="invalid_argument", pointer=f"/{name}")
     store = inv.store()
     loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
     data = replay(store, loop_id, round_number=args.get("round"), attempt=args.get("attempt"),
-                  every=bool(args.get("all")))
+                  every=bool(args.get("all")), from_round=args.get("from_round", 1),
+                  limit=args.get("limit", _ROUND_PAGE))
+    data = _round_page(data, "loop.replay", args, all=True) if "window" in data \
+        else {**data, **page_facts({"replays": 0}, [])}
     return Result(data, ledger_revision=data["ledgerRevision"],
                   exit_code=0 if data["match"] else 1)
 
 
 @operation(
     "loop.audit",
-    summary="The loop's whole history: branches, rounds, rejections, directives, gates, postures.",
+    summary="The loop's history a page of rounds at a time: branches, rounds, rejections, gates.",
     description=("Read-only. Every version of every round (the current branch and abandoned "
                  "ones), rejected attempts, recovery directives with their restore outcome, "
-                 "gate decisions and the terminal event."),
+                 "gate decisions and the terminal event, for the rounds from from_round, at "
+                 "most limit rounds; omitted counts the items of later rounds and read_more "
+                 "holds the next page's read."),
     writes=False,
-    arguments=(_LOOP,),
-    output_schema={"type": "object", "properties": {"rounds": {"type": "array"},
-                                                    "directives": {"type": "array"}}},
+    bounds=Bound("round", items=_ROUND_PAGE, max_items=_MAX_ROUND_PAGE,
+                 arguments=("from_round", "limit"), recover=(
+                     "Every item of a round is on the same page; the next page starts at the "
+                     "round after this one (from_round).")),
+    arguments=(_LOOP, _FROM_ROUND, _ROUND_LIMIT),
+    output_schema={"type": "object", "properties": {
+        "rounds": {"type": "array"}, "directives": {"type": "array"}, "window": {"type": "object"},
+        **PAGE_FACTS_SCHEMA}},
 )
 def loop_audit(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.loop import session
@@ -540,5 +592,7 @@ def loop_audit(inv: Invocation, args: dict[str, Any]) -> Result:
 
     store = inv.store()
     loop_id = session.resolve_loop(store, inv.project().scope, args.get("loop"), must_exist=True)
-    data = audit(store, loop_id)
-    return Result(data, ledger_revision=data["ledgerRevision"])
+    data = audit(store, loop_id, from_round=args.get("from_round", 1),
+                 limit=args.get("limit", _ROUND_PAGE))
+    return Result(_round_page(data, "loop.audit", args),
+                  ledger_revision=data["ledgerRevision"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import AssayError, UsageError
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
 
 _SOURCE = Argument("source", {"type": "array", "items": {"type": "string"}},
                    "A record version this derives from, ID@REVISION (repeatable).")
@@ -106,6 +106,9 @@ def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
         "admitted (known-empty when nothing)."
     ),
     writes=False,
+    bounds=Bound("note", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Notes up to the limit; more says whether any were left out, and a larger limit "
+        "reads them.")),
     arguments=(
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -153,6 +156,9 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
         "reads nothing (not even the ledger)."
     ),
     writes=False,
+    bounds=Bound("memory entry", items=20, max_items=200, facts=False, arguments=("limit",), recover=(
+        "Matching entries up to the limit; more says whether any were left out, and a "
+        "larger limit reads them.")),
     arguments=(
         Argument("query", _WORDS, "Words to look for (the words after --).",
                  binding="literals", required=True),
@@ -178,6 +184,9 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="List the memory entries you may read, each revalidated through its closure.",
     description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
     writes=False,
+    bounds=Bound("memory entry", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Entries up to the limit; more says whether any were left out, and a larger limit "
+        "reads them.")),
     arguments=(
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -204,6 +213,8 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
     cli_note=("Exit status 1 when withheld. The envelope may also be a file named after -- "
               "(- for standard input)."),
     writes=False,
+    bounds=Bound("verdict", items=1, max_items=1, whole=True, recover=(
+        "One verdict on the envelope given.")),
     arguments=(
         Argument("file", {"type": "string", "minLength": 1},
                  "Envelope JSON file, or - for standard input.", binding="literal"),
@@ -301,6 +312,9 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
         "readable is an unavailable line. Returns the union envelope of what it admitted."
     ),
     writes=False,
+    bounds=Bound("decision", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
+        "Decisions up to the limit; more says whether any were left out, and a larger "
+        "limit reads them.")),
     arguments=(
         Argument("state", {"enum": ["open", "answered", "any"]}, "Which decisions (default open)."),
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
