@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from assay.ops import Argument, Invocation, Result, operation
+from assay.ops import Argument, Bound, Invocation, Result, operation
 from assay.ops.outfile import OutFile
 
 KEYS_DIR = Path(".assay") / "keys"
@@ -153,6 +153,9 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "success returns what the attestation says, including its verdict. Writes nothing."
     ),
     writes=False,
+    bounds=Bound("verification", items=1, max_items=1, whole=True, recover=(
+        "One verdict on one bundle (the bundle read is at most 4 MiB): its subject, intent "
+        "version and one row per attested run.")),
     arguments=(
         Argument("file", {"type": "string", "minLength": 1}, "The attestation bundle file.",
                  binding="literal", required=True),
