@@ -119,15 +119,15 @@ def build_bundle(reader: Reader, binding: ProjectBinding, intent_id: str, *, pro
                 continue
             seen.add(key)
             version = reader.get(*key)
-            if version is None or run_facts(version) is None:
+            facts = run_facts(version)
+            if version is None or facts is None:
                 continue
             data = version.data
             after = (data.get("workspace") or {}).get("after") or {}
             if after.get("workspace_sha256") != observation.workspace_sha256:
                 stale.append(f"{key[0]}@{key[1]}")
-            facts = run_facts(version) or {}
             runs.append({"id": key[0], "revision": key[1], "data_sha256": version.data_sha256,
-                         "command": facts.get("command"), "status": facts.get("status")})
+                         "command": facts["command"], "status": facts["status"]})
             predicates.append(test_result_predicate(key[0], key[1], data))
     if stale:
         raise AssayError(

@@ -108,7 +108,6 @@ class EvidenceRun:
     before: GitObservation
     after: GitObservation
     comparison: Comparison
-    tests: list[TestOutcome] | None = None
 
     @property
     def status(self) -> str:
@@ -301,7 +300,7 @@ def run_evidence(
     if results is not None:
         data["results"] = results
     return EvidenceRun(data=data, observation=observation, before=before, after=after,
-                       comparison=comparison, tests=tests)
+                       comparison=comparison)
 
 
 def write_evidence(store: Any, project: Project, run: EvidenceRun, *,
