@@ -74,6 +74,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
                        "loop.questions", "loop.schema", "loop.checkpoint", "loop.recover",
                        "loop.explain", "loop.replay", "loop.audit"),
     "assay.ops.report": ("report",),
+    "assay.ops.attest": ("attest", "key.generate", "verify-attestation"),
 }
 
 # What each command group is for, in one line of `assay --help` (keep it short:
@@ -91,6 +92,7 @@ GROUPS: dict[str, str] = {
     "publish": "Check that derived content may still be published.",
     "pending": "Decisions waiting for a person's answer.",
     "loop": "Governed rounds of agent work under a contract.",
+    "key": "Signing keys for attestations.",
 }
 
 _HOME: dict[str, str] = {name: module for module, names in DECLARED.items() for name in names}
