@@ -167,3 +167,19 @@ def run_on_tty(*args: str, cwd: Path, columns: int = 80, env: dict[str, str] | N
         chunks.append(data)
     os.close(master)
     return proc.wait(timeout=60), b"".join(chunks)
+
+
+def op(project: Project, operation: str, /, **args: Any) -> tuple[dict[str, Any], int]:
+    """Call one operation in process against the project's ledger (``principal`` as an arg)."""
+    from assay.ops import Invocation, call
+
+    inv = Invocation(cwd=str(project.root), db=project.db, surface="test")
+    try:
+        return call(operation, args, inv)
+    finally:
+        inv.close()
+
+
+def data(project: Project, operation: str, /, **args: Any) -> Any:
+    """The data of a successful operation."""
+    return op(project, operation, **args)[0]["data"]

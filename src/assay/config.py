@@ -11,7 +11,10 @@ Sections::
     [ledger]    url (sqlite path or postgresql:// URL)
     [evidence]  ignore (workspace paths an observation leaves out: tool caches)
     [evidence.commands.NAME]
-                argv, cwd, timeout, env, phases, required, enabled, description
+                argv, cwd, timeout, env, phases, required, enabled, description,
+                results ({format = "junit", path}: a test results file the command writes)
+    [evidence.commands.NAME.requirements]
+                "TEST-ID GLOB" = "REQ_ID" or ["REQ_ID", ...]
     [goals.GOAL_ID]
                 path (a markdown file inside the project), acceptance (record id)
     [loop]      max_rounds, stall_rounds, max_rejections, max_active_constraints,
@@ -44,6 +47,7 @@ __all__ = [
     "GoalConfig",
     "LoopSettings",
     "Project",
+    "ResultsFile",
     "find_project",
     "init_project",
     "load_project",
@@ -57,6 +61,21 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # tools write during a run, which are not changes anyone made to the work.
 DEFAULT_EVIDENCE_IGNORE = (".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache",
                            "node_modules/.cache")
+
+
+@dataclass(frozen=True, slots=True)
+class ResultsFile:
+    """A test results file a command writes: its ``format`` and ``path``.
+
+    ``path`` is relative to the command's ``cwd``, normalised, and stays
+    inside the project root (symlinks are refused again when it is read).
+    """
+
+    format: str
+    path: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"format": self.format, "path": self.path}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +97,16 @@ class EvidenceCommand:
     required: bool = False
     enabled: bool = True
     description: str = ""
+    results: ResultsFile | None = None
+    requirements: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The declaration as JSON data (what its digest is computed over)."""
-        return {
+        """The declaration as JSON data (what its digest is computed over).
+
+        ``results`` and ``requirements`` appear only when declared, so the
+        digest of a declaration without them is what it always was.
+        """
+        out: dict[str, Any] = {
             "name": self.name,
             "argv": list(self.argv),
             "cwd": self.cwd,
@@ -92,6 +117,11 @@ class EvidenceCommand:
             "enabled": self.enabled,
             "description": self.description,
         }
+        if self.results is not None:
+            out["results"] = self.results.to_dict()
+        if self.requirements:
+            out["requirements"] = {glob: list(ids) for glob, ids in self.requirements}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,7 +437,12 @@ def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
 
 
 _EVIDENCE_KEYS = {"commands", "ignore"}
-_COMMAND_KEYS = {"argv", "cwd", "timeout", "env", "phases", "required", "enabled", "description"}
+_COMMAND_KEYS = {"argv", "cwd", "timeout", "env", "phases", "required", "enabled", "description",
+                 "results", "requirements"}
+_RESULTS_FORMATS = ("junit",)
+# A requirement id as the mapping names it: what an intent's requirement id may be, bounded.
+_REQUIREMENT_ID = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+_MAX_MAPPINGS = 1000
 _PHASES = ("before", "after")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _MAX_TIMEOUT = 86_400
@@ -511,7 +546,67 @@ def _evidence_command(path: Path, name: str, table: Any) -> EvidenceCommand:
         required=flags["required"],
         enabled=flags["enabled"],
         description=description,
+        results=_results_file(path, base, table.get("results"), normal),
+        requirements=_requirement_map(path, base, table.get("requirements")),
     )
+
+
+def _results_file(path: Path, base: tuple[str, ...], value: Any, cwd: str) -> ResultsFile | None:
+    """``results = {format = "junit", path = "reports/unit.xml"}``, or None when absent."""
+    if value is None:
+        return None
+    where = (*base, "results")
+    if not isinstance(value, dict):
+        raise _config_error(path, pointer(*where),
+                            'results must be a table: {format = "junit", path = "..."}')
+    for key in value:
+        if key not in ("format", "path"):
+            raise _config_error(path, pointer(*where, key), f"unknown key {key!r} in results")
+    fmt = value.get("format")
+    if fmt not in _RESULTS_FORMATS:
+        raise _config_error(path, pointer(*where, "format"),
+                            f"format must be one of {', '.join(_RESULTS_FORMATS)}")
+    rel = value.get("path")
+    if not isinstance(rel, str) or not rel or "\x00" in rel:
+        raise _config_error(path, pointer(*where, "path"),
+                            "path is required: the file the command writes, relative to its cwd")
+    normal = os.path.normpath(os.path.join(cwd, rel.replace("\\", "/")))
+    if os.path.isabs(rel) or normal in (".", "..") or normal.startswith("../"):
+        raise _config_error(path, pointer(*where, "path"),
+                            "path must be relative and stay inside the project root")
+    return ResultsFile(format=fmt, path=os.path.relpath(normal, cwd).replace(os.sep, "/"))
+
+
+def _requirement_map(path: Path, base: tuple[str, ...], value: Any
+                     ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``[evidence.commands.NAME.requirements]``: test-id glob to requirement id(s), in glob order."""
+    if value is None:
+        return ()
+    where = (*base, "requirements")
+    if not isinstance(value, dict):
+        raise _config_error(path, pointer(*where),
+                            "requirements must be a table of test-id globs to requirement ids")
+    if len(value) > _MAX_MAPPINGS:
+        raise _config_error(path, pointer(*where),
+                            f"requirements maps at most {_MAX_MAPPINGS:,} globs")
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for glob in sorted(value):
+        given = value[glob]
+        ids = [given] if isinstance(given, str) else given
+        if not glob or len(glob) > 1000 or "\x00" in glob:
+            raise _config_error(path, pointer(*where, glob),
+                                "a test-id glob is a non-empty string of at most 1,000 characters")
+        if not isinstance(ids, list) or not ids:
+            raise _config_error(path, pointer(*where, glob),
+                                "map a glob to a requirement id or a non-empty list of them")
+        for index, rid in enumerate(ids):
+            if not isinstance(rid, str) or not _REQUIREMENT_ID.fullmatch(rid) or not rid.strip():
+                at = pointer(*where, glob) if isinstance(given, str) else \
+                    pointer(*where, glob, index)
+                raise _config_error(path, at, "a requirement id is a non-blank string of at "
+                                    "most 200 characters without control characters")
+        out.append((glob, tuple(dict.fromkeys(ids))))
+    return tuple(out)
 
 
 def _table(path: Path, raw: dict[str, Any], key: str) -> dict[str, Any]:

@@ -71,7 +71,7 @@ EXIT_BY_CODE: dict[str, int] = {
     **dict.fromkeys((
         "project_not_found", "invalid_config", "invalid_db_url", "ledger_not_found",
         "memory_disabled", "gate_disabled", "recovery_disabled", "evidence_command_disabled",
-        "discriminate_unavailable",
+        "discriminate_unavailable", "attest_unavailable",
     ), EXIT_SETUP),
     # A thing the call names is not there (or not readable by the caller).
     **dict.fromkeys((
@@ -79,7 +79,7 @@ EXIT_BY_CODE: dict[str, int] = {
         "intent_out_of_scope", "intent_not_current", "unknown_decision_event",
         "evidence_target_not_found", "unknown_evidence_command", "unknown_ref",
         "goal_not_found", "todo_not_found", "session_not_found", "state_unavailable",
-        "gate_not_found", "packet_not_found", "file_not_found",
+        "gate_not_found", "packet_not_found", "file_not_found", "key_not_found",
     ), EXIT_NOT_FOUND),
     "aborted": EXIT_ABORTED,
 }

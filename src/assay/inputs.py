@@ -21,7 +21,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from assay.errors import AssayError, UsageError
@@ -30,6 +30,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_INPUT_BYTES",
     "InputRefused",
+    "descend",
     "file_kind",
     "in_input",
     "read_bounded",
@@ -141,6 +142,45 @@ def file_kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def descend(dir_fd: int, parts: Sequence[str]) -> int:
+    """A new descriptor of the directory ``parts`` below ``dir_fd``, reached without a link.
+
+    Each component is opened with ``O_NOFOLLOW | O_DIRECTORY`` relative to
+    the one before, so a directory swapped for a symlink is never followed.
+    Raises :class:`InputRefused`: ``symlink`` (a component is a symbolic
+    link; the message names it), ``missing`` (absent, or not a directory) or
+    ``unreadable`` (the message is the system's reason). Never closes
+    ``dir_fd``; the caller closes the returned descriptor.
+    """
+    fd = os.dup(dir_fd)
+    try:
+        for part in parts:
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, part):
+                    raise InputRefused("symlink", f"{part} is a symlink") from None
+                if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                    raise InputRefused("missing", f"{part} does not exist") from None
+                raise InputRefused("unreadable", exc.strerror or str(exc)) from None
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def read_regular(path: str | os.PathLike[str], *, limit: int = MAX_FILE_BYTES,

@@ -6,6 +6,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from assay.ops import Invocation, call
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
@@ -37,3 +40,12 @@ def make_repo(root: Path, files: dict[str, str] | None = None) -> Path:
 
 PYTHON = sys.executable
 
+
+
+def op(root: Path, name: str, args: dict[str, Any] | None = None) -> tuple[dict[str, Any], int]:
+    """Call one operation in the project at ``root``."""
+    inv = Invocation(cwd=str(root))
+    try:
+        return call(name, args or {}, inv)
+    finally:
+        inv.close()

@@ -220,3 +220,28 @@ def test_git_observe_tracked_state_directory_excluded(repo: Path) -> None:
     obs = observe(repo)
     assert not any(path.startswith(".assay/") for path in obs.files)
     assert obs.dirty == ()
+
+
+def test_compare_ignores_paths_under_the_projects_ignore_patterns(repo: Path) -> None:
+    """A tool cache appearing between two observations is no change once ignored; other paths still are."""
+    before = observe(repo)
+    (repo / ".pytest_cache" / "v").mkdir(parents=True)
+    (repo / ".pytest_cache" / "v" / "lastfailed").write_text("{}\n", encoding="utf-8")
+    after = observe(repo)
+    assert compare(before, after).progress == "changed"
+    assert compare(before, after, ignore=(".pytest_cache",)).progress == "unchanged"
+    (repo / "src" / "app.py").write_text("print('changed')\n", encoding="utf-8")
+    again = compare(before, observe(repo), ignore=(".pytest_cache",))
+    assert (again.progress, again.changed_paths) == ("changed", ("src/app.py",))
+
+
+def test_loop_gate_observation_honours_the_ignore_patterns(repo: Path) -> None:
+    """The loop gate's comparison leaves out a cache a required command wrote (the observation keeps it)."""
+    from assay.loop.gate import observe as gate_observe
+
+    before = observe(repo)
+    (repo / "__pycache__").mkdir()
+    (repo / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\0")
+    gated = gate_observe(repo, before, (), ignore=("__pycache__",))
+    assert gated.comparison.progress == "unchanged"
+    assert "__pycache__/app.cpython-311.pyc" in gated.after.files

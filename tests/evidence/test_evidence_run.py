@@ -7,14 +7,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-from evidence_helpers import PYTHON, git, make_repo
+from evidence_helpers import PYTHON, git, make_repo, op
 
 from assay.canonical import digest
 from assay.errors import AssayError
-from assay.ops import Invocation, call
 
 COMMANDS = f"""
 [evidence.commands.unit]
@@ -38,15 +36,6 @@ env = ["ASSAY_TEST_TOKEN"]
 argv = ["true"]
 enabled = false
 """
-
-
-def op(root: Path, name: str, args: dict[str, Any] | None = None) -> tuple[dict[str, Any], int]:
-    """Call one operation in the project at ``root``."""
-    inv = Invocation(cwd=str(root))
-    try:
-        return call(name, args or {}, inv)
-    finally:
-        inv.close()
 
 
 def ledger_revision(root: Path) -> int:

@@ -78,3 +78,13 @@ def test_input_errors_mcp_names_the_argument(project: Project, tool: str, argume
 
     envelope, is_error = invoke(tool, arguments, cwd=str(project.root))
     assert is_error and envelope["error"]["pointer"] == pointer
+
+
+def test_input_errors_publish_check_file_names_the_file(project: Project, tmp_path: Path) -> None:
+    """publish check -- FILE with malformed JSON says which file, and points into the argument."""
+    bad = tmp_path / "envelope.json"
+    bad.write_text('{"version": 1,', encoding="utf-8")
+    result = project.run("publish", "check", "--", str(bad))
+    assert result.error["code"] == "invalid_json"
+    assert result.error["message"].startswith(f"the envelope file {bad}: ")
+    assert (result.error["pointer"], result.error["details"]["file"]) == ("/file", str(bad))

@@ -79,6 +79,8 @@ def _reads(bound: dict[str, int], envelope: Any, intent: dict[str, Any]) -> dict
         "loop.explain": [{"loop": "l"}],
         "loop.replay": [{"loop": "l", "all": True, "limit": bound["limit"]}],
         "loop.audit": [{"loop": "l", "limit": bound["limit"]}],
+        # A verification answers ids, digests and a verdict; it carries no item text.
+        "verify-attestation": [],
         "hook.doctor": [{"harness": "claude-code", "session": "s"}],
     }
 

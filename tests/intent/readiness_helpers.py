@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.intent.contract import intent_sha256
-from assay.ops import Invocation, call
-from assay_testing import Project, corrupt_version, make_project
+from assay_testing import Project, corrupt_version, data, make_project, op
 
 PASS = "print('1 passed')"
 FAIL = "import sys; print('1 failed'); sys.exit(1)"
@@ -33,20 +32,6 @@ def commands_toml(**commands: str) -> str:
 def evidence_project(root: Path, db: str | None, **commands: str) -> Project:
     """A project (not a git work tree) declaring the given evidence commands."""
     return make_project(root, db=db, extra_toml=commands_toml(**commands))
-
-
-def op(project: Project, operation: str, /, **args: Any) -> tuple[dict[str, Any], int]:
-    """Call one operation in process against the project's ledger (``principal`` as an arg)."""
-    inv = Invocation(cwd=str(project.root), db=project.db, surface="test")
-    try:
-        return call(operation, args, inv)
-    finally:
-        inv.close()
-
-
-def data(project: Project, operation: str, /, **args: Any) -> Any:
-    """The data of a successful operation."""
-    return op(project, operation, **args)[0]["data"]
 
 
 def put(project: Project, record_id: str, value: Any, **args: Any) -> dict[str, Any]:

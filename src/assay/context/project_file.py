@@ -30,7 +30,6 @@ Imports only :mod:`assay.errors` and :mod:`assay.inputs`.
 
 from __future__ import annotations
 
-import errno
 import os
 import secrets
 import stat
@@ -39,12 +38,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from assay.errors import AssayError, UnavailableError
-from assay.inputs import InputRefused, read_regular_file
+from assay.inputs import InputRefused, descend, read_regular_file
 
 __all__ = ["MAX_GOAL_BYTES", "ProjectFile", "open_project_file"]
 
 MAX_GOAL_BYTES = 16 * 1024 * 1024
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 class ProjectFile:
@@ -153,26 +151,20 @@ def open_project_file(root: Path, relative: str, *, label: str, details: dict[st
         raise UnavailableError(f"{label}: cannot open the project root: {exc.strerror}",
                                code="goal_unavailable", details=dict(details)) from None
     try:
-        for part in parts[:-1]:
-            try:
-                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, part):
-                    raise _symlink(label, relative, details) from None
-                raise UnavailableError(
-                    f"{label}: cannot read {relative}: {exc.strerror}", code="goal_unavailable",
-                    details=dict(details),
-                    action="Restore the goal file or fix [goals.GOAL_ID] path in assay.toml.",
-                ) from None
-            os.close(fd)
-            fd = nxt
-        yield ProjectFile(fd, parts[-1], relative, label, details, limit)
+        try:
+            inner = descend(fd, parts[:-1])
+        except InputRefused as exc:
+            if exc.reason == "symlink":
+                raise _symlink(label, relative, details) from None
+            reason = "No such file or directory" if exc.reason == "missing" else exc.message
+            raise UnavailableError(
+                f"{label}: cannot read {relative}: {reason}", code="goal_unavailable",
+                details=dict(details),
+                action="Restore the goal file or fix [goals.GOAL_ID] path in assay.toml.",
+            ) from None
+        try:
+            yield ProjectFile(inner, parts[-1], relative, label, details, limit)
+        finally:
+            os.close(inner)
     finally:
         os.close(fd)
-
-
-def _is_link(dir_fd: int, name: str) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False

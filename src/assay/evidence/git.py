@@ -478,8 +478,12 @@ def _workspace_digest(files: Mapping[str, str], kind: str) -> str:
     return digest_bytes((head + body).encode("utf-8"))
 
 
-def compare(before: GitObservation | None, after: GitObservation | None) -> Comparison:
+def compare(before: GitObservation | None, after: GitObservation | None, *,
+            ignore: Sequence[str] = ()) -> Comparison:
     """The changed paths and progress state between two observations.
+
+    Paths matching ``ignore`` (the project's ``[evidence] ignore``) never count
+    as changes, whether or not either observation left them out.
 
     ``not_applicable`` when git did not participate (neither observation is
     from a work tree); ``unknown`` when git participated but the pair cannot be
@@ -500,6 +504,9 @@ def compare(before: GitObservation | None, after: GitObservation | None) -> Comp
     if before.fingerprint_kind != after.fingerprint_kind:
         return Comparison("unknown", reason="the observations use different fingerprint kinds")
     changed = sorted(_changed(before.files, after.files))
+    matcher = ignore_matcher(ignore) if ignore else None
+    if matcher is not None:
+        changed = [path for path in changed if not matcher(path)]
     head_changed = before.head != after.head
     progress = "changed" if changed or head_changed else "unchanged"
     return Comparison(progress, tuple(changed), head_changed)

@@ -16,8 +16,11 @@ Record data (``schema: assay.evidence.v1``; integers only, no floats)::
     workspace    {before, after: git summaries; comparison: changed paths + progress}
     host         {python, implementation, platform, machine, assay}
     target       {intent, requirement} | null   (from --for INTENT#REQ)
-    discriminate {ref, commit, status, exit_code, discriminates, reason, observation} | null
+    discriminate {ref, commit, status, exit_code, discriminates, reason, observation,
+                  tests?} | null   (tests: per mapped test, see results.compare_at_ref)
     posture      the evidence posture of this one run (reference shape, round 0)
+    results      per-test outcomes from the declared results file (only when one is
+                 declared; see :mod:`assay.evidence.results`)
 
 Imports the base modules, config, the ledger contract and its siblings.
 """
@@ -33,7 +36,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.canonical import digest
 from assay.config import EvidenceCommand, Project
@@ -41,6 +44,10 @@ from assay.errors import AssayError
 from assay.evidence.commands import CommandObservation, Redactor, Reporter, run_command
 from assay.evidence.git import Comparison, GitObservation, compare, observe
 from assay.evidence.posture import CommandFact, PostureFacts, ProviderFact, derive_posture
+from assay.evidence.results import collect_results, compare_at_ref, file_identity
+
+if TYPE_CHECKING:
+    from assay.evidence.junit import TestOutcome
 
 __all__ = [
     "SCHEMA",
@@ -143,12 +150,15 @@ def resolve_ref(root: str | os.PathLike[str], ref: str) -> str:
 
 def discriminate(project_root: Path, decl: EvidenceCommand, ref: str, commit: str, *,
                  passed_now: bool, environ: Mapping[str, str] | None = None,
-                 reporter: Reporter | None = None, timeout_s: float | None = None) -> dict[str, Any]:
+                 reporter: Reporter | None = None, timeout_s: float | None = None,
+                 tests_now: list[TestOutcome] | None = None) -> dict[str, Any]:
     """Run ``decl`` on the tree at ``commit`` in a temporary worktree; always remove it.
 
     ``discriminates`` is true only when the check passes now and ``failed``
     at the ref (a timeout or error there proves nothing). The worktree holds
     only committed files: no untracked files, no initialised submodules.
+    With a results file declared and ``tests_now`` (the mapped tests of the
+    run now), ``tests`` says per mapped test whether it failed at the ref.
     """
     top_text = _git_text(["rev-parse", "--show-toplevel"], project_root)
     if top_text is None:
@@ -160,6 +170,7 @@ def discriminate(project_root: Path, decl: EvidenceCommand, ref: str, commit: st
     tree = holder / "tree"
     observation: CommandObservation | None = None
     reason: str | None = None
+    results_there: tuple[dict[str, Any], list[TestOutcome] | None] | None = None
     try:
         added = subprocess.run(
             ["git", "worktree", "add", "--detach", "--quiet", str(tree), commit],
@@ -167,8 +178,12 @@ def discriminate(project_root: Path, decl: EvidenceCommand, ref: str, commit: st
         if added.returncode != 0:
             reason = "could not create a worktree: " + (added.stderr.strip()[-300:] or "git failed")
         else:
-            observation = run_command(decl, root=tree / relative, environ=environ,
+            there = tree / relative
+            identity = file_identity(there, decl) if decl.results is not None else None
+            observation = run_command(decl, root=there, environ=environ,
                                       reporter=reporter, timeout_s=timeout_s)
+            if decl.results is not None and tests_now is not None and there.is_dir():
+                results_there = collect_results(there, decl, identity, environ=environ)
     finally:
         removed = subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=top,
                                  capture_output=True, timeout=600, check=False)
@@ -188,7 +203,7 @@ def discriminate(project_root: Path, decl: EvidenceCommand, ref: str, commit: st
             reason = "the check passes now and fails at the ref: it detects the change"
         else:
             reason = f"the check ended {status} at the ref, which proves nothing"
-    return {
+    out = {
         "ref": ref,
         "commit": commit,
         "status": status,
@@ -197,6 +212,10 @@ def discriminate(project_root: Path, decl: EvidenceCommand, ref: str, commit: st
         "reason": reason,
         "observation": observation.to_dict() if observation else None,
     }
+    if tests_now is not None:
+        field, tests_there = results_there if results_there is not None else (None, None)
+        out["tests"] = compare_at_ref(tests_now, tests_there, field)
+    return out
 
 
 def _workspace_status(comparison: Comparison) -> str:
@@ -223,8 +242,13 @@ def run_evidence(
     written here.
     """
     before = observe(project.root, ignore=project.evidence_ignore)
+    identity = file_identity(project.root, decl) if decl.results is not None else None
     observation = run_command(decl, root=project.root, environ=environ, reporter=reporter,
                               timeout_s=timeout_s, cancel=cancel)
+    results: dict[str, Any] | None = None
+    tests: list[TestOutcome] | None = None
+    if decl.results is not None:
+        results, tests = collect_results(project.root, decl, identity, environ=environ)
     after = observe(project.root, ignore=project.evidence_ignore)
     comparison = compare(before, after)
     contrast: dict[str, Any] | None = None
@@ -232,7 +256,8 @@ def run_evidence(
         ref, commit = discriminate_ref
         if observation.passed:
             contrast = discriminate(project.root, decl, ref, commit, passed_now=True,
-                                    environ=environ, reporter=reporter, timeout_s=timeout_s)
+                                    environ=environ, reporter=reporter, timeout_s=timeout_s,
+                                    tests_now=tests)
         else:
             contrast = {"ref": ref, "commit": commit, "status": None, "exit_code": None,
                         "discriminates": False,
@@ -272,6 +297,8 @@ def run_evidence(
         "discriminate": contrast,
         "posture": posture,
     }
+    if results is not None:
+        data["results"] = results
     return EvidenceRun(data=data, observation=observation, before=before, after=after,
                        comparison=comparison)
 

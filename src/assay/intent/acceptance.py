@@ -8,9 +8,10 @@ it in one guarded put.
 
 Results come from *sources* (:class:`ResultSource`), each turning its own
 input into :class:`Proposal` values: :class:`GivenResults` (requirement and
-evidence pairs, or a results file) and :class:`RunResults` (the requirement
-an evidence run was recorded for, and its outcome). A new source (per-test
-outcomes of a JUnit report, for example) is one more class with a
+evidence pairs, or a results file), :class:`RunResults` (the requirement
+an evidence run was recorded for, and its outcome) and :class:`TestResults`
+(per-test outcomes: each requirement the run's tests were mapped to, see
+:mod:`assay.intent.test_outcomes`). A new source is one more class with a
 ``proposals`` method; the merge does not change.
 
 The merge, in order:
@@ -24,7 +25,8 @@ The merge, in order:
    status wins: failed, then unverified, then passed);
 4. a ``passed`` result citing a run of assay's evidence runner that did not
    pass is refused (``evidence_run_not_passed``): a claim never outranks the
-   machine;
+   machine. The one exception is a run with per-test outcomes in which every
+   test mapped to that requirement passed: the run failed elsewhere;
 5. results for other requirements are kept when the recorded acceptance was
    mapped to the current intent, and dropped (listed in ``dropped``) when the
    intent has changed since: a new ``intent_sha256`` must not certify results
@@ -45,6 +47,7 @@ from assay.ids import validate_record_id
 from assay.intent.check import run_facts
 from assay.intent.contract import RESULT_STATUSES, check_report_bound, parse_intent_data
 from assay.intent.snapshot import IntentRead, is_readable, raw_read
+from assay.intent.test_outcomes import mapped_ids, requirement_rollup, rollup_note, run_results
 from assay.ledger.store import MAX_REVISION, Reader, Record
 
 __all__ = [
@@ -52,6 +55,7 @@ __all__ = [
     "Proposal",
     "ResultSource",
     "RunResults",
+    "TestResults",
     "merge_acceptance",
     "parse_version_ref",
 ]
@@ -174,7 +178,8 @@ class RunResults:
 
     A run names its requirement when it was recorded with ``--for
     INTENT_ID#REQ_ID``. The run must be machine evidence written by assay's
-    runner, recorded for this intent.
+    runner, recorded for this intent. A run with per-test outcomes that was
+    not recorded for this intent is left to :class:`TestResults`.
     """
 
     runs: Sequence[str]
@@ -188,6 +193,9 @@ class RunResults:
             version = _version(reader, principal, record_id, revision, where)
             run = run_facts(version)
             target = version.data.get("target") if run is not None else None
+            targeted = isinstance(target, dict) and target.get("intent") == read.record.id
+            if run is not None and not targeted and run_results(version) is not None:
+                continue
             if run is None:
                 raise AssayError(f"{record_id}@{revision} is not a run of assay's evidence runner",
                                  code="not_an_evidence_run", pointer=where,
@@ -206,6 +214,66 @@ class RunResults:
                                       if run["exit_code"] not in (None, 0) else ""))
             out.append(Proposal(str(target.get("requirement")), ((record_id, revision, where),),
                                 where, status, notes))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TestResults:
+    """Results from runs with per-test outcomes: one proposal per mapped requirement.
+
+    A requirement of the intent the run's tests were mapped to is proposed
+    ``passed`` only when every mapped test passed, ``failed`` when any failed
+    or errored, ``unverified`` when none ran, some were skipped or a mapping
+    glob matched no test; each cites the run. Requirements of other intents
+    are left alone. Refused: a run whose results file was not read
+    (``run_results_unreadable``), and one that maps none of this intent's
+    requirements and was not recorded for it (``run_maps_no_requirement``).
+    Runs without a results file are left to :class:`RunResults`.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    runs: Sequence[str]
+    notes: str | None = None
+
+    def proposals(self, reader: Reader, read: IntentRead, principal: str) -> list[Proposal]:
+        known = set(read.document.requirement_ids)
+        out: list[Proposal] = []
+        for index, value in enumerate(self.runs):
+            where = pointer("from_run", index)
+            record_id, revision = parse_version_ref(value, where)
+            version = _version(reader, principal, record_id, revision, where)
+            results, run = run_results(version), run_facts(version)
+            if results is None or run is None:
+                continue
+            target = version.data.get("target")
+            targeted = isinstance(target, dict) and target.get("intent") == read.record.id
+            if results.get("status") != "read" and targeted:
+                continue  # the whole run speaks for the requirement it was recorded for
+            if results.get("status") != "read":
+                raise AssayError(
+                    f"{record_id}@{revision} has no per-test outcomes: its results file was "
+                    f"not read ({results.get('code')}: {results.get('message')})",
+                    code="run_results_unreadable", pointer=where,
+                    details={"id": record_id, "revision": revision,
+                             "results_code": results.get("code")},
+                    action=f"Make {run['command']} write its results file, rerun it and cite "
+                           "the new run.")
+            mapped = [rid for rid in mapped_ids(results) if rid in known]
+            if not mapped and not targeted:
+                raise AssayError(
+                    f"{record_id}@{revision} maps no test to a requirement of {read.record.id}",
+                    code="run_maps_no_requirement", pointer=where,
+                    details={"mapped": mapped_ids(results)[:50],
+                             "requirements": list(read.document.requirement_ids)[:50]},
+                    action="Mark the tests with @pytest.mark.requirement(REQ_ID) or map them "
+                           "in [evidence.commands.NAME.requirements], rerun and cite the run.")
+            for rid in mapped:
+                rollup = requirement_rollup(version, rid)
+                assert rollup is not None
+                out.append(Proposal(rid, ((record_id, revision, where),), where,
+                                    rollup["outcome"],
+                                    self.notes or rollup_note(str(run["command"]), rollup)))
         return out
 
 
@@ -237,16 +305,25 @@ def merge_acceptance(reader: Reader, read: IntentRead, sources: Sequence[ResultS
             refs.append({"id": record_id, "revision": revision,
                          "data_sha256": version.data_sha256})
             run = run_facts(version)
+            rollup = requirement_rollup(version, proposal.requirement_id)
+            if run is not None and rollup is not None:
+                # Its tests for this requirement decide, not the run as a whole.
+                run = {**run, "status": rollup["outcome"],
+                       "outcome": f"whose tests for {proposal.requirement_id} are "
+                                  f"{rollup['outcome']}"}
             if run is not None:
                 runs.append((record_id, revision, run, where))
-        status = proposal.status or ("passed" if all(r[2]["status"] == "passed" for r in runs)
+        outcomes = {r[2]["status"] for r in runs}
+        status = proposal.status or ("passed" if outcomes <= {"passed"}
+                                     else "unverified" if outcomes <= {"passed", "unverified"}
                                      else "failed")
         if status == "passed":
             for record_id, revision, run, where in runs:
                 if run["status"] != "passed":
                     raise AssayError(
-                        f"{record_id}@{revision} is a run of {run['command']} that "
-                        f"{run['status']}; {proposal.requirement_id} cannot rest on it as passed",
+                        f"{record_id}@{revision} is a run of {run['command']} "
+                        f"{run.get('outcome') or 'that ' + run['status']}; "
+                        f"{proposal.requirement_id} cannot rest on it as passed",
                         code="evidence_run_not_passed", pointer=where,
                         details={"id": record_id, "revision": revision,
                                  "run_status": run["status"], "exit_code": run["exit_code"]},

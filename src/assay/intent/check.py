@@ -16,6 +16,7 @@ recorded order, then per cited evidence reference in citation order)::
     evidence_unavailable, evidence_missing, evidence_unreadable,
     evidence_out_of_scope, evidence_retired, evidence_revision_stale,
     evidence_hash_mismatch, evidence_run_not_passed, evidence_command_mismatch,
+    requirement_tests_failed, requirement_tests_skipped, requirement_tests_missing,
     evidence_only_claimed (advisory), gate_gave_up (advisory)
 
 (``gate_gave_up`` is added by the ``work check`` operation from the stop
@@ -27,6 +28,10 @@ on claimed records (none written by assay's own evidence runner) and does
 not by itself make the report unready. Machine evidence decides where it is
 cited: a ``passed`` result citing a run that did not pass is blocking, and so
 is a run of a command the requirement's ``verify_with`` does not name.
+A cited run with per-test outcomes speaks for each requirement its tests
+were mapped to (:mod:`assay.intent.test_outcomes`): such a requirement rests
+on its own tests (a run that failed elsewhere does not block it), and its
+failed, skipped or missing tests are blocking issues that name them.
 
 Every stored version the report uses is checked before use (its text hashes
 to its digest and parses strictly, see :class:`~assay.ledger.store.Record`).
@@ -46,6 +51,7 @@ from typing import Any
 from assay.errors import AssayError, UnavailableError
 from assay.intent.contract import EvidenceRef, Requirement, RequirementResult, parse_intent_data
 from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable, raw_read
+from assay.intent.test_outcomes import requirement_rollup, rollup_issues
 from assay.ledger.store import Reader, Record
 
 __all__ = [
@@ -83,6 +89,9 @@ ISSUE_CODES = (
     "evidence_hash_mismatch",
     "evidence_run_not_passed",
     "evidence_command_mismatch",
+    "requirement_tests_failed",
+    "requirement_tests_skipped",
+    "requirement_tests_missing",
     "evidence_only_claimed",
     "gate_gave_up",
 )
@@ -384,8 +393,9 @@ def _check_ref(read: IntentRead, binding: ProjectBinding, req: Requirement,
                           f"Re-read {ref.id} revision {ref.revision} and correct the "
                           f"data_sha256 cited for {rid}.", **where))
     run = run_facts(cited)
+    rollup = requirement_rollup(cited, rid) if run is not None else None
     if result.status == "passed" and run is not None:
-        if run["status"] != "passed":
+        if run["status"] != "passed" and (rollup is None or rollup["outcome"] != "passed"):
             out.append(_issue(
                 "evidence_run_not_passed",
                 f"{rid} is recorded as passed, but the run {ref.id} revision {ref.revision} "
@@ -400,6 +410,10 @@ def _check_ref(read: IntentRead, binding: ProjectBinding, req: Requirement,
                 f"Cite a run of {req.verify_with[0]} for {rid} "
                 f"({_quoted(['evidence', 'run', '--for', f'{read.record.id}#{rid}', '--', req.verify_with[0]])}).",
                 **where))
+    if rollup is not None and run is not None:
+        rerun = _quoted(["evidence", "run", "--", run["command"]]) if run["command"] \
+            else "assay evidence run"
+        out.extend(rollup_issues(rollup, where, rerun))
     return out
 
 

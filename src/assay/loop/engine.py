@@ -179,7 +179,8 @@ class Governor:
             contract = facts["contract"]
             observations = gate_observe(self.project.root, self._before(head["held"]["before"]),
                                         commands_to_run(contract, commands),
-                                        reporter=self.reporter, runner=self.runner)
+                                        reporter=self.reporter, runner=self.runner,
+                                        ignore=self.project.evidence_ignore)
             proposal = evaluation.get("round_contract")
             result = judge(
                 round_number=round_number, evaluation=evaluation, contract=contract,

@@ -140,8 +140,13 @@ class GateObservations:
 
 def observe(root: str | Path, before: GitObservation | None,
             decls: Sequence[EvidenceCommand], *, reporter: Any = None,
-            runner: Runner = run_command) -> GateObservations:
-    """Run ``decls`` (in order, from the project root), then observe git. Never raises for an outcome."""
+            runner: Runner = run_command, ignore: Sequence[str] = ()) -> GateObservations:
+    """Run ``decls`` (in order, from the project root), then observe git. Never raises for an outcome.
+
+    Paths under ``ignore`` (the project's ``[evidence] ignore``, e.g. tool
+    caches the commands write) are never counted as workspace changes; the
+    observations themselves stay whole, as checkpoints need them.
+    """
     observations = []
     for decl in decls:
         if reporter is not None:
@@ -151,7 +156,8 @@ def observe(root: str | Path, before: GitObservation | None,
             reporter.command_finished(decl.name, obs.status)
         observations.append(obs)
     after = observe_git(root)
-    return GateObservations(before, after, compare(before, after), tuple(observations),
+    return GateObservations(before, after, compare(before, after, ignore=ignore),
+                            tuple(observations),
                             frozenset(d.name for d in decls if d.required))
 
 

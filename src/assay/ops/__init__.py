@@ -74,6 +74,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
                        "loop.questions", "loop.schema", "loop.checkpoint", "loop.recover",
                        "loop.explain", "loop.replay", "loop.audit"),
     "assay.ops.report": ("report",),
+    "assay.ops.attest": ("attest", "key.generate", "verify-attestation"),
     "assay.ops.hook": ("hook.stop", "hook.tool", "hook.install", "hook.uninstall", "hook.doctor",
                        "gate.bind"),
 }
@@ -93,6 +94,7 @@ GROUPS: dict[str, str] = {
     "publish": "Check that derived content may still be published.",
     "pending": "Decisions waiting for a person's answer.",
     "loop": "Governed rounds of agent work under a contract.",
+    "key": "Signing keys for attestations.",
     "hook": "Harness hooks: gate the agent's stop on proof.",
     "gate": "Which intents gate a harness session's stop.",
 }

@@ -71,13 +71,17 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
     description=(
         "Runs [evidence.commands.NAME] from assay.toml in its own process group (timeout kills "
         "the group), observes the git workspace before and after, and writes the observation as "
-        "the next version of evidence:NAME with origin 'machine'. `target` INTENT_ID#REQ_ID "
-        "links it to a requirement; `discriminate` REF also runs the command on the tree at REF "
-        "in a temporary worktree and records whether it fails there. Returns the receipt and a "
-        "ready-to-paste acceptance evidence reference. Every outcome (failed, timeout, "
-        "unavailable) is recorded."
+        "the next version of evidence:NAME with origin 'machine'. A command that declares a "
+        "results file (JUnit XML) also gets its per-test outcomes recorded, each test mapped to "
+        "the requirements it names or that the declaration's globs map it to. `target` "
+        "INTENT_ID#REQ_ID links it to a requirement; `discriminate` REF also runs the command on "
+        "the tree at REF in a temporary worktree and records whether it fails there (and, per "
+        "mapped test, whether that test failed there). Returns the receipt and a ready-to-paste "
+        "acceptance evidence reference. Every outcome (failed, timeout, unavailable, a results "
+        "file that could not be read) is recorded."
     ),
-    cli_note="Exit status 1 when the command did not pass or did not discriminate.",
+    cli_note=("Exit status 1 when the command did not pass, did not discriminate, or its "
+              "declared results file could not be read."),
     writes=True,
     arguments=(
         Argument("name", _NAME, "The declared command's NAME.", binding="literal", required=True),
@@ -96,7 +100,13 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
         "changed_path_count": {"type": "integer"},
         "redacted": {"type": "boolean"},
         "discriminates": {"type": ["boolean", "null"]},
-        "posture": {"type": "string"}}},
+        "posture": {"type": "string"},
+        "discriminated_tests": {"type": ["object", "null"], "description": (
+            "With `discriminate` and a results file: per mapped test, its outcome now and at "
+            "the ref and whether it proves the change (passes now, failed there).")},
+        "results": {"type": ["object", "null"], "description": (
+            "With a declared results file: status (read or refused), code, the test counts "
+            "and each mapped requirement's outcome.")}}},
 )
 def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.evidence.progress import reporter_for
@@ -113,7 +123,9 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
                        reporter=reporter_for(inv.interactive))
     receipt = write_evidence(store, project, run, request_id=args.get("request_id"))
     contrast = run.data["discriminate"]
-    ok = run.observation.passed and (contrast is None or contrast["discriminates"])
+    results = run.data.get("results")
+    ok = (run.observation.passed and (contrast is None or contrast["discriminates"])
+          and (results is None or results["status"] == "read"))
     reference = {"id": receipt.id, "revision": receipt.revision,
                  "data_sha256": receipt.data_sha256}
     from assay.canonical import canonical_text
@@ -122,11 +134,17 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
     if target is not None:
         steps = [(f"Record it as {target[1]}'s result: 'assay work accept --from-run {cite} -- "
                   f"{target[0]}'")]
+    elif results is not None and results["requirements"]:
+        steps = [(f"Record the outcome of each mapped requirement: 'assay work accept --from-run "
+                  f"{cite} -- INTENT_ID'")]
     else:
         steps = [(f"Cite it as {cite} (assay work accept --requirement REQ --evidence {cite} "
                   f"-- INTENT_ID), or in acceptance evidence as {canonical_text(reference)}")]
     if not run.observation.passed:
         steps.insert(0, f"Read the output: 'assay evidence show -- {evidence_id(decl.name)}'")
+    if results is not None and results["status"] != "read":
+        steps.insert(0, f"The results file was not used ({results['code']}): "
+                        f"{results['message']}")
     return Result(
         {
             "receipt": receipt.to_dict(),
@@ -140,11 +158,21 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
             "discriminates": contrast["discriminates"] if contrast is not None else None,
             "posture": run.data["posture"]["status"],
             "origin": "machine",
+            "results": _results_summary(results),
+            "discriminated_tests": contrast.get("tests") if contrast is not None else None,
         },
         ledger_revision=receipt.ledger_revision,
         next=tuple(steps),
         exit_code=0 if ok else 1,
     )
+
+
+def _results_summary(results: dict[str, Any] | None) -> dict[str, Any] | None:
+    if results is None:
+        return None
+    return {"status": results["status"], "code": results["code"],
+            "summary": results["summary"],
+            "requirements": {r["requirement_id"]: r["outcome"] for r in results["requirements"]}}
 
 
 def _summary(record: Any) -> dict[str, Any]:

@@ -69,6 +69,10 @@ def _report_schema() -> dict[str, Any]:
             "evidence_id": {"type": "string"}, "recorded_revision": {"type": "integer"},
             "current_revision": {"type": "integer"}, "advisory": {"const": True},
             "run_status": {"type": "string"}, "reason": {"type": "string"},
+            "tests": {"type": "array", "items": {"type": "string"},
+                      "description": "The failed or skipped test ids a per-test issue names."},
+            "globs": {"type": "array", "items": {"type": "string"},
+                      "description": "The mapping globs that matched no test."},
         },
         "required": ["code", "message", "action"],
     }
@@ -357,7 +361,9 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
     description=(
         "Reads the intent, takes results from requirement and evidence pairs (evidence cited as "
         "ID@REVISION), a JSON list of results, or evidence runs (each run's outcome for the "
-        "requirement it was recorded for), computes intent_sha256 and each cited version's "
+        "requirement it was recorded for; for a run with per-test outcomes, each requirement "
+        "its tests were mapped to: passed only if every mapped test passed, failed if any "
+        "failed, unverified if none ran), computes intent_sha256 and each cited version's "
         "data_sha256 itself, merges the results into acceptance (other requirements' results "
         "are kept, unless the intent changed since they were recorded) and writes the record in "
         "one guarded put with a fresh request id. A passed result citing a run of assay's "
@@ -379,8 +385,8 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
                  "Results [{requirement_id, status?, evidence: [ID@REV], notes?}] (CLI: a JSON "
                  "file, or -).", binding="json_file"),
         Argument("from_run", {"type": "array", "items": {"type": "string"}},
-                 "An evidence run ID@REVISION recorded for a requirement of this intent "
-                 "(repeatable)."),
+                 "An evidence run ID@REVISION recorded for a requirement of this intent, or one "
+                 "with per-test outcomes (repeatable)."),
         Argument("expect_revision", {"type": "integer", "minimum": 1},
                  "The intent record's current revision (default: the revision read)."),
     ),
@@ -391,7 +397,7 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
 def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
     import uuid
 
-    from assay.intent.acceptance import GivenResults, RunResults, merge_acceptance
+    from assay.intent.acceptance import GivenResults, RunResults, TestResults, merge_acceptance
     from assay.intent.check import read_intent
     from assay.ledger.store import Write
 
@@ -402,6 +408,7 @@ def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
                                     notes=args.get("note"), results=args.get("results", [])))
     if args.get("from_run"):
         sources.append(RunResults(runs=args["from_run"], notes=args.get("note")))
+        sources.append(TestResults(runs=args["from_run"], notes=args.get("note")))
     binding = _binding(inv)
     store = inv.store()
     with store.reader() as reader:

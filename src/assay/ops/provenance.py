@@ -234,7 +234,14 @@ def publish_check(inv: Invocation, args: dict[str, Any]) -> Result:
     if "envelope" in args:
         value = args["envelope"]
     else:
-        value = parse(inv.read_input(args["file"], where="/file", label="the envelope file"))
+        from assay.inputs import in_input
+
+        raw = inv.read_input(args["file"], where="/file", label="the envelope file")
+        try:
+            value = parse(raw)
+        except AssayError as err:
+            raise in_input(err, label="the envelope file", path=args["file"],
+                           where="/file") from None
     # A read's whole output is accepted too: its envelope is taken from it.
     if isinstance(value, dict) and "envelope" in value and "version" not in value:
         value = value["envelope"]

@@ -15,13 +15,12 @@ Handlers import capabilities lazily so the registry stays cheap to load.
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError, UsageError
 from assay.ops import Argument, Invocation, Result, operation
+from assay.ops.outfile import OutFile
 
 # Bytes of a non-evidence record's data shown in the page (its digest covers all of it).
 _DATA_LIMIT = 4000
@@ -84,7 +83,7 @@ def report(inv: Invocation, args: dict[str, Any]) -> Result:
                          action="Run 'assay work status' or 'assay find --kind loop' for ids.")
     in_project = _in_project(inv, needed=bool(args.get("intent") or args.get("loop")))
     path = _out_path(inv, args.get("out"), in_project)
-    _refuse_non_regular(path)
+    _out_file(path).refuse_non_regular()
     loop_id = None
     if args.get("loop"):
         from assay.loop.session import resolve_loop
@@ -99,7 +98,7 @@ def report(inv: Invocation, args: dict[str, Any]) -> Result:
     doc["assay_version"] = __version__
     doc["publication"] = _publish(inv, batches)
     text = render(doc).encode("utf-8")
-    _write(path, text)
+    _out_file(path).write(text)
     intent = doc.get("intent")
     data = {
         "path": str(path),
@@ -305,49 +304,5 @@ def _out_path(inv: Invocation, out: str | None, in_project: bool) -> Path:
     return path
 
 
-def _refuse_non_regular(path: Path) -> None:
-    """Refuse an ``--out`` that exists and is not a regular file: it is never replaced.
-
-    A device node (``/dev/null``), a FIFO, a socket, a directory or a symlink
-    is someone else's; renaming the page over it would replace it.
-    """
-    from assay.inputs import file_kind
-
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise _unwritable(path, exc.strerror or str(exc)) from None
-    if not stat.S_ISREG(mode):
-        kind = "a symlink" if stat.S_ISLNK(mode) else file_kind(mode)
-        raise AssayError(f"cannot write the report to {path}: it is {kind}, not a regular file, "
-                         "and is never replaced", code="report_unwritable", pointer="/out",
-                         details={"path": str(path), "kind": kind},
-                         action="Pass --out a new file name or an existing regular file.")
-
-
-def _unwritable(path: Path, reason: str) -> AssayError:
-    return AssayError(f"cannot write the report to {path}: {reason}", code="report_unwritable",
-                      pointer="/out", action="Pass --out a writable file path.")
-
-
-def _write(path: Path, text: bytes) -> None:
-    """Write ``text`` to ``path`` through a temporary sibling and a rename.
-
-    The target is checked again just before the rename (see
-    :func:`_refuse_non_regular`); nothing is left behind when it is refused.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text)
-            _refuse_non_regular(path)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise _unwritable(path, exc.strerror or str(exc)) from None
+def _out_file(path: Path) -> OutFile:
+    return OutFile(path, "report_unwritable", "the report", ".report-")

@@ -1,0 +1,292 @@
+"""Attestation bundles: assembled from one ledger snapshot and the workspace; verified back.
+
+A bundle is in-toto's bundle format: JSON lines, one signed DSSE envelope per
+line, each holding one Statement (:mod:`assay.attest.statement`) about the
+same subject. :func:`build_bundle` writes the readiness statement first, then
+one test-result statement per cited machine run, in citation order; each
+line is the canonical JSON of its envelope, so the same ledger revision,
+workspace and key give the same bytes.
+
+Building refuses (nothing is written):
+
+- ``attest_unavailable``: no git work tree, or a repository without a commit;
+- ``attestation_run_stale``: a cited run observed other file contents than
+  the workspace has now (its ``workspace.after`` digest differs): a
+  test-result statement about this subject must describe tests run on it.
+
+:func:`verify_bundle` checks, in order, and raises the first failure:
+
+1. every line is a DSSE envelope of an in-toto statement
+   (``attestation_malformed``) whose signature verifies with the public key
+   (``attestation_signature_invalid``);
+2. exactly one readiness statement, test-result statements only otherwise,
+   all about one subject (``attestation_malformed``);
+3. the subject is the repository now: HEAD is the attested commit, and the
+   workspace digest is the attested one when one is attested, else the
+   workspace is clean (``attestation_subject_mismatch``);
+4. the intent version exists in the ledger with the attested digest
+   (``attestation_intent_mismatch``);
+5. every run the readiness statement lists has exactly one test-result
+   statement and no other run has one (``attestation_incomplete``), exists
+   in the ledger (``attestation_run_missing``), is intact, written by assay's
+   runner, with the attested data digest and result
+   (``attestation_run_mismatch``).
+
+The report digest is not recomputed: a readiness report depends on who
+reads the ledger and when; the statement keeps its digest and verdict.
+
+Imports the base modules, the ledger contract, evidence, intent and its
+siblings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from assay.attest.signing import malformed, sign, verify
+from assay.attest.statement import (
+    READINESS_TYPE,
+    STATEMENT_TYPE,
+    TEST_RESULT_TYPE,
+    WORKSPACE_DIGEST,
+    parse_locator,
+    readiness_predicate,
+    statement,
+    subject,
+    test_result_predicate,
+)
+from assay.canonical import canonical_bytes, canonical_text, parse
+from assay.errors import AssayError
+from assay.evidence.git import GitObservation
+from assay.intent.check import run_facts, work_check
+from assay.intent.snapshot import ProjectBinding, is_readable
+from assay.ledger.store import Reader
+
+if TYPE_CHECKING:
+    from securesystemslib.signer import CryptoSigner, SSlibKey
+
+__all__ = ["Bundle", "build_bundle", "verify_bundle"]
+
+
+@dataclass(frozen=True, slots=True)
+class Bundle:
+    """A built bundle: its text and what it says."""
+
+    text: str
+    subject: list[dict[str, Any]]
+    readiness: dict[str, Any]
+    statements: int
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("assay")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+def _subject_of(project: str, observation: GitObservation) -> list[dict[str, Any]]:
+    if not observation.observed:
+        raise AssayError(f"attestations need a git work tree: {observation.reason}",
+                         code="attest_unavailable",
+                         action="Run it inside the project's git repository.")
+    if observation.head is None:
+        raise AssayError("the repository has no commit yet; an attestation names one",
+                         code="attest_unavailable", action="Commit the work first.")
+    dirty = observation.workspace_sha256 if observation.dirty else None
+    return subject(project, observation.head, dirty)
+
+
+def build_bundle(reader: Reader, binding: ProjectBinding, intent_id: str, *, project: str,
+                 observation: GitObservation, signer: CryptoSigner) -> Bundle:
+    """Sign the readiness of ``intent_id`` and its cited machine runs about the workspace now."""
+    subjects = _subject_of(project, observation)
+    report = work_check(reader, binding, intent_id, continuity=True)
+    intent = reader.get(intent_id)
+    assert intent is not None  # work_check has read it in the same snapshot
+    runs: list[dict[str, Any]] = []
+    predicates: list[dict[str, Any]] = []
+    seen: set[tuple[str, int]] = set()
+    stale: list[str] = []
+    for result in report["actual"]["results"]:
+        for ref in result["evidence"]:
+            key = (ref["id"], ref["revision"])
+            if ref["run"] is None or key in seen:
+                continue
+            seen.add(key)
+            version = reader.get(*key)
+            facts = run_facts(version)
+            if version is None or facts is None:
+                continue
+            data = version.data
+            after = (data.get("workspace") or {}).get("after") or {}
+            if after.get("workspace_sha256") != observation.workspace_sha256:
+                stale.append(f"{key[0]}@{key[1]}")
+            runs.append({"id": key[0], "revision": key[1], "data_sha256": version.data_sha256,
+                         "command": facts["command"], "status": facts["status"]})
+            predicates.append(test_result_predicate(key[0], key[1], data))
+    if stale:
+        raise AssayError(
+            f"{', '.join(stale)} observed other file contents than the workspace has now; an "
+            "attestation about this workspace cannot carry them",
+            code="attestation_run_stale", details={"runs": stale},
+            action="Rerun the checks on the work as it is (assay evidence run), record the new "
+                   "runs with assay work accept, then attest.")
+    readiness = readiness_predicate(
+        report, {"id": intent.id, "revision": intent.revision, "data_sha256": intent.data_sha256},
+        runs, _version())
+    documents = [statement(subjects, READINESS_TYPE, readiness)]
+    documents += [statement(subjects, TEST_RESULT_TYPE, p) for p in predicates]
+    lines = [canonical_text(sign(canonical_bytes(d), signer)) for d in documents]
+    return Bundle("".join(line + "\n" for line in lines), subjects, readiness, len(lines))
+
+
+def _statements(text: bytes, key: SSlibKey) -> list[tuple[int, dict[str, Any]]]:
+    """Each non-empty line's verified statement, with its line number."""
+    out = []
+    for number, raw in enumerate(text.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            envelope = parse(raw)
+        except AssayError as exc:
+            raise malformed(f"not a JSON object: {exc.message}", "/file", number) from None
+        payload = verify(envelope, key, line=number)
+        try:
+            document = parse(payload)
+        except AssayError as exc:
+            raise malformed(f"the payload is not JSON: {exc.message}", "/file", number) \
+                from None
+        if not isinstance(document, dict) or document.get("_type") != STATEMENT_TYPE \
+                or not isinstance(document.get("subject"), list) or not document["subject"] \
+                or not isinstance(document.get("predicate"), dict):
+            raise malformed("the payload is not an in-toto Statement v1", "/file", number)
+        out.append((number, document))
+    if not out:
+        raise malformed("the attestation holds no envelope", "/file", 1)
+    return out
+
+
+def _check_subject(attested: list[Any], observation: GitObservation) -> None:
+    digests: dict[str, str] = {}
+    for item in attested:
+        for name, value in ((item.get("digest") or {}) if isinstance(item, dict) else {}).items():
+            digests[name] = value
+    now = {"head": observation.head, "dirty": bool(observation.dirty),
+           "workspace_sha256": observation.workspace_sha256}
+    problem = None
+    if "gitCommit" not in digests:
+        problem = "the attestation names no git commit"
+    elif digests["gitCommit"] != observation.head:
+        problem = (f"it attests commit {digests['gitCommit']}, the repository is at "
+                   f"{observation.head}")
+    elif WORKSPACE_DIGEST in digests and digests[WORKSPACE_DIGEST] != observation.workspace_sha256:
+        problem = "the workspace's files differ from the attested workspace"
+    elif WORKSPACE_DIGEST not in digests and bool(observation.dirty):
+        problem = "it attests the clean commit, and the workspace has uncommitted changes"
+    if problem is not None:
+        raise AssayError(f"the attestation's subject is not this repository now: {problem}",
+                         code="attestation_subject_mismatch",
+                         details={"attested": digests, "now": now},
+                         action="Verify it in a checkout of the attested commit, with no "
+                                "uncommitted changes (or the attested ones).")
+
+
+def _run_error(code: str, message: str, run: Mapping[str, Any]) -> AssayError:
+    return AssayError(message, code=code, details={"id": run.get("id"),
+                                                   "revision": run.get("revision")},
+                      action="The ledger no longer holds what was attested: do not rely on "
+                             "this attestation; attest again from the current ledger.")
+
+
+def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
+                  observation: GitObservation) -> dict[str, Any]:
+    """What a bundle attests, once every check of the module docstring passed."""
+    documents = _statements(text, key)
+    readiness = [(n, d) for n, d in documents if d.get("predicateType") == READINESS_TYPE]
+    others = [(n, d) for n, d in documents if d.get("predicateType") == TEST_RESULT_TYPE]
+    if len(readiness) != 1 or len(readiness) + len(others) != len(documents):
+        unknown = next((n for n, d in documents
+                        if d.get("predicateType") not in (READINESS_TYPE, TEST_RESULT_TYPE)), 1)
+        raise malformed(f"an attestation holds one {READINESS_TYPE} statement and "
+                        f"{TEST_RESULT_TYPE} statements only", "/file", unknown)
+    subjects = readiness[0][1]["subject"]
+    for number, document in others:
+        if document["subject"] != subjects:
+            raise malformed("its statements are about different subjects", "/file", number)
+    _check_subject(subjects, observation)
+    predicate = readiness[0][1]["predicate"]
+    intent = predicate.get("intent") if isinstance(predicate.get("intent"), dict) else {}
+    runs = [r for r in predicate.get("runs") or [] if isinstance(r, dict)]
+    _check_intent(reader, intent, principal)
+    listed: dict[Any, dict[str, Any]] = {(r.get("id"), r.get("revision")): r for r in runs}
+    results: dict[Any, dict[str, Any]] = {}
+    for number, document in others:
+        locator = parse_locator(document["predicate"].get("url"))
+        if locator is None or locator not in listed or locator in results:
+            raise AssayError(
+                f"line {number}: a test-result statement for a run the readiness statement "
+                "does not list (or lists twice)", code="attestation_incomplete",
+                details={"line": number, "url": document["predicate"].get("url")},
+                action="Do not rely on this attestation: statements were added or removed.")
+        results[locator] = document["predicate"]
+    for run in runs:
+        if (run.get("id"), run.get("revision")) not in results:
+            raise AssayError(f"the run {run.get('id')}@{run.get('revision')} has no "
+                             "test-result statement", code="attestation_incomplete",
+                             details={"id": run.get("id"), "revision": run.get("revision")},
+                             action="Do not rely on this attestation: statements were "
+                                    "removed.")
+        _check_run(reader, run, results[(run.get("id"), run.get("revision"))], principal)
+    return {
+        "verified": True,
+        "keyid": key.keyid,
+        "subject": subjects,
+        "intent": intent,
+        "verdict": predicate.get("verdict"),
+        "ready_to_review": predicate.get("ready_to_review"),
+        "report_sha256": (predicate.get("report") or {}).get("sha256"),
+        "runs": [{"id": r.get("id"), "revision": r.get("revision"),
+                  "result": results[(r.get("id"), r.get("revision"))].get("result")}
+                 for r in runs],
+        "statements": len(documents),
+    }
+
+
+def _check_intent(reader: Reader, intent: Mapping[str, Any], principal: str) -> None:
+    record_id, revision = intent.get("id"), intent.get("revision")
+    version = (reader.get(record_id, revision)
+               if isinstance(record_id, str) and isinstance(revision, int) else None)
+    if version is None or not is_readable(version, principal) \
+            or version.data_sha256 != intent.get("data_sha256"):
+        raise AssayError(
+            f"the intent version {record_id}@{revision} is not in the ledger with the attested "
+            "digest", code="attestation_intent_mismatch",
+            details={"id": record_id, "revision": revision},
+            action="Verify against the ledger the attestation was made from; do not rely on it "
+                   "otherwise.")
+
+
+def _check_run(reader: Reader, run: Mapping[str, Any], predicate: Mapping[str, Any],
+               principal: str) -> None:
+    record_id, revision = run.get("id"), run.get("revision")
+    if not isinstance(record_id, str) or not isinstance(revision, int):
+        raise malformed("a listed run has no id and revision", "/file", 1)
+    version = reader.get(record_id, revision)
+    if version is None or not is_readable(version, principal):
+        raise _run_error("attestation_run_missing",
+                         f"the attested run {record_id}@{revision} is not in the ledger", run)
+    if version.damage is not None or version.data_sha256 != run.get("data_sha256"):
+        raise _run_error("attestation_run_mismatch",
+                         f"the run {record_id}@{revision} in the ledger does not have the "
+                         "attested data digest", run)
+    facts = run_facts(version)
+    expected = "PASSED" if facts is not None and facts["status"] == "passed" else "FAILED"
+    if facts is None or predicate.get("result") != expected:
+        raise _run_error("attestation_run_mismatch",
+                         f"the run {record_id}@{revision} in the ledger is not a run of assay's "
+                         "evidence runner with the attested result", run)

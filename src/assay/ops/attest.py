@@ -1,0 +1,183 @@
+"""Attestation operations: attest, key generate, verify-attestation.
+
+Handlers import :mod:`assay.attest` (and through it securesystemslib) lazily.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from assay.ops import Argument, Bound, Invocation, Result, operation
+from assay.ops.outfile import OutFile
+
+KEYS_DIR = Path(".assay") / "keys"
+DEFAULT_KEY = "attestation"
+ATTESTATIONS_DIR = Path(".assay") / "attestations"
+
+_SUBJECT = {"type": "array", "items": {"type": "object", "properties": {
+    "name": {"type": "string"}, "digest": {"type": "object"}}}}
+
+
+def _path(inv: Invocation, value: str | None, default: Path | None) -> Path:
+    """``value`` relative to the call's directory, or ``default`` inside the project."""
+    if not value:
+        assert default is not None
+        return inv.project().root / default
+    path = Path(value)
+    return path if path.is_absolute() else Path(inv.cwd or os.getcwd()) / path
+
+
+def _observe(inv: Invocation) -> Any:
+    from assay.evidence.git import observe
+
+    project = inv.project()
+    return observe(project.root, ignore=project.evidence_ignore)
+
+
+@operation(
+    "attest",
+    summary="Write a signed in-toto attestation of an intent's readiness and its machine runs.",
+    description=(
+        "Reads the intent's readiness report and every machine run its acceptance cites from "
+        "one ledger snapshot, observes the git workspace, and writes an in-toto bundle (JSON "
+        "lines of DSSE envelopes signed with an ed25519 key): a readiness statement (assay's "
+        "predicate: verdict, report digest, intent version, cited runs with their digests) and "
+        "one test-result/v0.1 statement per cited run (result, configuration digests, per-test "
+        "names where known), each about the git commit (and the workspace digest when it has "
+        "uncommitted changes). Refused when a cited run observed other file contents than the "
+        "workspace has now. Same ledger revision, workspace and key: the same bytes. The key "
+        "defaults to the project's key from `key.generate`."
+    ),
+    cli_note="Exit status 1 when the attested verdict is not ready (the file is written).",
+    writes=True,
+    writes_ledger=False,
+    effect="Writes one attestation file (`out`, default .assay/attestations/NAME.intoto.jsonl); "
+           "nothing to the ledger.",
+    arguments=(
+        Argument("intent", {"type": "string", "minLength": 1},
+                 "The intent record id (knowledge:NAME) to attest.", required=True),
+        Argument("key", {"type": "string", "minLength": 1},
+                 "The ed25519 private key file (default: .assay/keys/attestation.key)."),
+        Argument("out", {"type": "string", "minLength": 1},
+                 "Where to write the bundle (default: .assay/attestations/NAME.intoto.jsonl)."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "out": {"type": "string"}, "statements": {"type": "integer"},
+        "subject": _SUBJECT, "verdict": {"enum": ["ready", "not_ready"]},
+        "keyid": {"type": "string"}, "bundle_sha256": {"type": "string"},
+        "runs": {"type": "array"}}},
+)
+def attest(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.attest.bundle import build_bundle
+    from assay.attest.signing import load_signer
+    from assay.canonical import digest_bytes
+    from assay.ids import validate_record_id
+    from assay.intent.snapshot import ProjectBinding
+
+    intent_id = args["intent"]
+    validate_record_id(intent_id, field="/intent")
+    project = inv.project()
+    signer = load_signer(_path(inv, args.get("key"), KEYS_DIR / f"{DEFAULT_KEY}.key"))
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", intent_id.partition(":")[2]).strip("-.") or "intent"
+    out = _path(inv, args.get("out"), ATTESTATIONS_DIR / f"{name}.intoto.jsonl")
+    observation = _observe(inv)
+    binding = ProjectBinding(root=str(project.root), scope=project.scope,
+                             admitted_scopes=tuple(project.admitted_scopes),
+                             principal=inv.principal)
+    with inv.store().reader() as reader:
+        bundle = build_bundle(reader, binding, intent_id, project=project.name,
+                              observation=observation, signer=signer)
+        revision = reader.ledger_revision
+    data = bundle.text.encode("utf-8")
+    OutFile(out, "attestation_unwritable", "the attestation", ".attestation-").write(data)
+    ready = bundle.readiness["ready_to_review"]
+    steps = [f"Verify it: 'assay verify-attestation {out} --key PUBLIC_KEY'"]
+    if not ready:
+        steps.insert(0, f"The attested verdict is not ready: 'assay work check -- {intent_id}' "
+                        "says why.")
+    return Result({
+        "out": str(out),
+        "statements": bundle.statements,
+        "subject": bundle.subject,
+        "verdict": bundle.readiness["verdict"],
+        "keyid": signer.public_key.keyid,
+        "bundle_sha256": digest_bytes(data),
+        "runs": bundle.readiness["runs"],
+    }, ledger_revision=revision, next=tuple(steps), exit_code=0 if ready else 1)
+
+
+@operation(
+    "key.generate",
+    summary="Generate an ed25519 key pair for signing attestations.",
+    description=(
+        "Writes PREFIX.key (the private key, PKCS#8 PEM, readable by its owner only) and "
+        "PREFIX.pub.json (the public key object securesystemslib and in-toto read, with its "
+        "keyid). PREFIX defaults to the project's .assay/keys/attestation, which `attest` "
+        "uses by default. An existing key file is never overwritten."
+    ),
+    writes=True,
+    writes_ledger=False,
+    effect="Writes the two key files; nothing to the ledger.",
+    arguments=(
+        Argument("out", {"type": "string", "minLength": 1},
+                 "Path prefix of the two files (default: .assay/keys/attestation)."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "private_key": {"type": "string"}, "public_key": {"type": "string"},
+        "keyid": {"type": "string"}}},
+)
+def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.attest.signing import generate_keys
+
+    prefix = _path(inv, args.get("out"), KEYS_DIR / DEFAULT_KEY)
+    pair = generate_keys(prefix.with_name(prefix.name + ".key"),
+                         prefix.with_name(prefix.name + ".pub.json"))
+    return Result({"private_key": str(pair.private_key), "public_key": str(pair.public_key),
+                   "keyid": pair.keyid},
+                  next=((f"Share the public key {pair.public_key} with whoever verifies; keep "
+                         f"{pair.private_key} private."),))
+
+
+@operation(
+    "verify-attestation",
+    summary="Verify an attestation bundle: signatures, subject, and the ledger runs it cites.",
+    description=(
+        "Reads the bundle `file` and checks that every envelope's signature verifies with the "
+        "public `key`, that its subject is this repository now (HEAD is the attested commit, "
+        "and the workspace is clean or has the attested digest), that the attested intent "
+        "version and every cited run exist in this ledger with the attested digests and "
+        "results, and that no statement was added or removed. Every failure is a coded error; "
+        "success returns what the attestation says, including its verdict. Writes nothing."
+    ),
+    writes=False,
+    bounds=Bound("verification", items=1, max_items=1, whole=True, recover=(
+        "One verdict on one bundle (the bundle read is at most 4 MiB): its subject, intent "
+        "version and one row per attested run.")),
+    arguments=(
+        Argument("file", {"type": "string", "minLength": 1}, "The attestation bundle file.",
+                 binding="literal", required=True),
+        Argument("key", {"type": "string", "minLength": 1},
+                 "The public key file (the .pub.json key object, or a public key PEM).",
+                 required=True),
+    ),
+    output_schema={"type": "object", "properties": {
+        "verified": {"const": True}, "keyid": {"type": "string"}, "subject": _SUBJECT,
+        "intent": {"type": "object"}, "verdict": {"enum": ["ready", "not_ready"]},
+        "ready_to_review": {"type": "boolean"}, "report_sha256": {"type": "string"},
+        "runs": {"type": "array"}, "statements": {"type": "integer"}}},
+)
+def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.attest.bundle import verify_bundle
+    from assay.attest.signing import load_public_key
+
+    key = load_public_key(_path(inv, args["key"], None))
+    text = inv.read_input(args["file"], where="/file", label="the attestation")
+    observation = _observe(inv)
+    with inv.store().reader() as reader:
+        data = verify_bundle(text, key, reader, principal=inv.principal,
+                             observation=observation)
+        revision = reader.ledger_revision
+    return Result(data, ledger_revision=revision)
