@@ -124,11 +124,17 @@ def test_exit_status_interrupted_is_130(project: Project) -> None:
                             cwd=project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     wchan = Path(f"/proc/{proc.pid}/wchan")
-    for _ in range(600):  # until it blocks reading standard input (a hang guard, no timing)
+    for _ in range(6000):  # until it blocks reading standard input (a hang guard, no timing)
         if "pipe_read" in wchan.read_text():
             break
         time.sleep(0.05)
+    else:
+        pytest.fail("assay never blocked reading standard input")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    # Standard input stays open until the process ends: only the signal can end the read.
+    proc.wait(timeout=300)
+    assert proc.stderr is not None and proc.stdin is not None
+    err = proc.stderr.read()
+    proc.stdin.close()
     assert proc.returncode == 130, err
     assert json.loads(err.decode().strip().splitlines()[-1])["error"]["code"] == "aborted"
