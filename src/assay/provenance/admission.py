@@ -234,12 +234,17 @@ def failures(reader: Reader, access: Access, envelope: Envelope) -> list[tuple[L
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """What a read admitted: items with their envelopes, omissions, and the union."""
+    """What a read admitted: items with their envelopes, omissions, and the union.
+
+    ``examined`` counts the records walked, in order: each is an item or an
+    unavailable line; the records after them were not examined (``more``).
+    """
 
     items: tuple[tuple[Record, Envelope], ...]
     unavailable: tuple[Unavailable, ...]
     envelope: Envelope
     more: bool = False
+    examined: int = 0
 
 
 def admit(reader: Reader, access: Access, records: Iterable[Record], *,
@@ -287,7 +292,8 @@ def admit(reader: Reader, access: Access, records: Iterable[Record], *,
             continue
         union = trial
         items.append((record, env))
-    return Admission(items=tuple(items), unavailable=tuple(omitted), envelope=union, more=more)
+    return Admission(items=tuple(items), unavailable=tuple(omitted), envelope=union, more=more,
+                     examined=len(items) + len(omitted))
 
 
 def envelope_of_versions(reader: Reader, versions: Mapping[str, int] | Iterable[tuple[str, int]],
