@@ -96,7 +96,8 @@ def _list(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
 
 _AFTER = Argument("after", {"type": "string", "minLength": 1},
                   "Only entries whose id sorts after this id (the next page's cursor).")
-_LIST_RECOVER = ("{what} by id; each is an item or an unavailable line. The next page starts "
+_LIST_RECOVER = ("{what} by id; each is an item or an unavailable line. A page also ends before "
+                 "an item that would overflow its envelope (32 sources). The next page starts "
                  "after the last one examined (after).")
 
 
@@ -179,8 +180,10 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
     writes=False,
     bounds=Bound("memory entry", items=20, max_items=200, arguments=("limit", "after"),
                  recover=(
-                     "Matching entries best first; each is an item or an unavailable line. The "
-                     "next page starts after the last one examined (after, its rank HITS:ID). "
+                     "Matching entries best first; each is an item or an unavailable line. A "
+                     "page also ends before an entry that would overflow its envelope (32 "
+                     "sources). The next page starts after the last one examined (after, its "
+                     "rank HITS:ID). "
                      "At most 10,000 candidate entries are scanned.")),
     arguments=(
         Argument("query", _WORDS, "Words to look for (the words after --).",
