@@ -94,6 +94,8 @@ def main() -> int:
     if opts.no_write:
         return 0
     out_dir = Path(opts.out_dir) if opts.out_dir else None
+    if out_dir:
+        out_dir.mkdir(parents=True, exist_ok=True)
     out = (out_dir / "results.json") if out_dir else HERE / "results.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     if opts.only and previous.get("benchmarks"):

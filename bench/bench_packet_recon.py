@@ -50,7 +50,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             row(f"validate recon-layout packet (standard, {claims} claims)",
                 assay=recon_s * 1000, baseline=twin_s * 1000,
                 baseline_name="validate the same packet in assay's layout", unit="ms",
-                spread=spread * 1000, runs=runs, goal="<= 3x",
+                spread=spread * 1000, runs=runs, goal="<= 2x",
                 note="the recon tool's rules, with its codes, on the recon layout"),
         ]
     finally:

@@ -101,3 +101,19 @@ def test_bench_render_lists_unmet_goals_above_the_tables() -> None:
     assert "- bench_x: slow: 5.00x against <= 2x" in summary and "fast" not in summary
     assert "`.venv/bin/python -m bench --only bench_x`" in tables
     assert "| <= 2x (met) |" in tables and "| <= 2x (**not met**) |" in tables
+
+
+def _module_names() -> list[str]:
+    return [name for name in _bench("bench.__main__").modules()]
+
+
+@pytest.mark.bench
+@pytest.mark.parametrize("module", _module_names())
+def test_bench_module_runs_in_quick_mode(module: str, tmp_path: Path) -> None:
+    """Every benchmark module runs to the end in quick mode and writes its rows (``-m bench``)."""
+    proc = _run_quick(tmp_path / "out", module)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    if module == "bench_report_browser" and not Path("/usr/bin/chromium").exists():
+        pytest.fail("bench_report_browser needs Debian's chromium (apt-get install chromium)")
+    assert results["benchmarks"][module]

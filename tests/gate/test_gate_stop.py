@@ -298,3 +298,20 @@ def test_compose_reason_cuts_whole_lines_and_long_ones() -> None:
     assert len(reason) <= MAX_REASON_CHARS
     assert ("x" * 1000 + "...") in reason and "short line" in reason
     assert reason.endswith("Check again with 'assay work check -- knowledge:a'.")
+
+
+def test_hook_stop_damaged_loop_head_blocks_with_the_raw_read(tmp_path: Path) -> None:
+    """A loop head that fails its integrity check might be live: the stop is blocked, naming it
+    and the read of its stored bytes, and the check never crashes."""
+    from assay_testing import corrupt_version
+
+    project = gate_project(tmp_path / "proj", gate="")
+    op(project, "loop.start", task="fix the export", loop="lp-export", criterion=["tests pass"])
+    op(project, "loop.stop", loop="lp-export", reason="done here")
+    assert stop(project, payload("claude-code", "stop", project))["answer"] is None
+    record = op(project, "get", id="loop:lp-export")["record"]
+    text = output_text(record["data"]).replace('"status":"stopped"', '"status":"active"')
+    corrupt_version(project, "loop:lp-export", record["revision"], text, None)
+    reason = stop(project, payload("claude-code", "stop", project))["answer"]["reason"]
+    assert "The loop lp-export cannot be read" in reason
+    assert "'assay get --raw -- loop:lp-export'" in reason

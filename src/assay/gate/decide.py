@@ -233,6 +233,14 @@ def _assess_loops(reader: Reader, scope: str) -> list[Gating]:
                 f"and submit it (its handle and guidance: 'assay loop status --loop {loop_id}'), "
                 f"or stop the loop: 'assay loop stop --loop {loop_id} --reason WHY'.")
         out.append(Gating("loop", loop_id, False, (line,), facts))
+    for record in heads_in(reader, scope, damaged=True):
+        loop_id = record.id.partition(":")[2]
+        line = (f"The loop {loop_id} cannot be read: its head {record.id} revision "
+                f"{record.revision} fails its integrity check, so whether it is still running "
+                f"is unknown. Its stored bytes: 'assay get --raw -- {record.id}'; the ledger "
+                "needs a human to repair it.")
+        out.append(Gating("loop", loop_id, False, (line,),
+                           {"status": "unreadable", "revision": record.revision}))
     return out
 
 

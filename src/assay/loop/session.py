@@ -54,7 +54,6 @@ __all__ = [
     "handle_of",
     "heads_in",
     "load_head",
-    "loop_heads",
     "mismatch_error",
     "missing_loop",
     "pause",
@@ -88,23 +87,29 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def loop_heads(store: Store, scope: str | None) -> list[Record]:
-    """Every loop head (of ``scope``, when given), ordered by id."""
-    with store.reader() as reader:
-        return heads_in(reader, scope)
+def heads_in(reader: Reader, scope: str | None, *, damaged: bool = False) -> list[Record]:
+    """Every loop head (of ``scope``, when given) one open reader sees, ordered by id.
 
-
-def heads_in(reader: Reader, scope: str | None) -> list[Record]:
-    """:func:`loop_heads` as one open reader sees them."""
+    A head whose stored data fails its integrity check is left out, so one
+    damaged loop never hides the others; with ``damaged`` the damaged heads
+    are returned instead (their data cannot be read: only id and revision).
+    """
     found = reader.find(scopes=[scope] if scope else None, kind="loop", query=HEAD_SCHEMA,
                         limit=10_000)
-    return [r for r in found if r.id.count(":") == 1 and isinstance(r.data, dict)
+    heads = [r for r in found if r.id.count(":") == 1]
+    if damaged:
+        return [r for r in heads if not r.is_intact]
+    return [r for r in heads if r.is_intact and isinstance(r.data, dict)
             and r.data.get("schema") == HEAD_SCHEMA]
 
 
-def _listing(heads: Sequence[Record]) -> list[dict[str, Any]]:
+def _listing(heads: Sequence[Record], damaged: Sequence[Record] = ()) -> list[dict[str, Any]]:
+    """Each loop's id, status and stop reason; a damaged head's status is ``unreadable``."""
     return [{"loopId": r.data["loopId"], "status": r.data["status"],
-             "stopReason": r.data.get("stopReason")} for r in heads]
+             "stopReason": r.data.get("stopReason")} for r in heads] + [
+        {"loopId": r.id.partition(":")[2], "status": "unreadable",
+         "stopReason": f"record {r.id} revision {r.revision} fails its integrity check"}
+        for r in damaged]
 
 
 def _named(loops: Sequence[Mapping[str, Any]]) -> str:
@@ -121,7 +126,9 @@ def missing_loop(store: Store, loop_id: str, *, scope: str | None,
     ``session_not_found`` when a submission handle named it, ``state_unavailable``
     when a read or an operator command named it by id.
     """
-    return session_not_found(loop_id, _listing(loop_heads(store, scope)), code=code)
+    with store.reader() as reader:
+        listing = _listing(heads_in(reader, scope), heads_in(reader, scope, damaged=True))
+    return session_not_found(loop_id, listing, code=code)
 
 
 def session_not_found(loop_id: str, loops: Sequence[Mapping[str, Any]] | None = None, *,
@@ -164,19 +171,23 @@ def resolve_loop(store: Store, scope: str, loop_id: str | None, *,
         if must_exist:
             load_head(store, loop_id, scope=scope, code="state_unavailable")
         return loop_id
-    heads = loop_heads(store, scope)
+    with store.reader() as reader:
+        heads, damaged = heads_in(reader, scope), heads_in(reader, scope, damaged=True)
     live = [r for r in heads if r.data["status"] in ("active", "paused")]
-    if len(live) == 1:
-        return str(live[0].data["loopId"])
-    if not live and len(heads) == 1:
-        return str(heads[0].data["loopId"])
-    if not heads:
-        raise missing_loop(store, "", scope=scope, code="state_unavailable")
-    loops = _listing(live or heads)
+    if not damaged:  # a damaged head might be live: never choose past it
+        if len(live) == 1:
+            return str(live[0].data["loopId"])
+        if not live and len(heads) == 1:
+            return str(heads[0].data["loopId"])
+        if not heads:
+            raise missing_loop(store, "", scope=scope, code="state_unavailable")
+    loops = _listing(live or heads, damaged)
     what = (f"{len(live)} loops are live here" if live
             else f"no loop is active here and {len(heads)} have stopped")
+    if damaged:
+        what += f", and {len(damaged)} cannot be read"
     raise UsageError(f"{what}; name one with --loop: {_named(loops)}", code="invalid_argument",
-                     pointer="/loop", details={"loops": _listing(heads)},
+                     pointer="/loop", details={"loops": _listing(heads, damaged)},
                      action="Pass --loop with one of the ids listed.")
 
 
