@@ -28,7 +28,8 @@ def test_bounds_every_read_operation_declares_its_bound(name: str) -> None:
 
 @pytest.mark.parametrize("name", [op.name for op in READS if not op.bounds.whole])
 def test_bounds_paging_arguments_agree_with_the_declaration(name: str) -> None:
-    """The arguments that page a read exist, and their schema maximums are the declared ones."""
+    """The arguments that page a read exist, their schema maximums are the declared ones, and
+    its answer carries the page facts."""
     op = lookup(name)
     assert op.bounds is not None
     schemas = {a.name: a.schema for a in op.arguments}
@@ -37,8 +38,7 @@ def test_bounds_paging_arguments_agree_with_the_declaration(name: str) -> None:
         assert schemas["limit"]["maximum"] == op.bounds.max_items
     if "max_bytes" in op.bounds.arguments:
         assert schemas["max_bytes"]["maximum"] == op.bounds.max_bytes
-    if op.bounds.facts:
-        assert set(PAGE_FACTS) <= set(op.describe()["output_schema"]["properties"])
+    assert set(PAGE_FACTS) <= set(op.describe()["output_schema"]["properties"])
 
 
 def test_bounds_writes_declare_none() -> None:

@@ -49,11 +49,13 @@ def _reads(bound: dict[str, int], envelope: Any, intent: dict[str, Any]) -> dict
         "describe": [{}],
         "get": [{"id": "knowledge:export"},
                 {"id": "knowledge:export", "history": True, **paged}],
-        "find": [{"kind": "todo", "limit": bound["limit"]}, {"query": "export"}],
+        "find": [{"kind": "todo", "limit": bound["limit"]}, {"query": "export"},
+                 {"kind": "knowledge", "limit": 1}],
         "ledger.info": [{}],
         "work.check": [{"id": "knowledge:export"}],
-        "work.status": [{"limit": bound["limit"]}],
-        "work.history": [{"id": "knowledge:export", "limit": bound["limit"]}],
+        "work.status": [{"limit": bound["limit"]}, {"limit": 1}],
+        "work.history": [{"id": "knowledge:export", "limit": bound["limit"]},
+                         {"id": "knowledge:export", "limit": 1}],
         "work.attention": [{}],
         "work.prepare-capture": [{"id": "knowledge:draft", "intent": intent}],
         "work.resume": [{"id": "knowledge:export"}],
@@ -68,11 +70,11 @@ def _reads(bound: dict[str, int], envelope: Any, intent: dict[str, Any]) -> dict
                       {"goal_id": "parser", "all": True},
                       {"goal_id": "parser", "todo_id": "todo:t00000"}],
         "work.context": [{"goal_id": "parser", "max_bytes": bound["max_bytes"]}],
-        "note.list": [{"limit": bound["limit"]}],
-        "memory.search": [{"query": ["export"]}],
-        "memory.list": [{}],
+        "note.list": [{"limit": bound["limit"]}, {"limit": 1}],
+        "memory.search": [{"query": ["export"]}, {"query": ["export"], "limit": 1}],
+        "memory.list": [{}, {"limit": 1}],
         "publish.check": [{"envelope": envelope}],
-        "pending.list": [{}],
+        "pending.list": [{}, {"limit": 1}],
         "loop.status": [{"loop": "l"}],
         "loop.questions": [{"loop": "l"}],
         "loop.schema": [{}],
@@ -125,9 +127,15 @@ def _project(root: Path, todos: list[tuple[str, str]], requirements: list[tuple[
                                for i, (text, acceptance) in enumerate(requirements)],
               "boundaries": [], "non_goals": []}
     source = {"kind": "goal", "goal_id": "parser", "path": "goals/parser.md", "revision": "0" * 64}
+    # Three versions of the intent and two more intents holding the same
+    # requirements: the work views and find page through them.
+    earlier = [Write(id="knowledge:export", data={"intent": {**intent, "brief": f"Ship {n}"}},
+                     scope="project:demo") for n in (1, 2)]
     writes = [Write(id="knowledge:export", data={"intent": intent}, scope="project:demo"),
               Write(id="evidence:export", data={"observation": {"stdout": {"tail": "ok"}}},
                     scope="project:demo")]
+    writes += [Write(id=f"knowledge:export{n}", data={"intent": intent}, scope="project:demo")
+               for n in (2, 3)]
     for i, (text, role) in enumerate(todos):
         stamp = f"2026-11-01T10:00:00.{i:06d}Z"
         writes.append(Write(id=f"todo:t{i:05d}", scope="project:demo", data={
@@ -137,10 +145,17 @@ def _project(root: Path, todos: list[tuple[str, str]], requirements: list[tuple[
             "updated_at": stamp}))
     store = open_store(str(root / ".assay" / "ledger.db"))
     try:
+        for write in earlier:
+            store.put(write)
         store.put_many(writes)
     finally:
         store.close()
     run = runner(root, None)
+    # Saved context quoting the texts whole: the lists page through it.
+    for text in [t for t, _ in todos] + [r for r, _ in requirements]:
+        run("note.add", {"text": text})
+        run("memory.add", {"text": f"{text} export"})
+        run("pending.ask", {"text": text})
     view = run("loop.start", {"task": "Ship the export", "criterion": criteria, "loop": "l"})
     run("loop.next", {"handle": json.dumps(view["submissionHandle"]), "evaluation": {
         "outcome": "partial", "output_summary": "first round", "constraint_violations": [],
@@ -172,6 +187,8 @@ def test_bounds_no_read_shortens_requirement_todo_or_acceptance_text(
                       for i, (text, acceptance) in enumerate(requirements)})
         known.update({f"todo:file_{i}": {"text": text} for i, text in enumerate(goal_items)})
         texts = {t for item in known.values() for t in item.values()} | set(criteria)
+        # Memory entries quote todo and requirement texts whole, then a search word.
+        texts |= {f"{t} export" for t, _ in todos} | {f"{r} export" for r, _ in requirements}
         envelope = run("work.check", {"id": "knowledge:export"})["envelope"]
         reads = _reads({"limit": limit, "max_bytes": max_bytes}, envelope, intent)
         assert set(reads) == {op.name for op in operations() if not op.writes}

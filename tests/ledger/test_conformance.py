@@ -440,6 +440,34 @@ def test_find_filters_audiences_before_the_limit(store: Any) -> None:
         assert r.find(audiences=[]) == []
 
 
+def test_find_after_and_find_count_page_what_the_reader_may_read(store: Any,
+                                                                  ledger_url: str) -> None:
+    """find pages after an id (bytewise), and find_count counts exactly the records find
+    returns for the same filters: never another principal's, never a shadowed project one."""
+    for record_id in ("note:a", "note:b", "note:c", "note:\u00e9", "other:x"):
+        store.put(w(record_id, data={"text": "match"}))
+    store.put(w("note:bob-only", data={"text": "match"}, audience="private:bob"))
+    store.put(w("note:b", data={"text": "match"}, audience="private:alice"))
+    store.put(w("note:d-alice", data={"text": "match"}, audience="private:alice"))
+    alice = open_store(ledger_url, principal="alice")
+    try:
+        with alice.reader() as r:
+            filters: dict[str, Any] = {"kind": "note", "query": "match"}
+            every = [x.id for x in r.find(limit=100, **filters)]
+            assert every == ["note:a", "note:b", "note:c", "note:d-alice", "note:\u00e9"]
+            assert r.find_count(**filters) == 5
+            assert [x.id for x in r.find(after="note:b", limit=2, **filters)] == [
+                "note:c", "note:d-alice"]
+            assert r.find_count(after="note:b", **filters) == 3
+            assert r.find_count(after="note:\u00e9", **filters) == 0
+            # Alice's own note:b still shadows the project's within a narrower filter.
+            assert r.find_count(audiences=["project"], **filters) == 3 == len(
+                r.find(audiences=["project"], **filters))
+            assert r.find_count(kind="no:kind") == 0 and r.find_count(scopes=[]) == 0
+    finally:
+        alice.close()
+
+
 def test_write_timestamps_are_rfc3339_utc_milliseconds(store: Any) -> None:
     """created_at is the commit's UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ."""
     import re

@@ -134,8 +134,9 @@ def test_cli_private_records_are_invisible_to_others(project: Project) -> None:
     assert project.ok("get", "--as", "alice", "--", "note:secret")["data"]["record"]["audience"] == "private:alice"
     result = project.run("get", "--as", "bob", "--", "note:secret")
     assert result.error["code"] == "record_not_found"
-    assert project.ok("find", "--as", "bob", "--", "mine")["data"] == {"count": 0, "more": False,
-                                                                   "records": []}
+    assert project.ok("find", "--as", "bob", "--", "mine")["data"] == {
+        "count": 0, "more": False, "records": [], "complete": True, "truncated": False,
+        "omitted": {"records": 0}, "read_more": []}
 
 
 def test_cli_sources_are_pinned_to_digests(project: Project) -> None:

@@ -229,12 +229,13 @@ def test_note_list_closure_beyond_32_leaves_is_overflow(store: Any) -> None:
     assert "note:c5" not in reasons
 
 
-def test_note_list_full_read_envelope_omits_later_notes_only(store: Any) -> None:
-    """When the union would pass 32 leaves, later notes are envelope_full and earlier ones stay."""
+def test_note_list_full_read_envelope_ends_the_page(store: Any) -> None:
+    """When the union would pass 32 leaves the page ends there: the earlier notes stay known,
+    and the later ones are left for the next page, not dropped as unavailable."""
     for i in range(20):
         put(store, f"knowledge:s{i:02}", {"i": i})
         add_note(store, f"note {i:02}", f"knowledge:s{i:02}@1")
     out = read(store)
-    assert out["count"] == 16
-    assert {u["reason"] for u in out["unavailable"]} == {"envelope_full"}
+    assert out["count"] == 16 and out["unavailable"] == []
+    assert out["more"] is True and out["page"]["omitted"] == 4
     assert out["envelope"]["status"] == "known" and len(out["envelope"]["leaves"]) == 32

@@ -297,8 +297,6 @@ def _work_status_table(envelope: dict[str, Any]) -> None:
                       str(row["issue_count"]), escape((row["next"] or [""])[0]))
     console = _console()
     console.print(table)
-    if data["more"]:
-        console.print(f"{data['omitted_count']} more; use --limit")
 
 
 READABLE["work.resume"] = _work_resume_text

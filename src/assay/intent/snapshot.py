@@ -134,10 +134,14 @@ class RecordSnapshot:
         query: str | None = None,
         limit: int = 100,
         audiences: Sequence[str] | None = None,
+        after: str | None = None,
     ) -> list[Record]:
         out = []
+        # Code point order is UTF-8 byte order: the backends' order.
         for record_id in sorted(self._history):
             record = self._history[record_id][-1]
+            if after is not None and record_id <= after:
+                continue
             if scopes is not None and record.scope not in scopes:
                 continue
             if audiences is not None and record.audience not in audiences:
@@ -163,6 +167,9 @@ class RecordSnapshot:
             if len(out) >= limit:
                 break
         return out
+
+    def find_count(self, *, after: str | None = None, **filters: Any) -> int:
+        return len(self.find(after=after, limit=len(self._history) + 1, **filters))
 
 
 class AsOfReader:
@@ -211,3 +218,7 @@ class AsOfReader:
 
         raise UnavailableError("searching the ledger as of a past revision is not supported",
                                code="as_of_search_unavailable")
+
+    def find_count(self, **filters: Any) -> int:
+        """Not offered as of a past revision (see the class docstring)."""
+        return len(self.find(**filters))

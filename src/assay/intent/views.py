@@ -2,8 +2,10 @@
 
 Each view is a pure function of one :class:`~assay.ledger.store.Reader` and
 the project binding, and writes nothing. Lists are ordered by record id (or,
-for history, newest version first) and bounded by ``limit``; what is left out
-is counted in ``omitted_count`` with ``more`` set.
+for history, newest version first), start after a cursor (``after``, or
+``before_revision`` for history) and are bounded by ``limit``; what is left
+out after the page is counted in ``omitted_count`` with ``more`` set (the
+operations add the reads that recover it).
 
 Imports the ledger contract, the base modules and its sibling modules.
 """
@@ -57,9 +59,10 @@ def _summary(reader: Any, binding: ProjectBinding, record_id: str) -> dict[str, 
     }
 
 
-def work_status(reader: Reader, binding: ProjectBinding, *, limit: int = 20) -> dict[str, Any]:
-    """Every intent of the project with its readiness, first ``limit`` by id."""
-    records = intent_records(reader, binding)
+def work_status(reader: Reader, binding: ProjectBinding, *, limit: int = 20,
+                after: str | None = None) -> dict[str, Any]:
+    """The project's intents with their readiness: the first ``limit`` by id after ``after``."""
+    records = [r for r in intent_records(reader, binding) if after is None or r.id > after]
     shown = records[:limit]
     return {
         "ledger_revision": reader.ledger_revision,
@@ -71,15 +74,17 @@ def work_status(reader: Reader, binding: ProjectBinding, *, limit: int = 20) -> 
 
 
 def work_history(reader: Reader, binding: ProjectBinding, record_id: str, *,
-                 limit: int = 20) -> dict[str, Any]:
+                 limit: int = 20, before_revision: int | None = None) -> dict[str, Any]:
     """The intent record's versions, newest first, each with its readiness *as of* its writing.
 
     Readiness of a version is computed against the ledger exactly as it stood
     at that version's ledger revision (evidence versions written later are
-    invisible), so the list shows how readiness moved over time.
+    invisible), so the list shows how readiness moved over time. Only
+    versions older than ``before_revision`` are listed, when it is given.
     """
     read_intent(reader, binding, record_id)  # the current record must be a readable intent
-    versions = list(reversed(reader.history(record_id)))
+    versions = [v for v in reversed(reader.history(record_id))
+                if before_revision is None or v.revision < before_revision]
     rows = []
     for record in versions[:limit]:
         past = AsOfReader(reader, record.ledger_revision)

@@ -295,17 +295,16 @@ class SqlReader:
             f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? AND v.audience = ? "
             "ORDER BY v.revision", (record_id, audience))]
 
-    def find(
-        self,
-        *,
-        scopes: Sequence[str] | None = None,
-        kind: str | None = None,
-        status: str | None = None,
-        link: tuple[str | None, str] | None = None,
-        query: str | None = None,
-        limit: int = 100,
-        audiences: Sequence[str] | None = None,
-    ) -> list[Record]:
+    def _matching(self, *, scopes: Sequence[str] | None, kind: str | None, status: str | None,
+                  link: tuple[str | None, str] | None, query: str | None,
+                  audiences: Sequence[str] | None, after: str | None,
+                  ) -> tuple[str, list[Any]] | None:
+        """The FROM/WHERE text (and parameters) of the current records ``find`` matches.
+
+        None when no record can match. Confined to the reader's partitions
+        (:meth:`_view`) before any other filter, so ``find`` and
+        ``find_count`` see exactly the same rows.
+        """
         view, params = self._view()
         where: list[str] = [view, _IS_CURRENT]
         joins = ""
@@ -314,21 +313,24 @@ class SqlReader:
             params.append(self._audiences[1])
         if kind is not None:
             if ":" in kind:  # no kind holds ':' (it ends the kind in an id)
-                return []
+                return None
             # An id is "<kind>:<name>" and ids compare bytewise on both
             # backends: the ids of one kind are the range ["<kind>:", "<kind>;"),
             # read from the (id, audience, revision) index in order.
             where.append("v.id >= ? AND v.id < ?")
             params.extend([kind + ":", kind + ";"])
+        if after is not None:
+            where.append("v.id > ?")
+            params.append(after)
         if audiences is not None:
             # A narrower filter within the view (it can never widen it).
             if not audiences:
-                return []
+                return None
             where.append(f"v.audience IN ({_marks(audiences)})")
             params.extend(audiences)
         if scopes is not None:
             if not scopes:
-                return []
+                return None
             where.append(f"v.scope IN ({_marks(scopes)})")
             params.extend(scopes)
         if status is not None:
@@ -348,10 +350,48 @@ class SqlReader:
                          if self._ledger.dialect == "sqlite"
                          else "(strpos(lower(v.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
             params.extend([needle, needle])
-        sql = (f"SELECT DISTINCT {_VERSION_COLUMNS} FROM record_versions v{joins} WHERE "
-               + " AND ".join(where) + " ORDER BY v.id LIMIT ?")
-        params.append(int(limit))
-        return [_record(r) for r in self._rows(sql, params)]
+        return f"record_versions v{joins} WHERE " + " AND ".join(where), params
+
+    def find(
+        self,
+        *,
+        scopes: Sequence[str] | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        link: tuple[str | None, str] | None = None,
+        query: str | None = None,
+        limit: int = 100,
+        audiences: Sequence[str] | None = None,
+        after: str | None = None,
+    ) -> list[Record]:
+        matching = self._matching(scopes=scopes, kind=kind, status=status, link=link,
+                                  query=query, audiences=audiences, after=after)
+        if matching is None:
+            return []
+        source, params = matching
+        sql = f"SELECT DISTINCT {_VERSION_COLUMNS} FROM {source} ORDER BY v.id LIMIT ?"
+        return [_record(r) for r in self._rows(sql, [*params, int(limit)])]
+
+    def find_count(
+        self,
+        *,
+        scopes: Sequence[str] | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        link: tuple[str | None, str] | None = None,
+        query: str | None = None,
+        audiences: Sequence[str] | None = None,
+        after: str | None = None,
+    ) -> int:
+        matching = self._matching(scopes=scopes, kind=kind, status=status, link=link,
+                                  query=query, audiences=audiences, after=after)
+        if matching is None:
+            return 0
+        source, params = matching
+        # A record is one id in this view (a shadowed project version is
+        # excluded), so counting distinct ids counts the records find returns.
+        rows = self._rows(f"SELECT COUNT(DISTINCT v.id) FROM {source}", params)
+        return int(rows[0][0])
 
     def counts(self) -> tuple[int, int, dict[str, int]]:
         """Records, versions and current statuses as this reader sees them."""

@@ -711,6 +711,7 @@ class Reader(Protocol):
         query: str | None = None,
         limit: int = 100,
         audiences: Sequence[str] | None = None,
+        after: str | None = None,
     ) -> list[Record]:
         """Current records matching every filter given, ordered by id.
 
@@ -718,6 +719,25 @@ class Reader(Protocol):
         ``query`` matches case-insensitively in the id or the canonical data.
         ``audiences`` keeps only records whose audience is one of them; it is
         applied before ``limit``, so a hidden record never shortens a page.
+        ``after`` keeps only ids that sort after it (bytewise): the next page.
+        """
+
+    def find_count(
+        self,
+        *,
+        scopes: Sequence[str] | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        link: tuple[str | None, str] | None = None,
+        query: str | None = None,
+        audiences: Sequence[str] | None = None,
+        after: str | None = None,
+    ) -> int:
+        """How many records :meth:`find` would return with these filters and no limit.
+
+        Counts only what this reader may read (its partitions, then
+        ``audiences``), so a count never reveals a record hidden from it.
+        Cost: one counting query over the same rows.
         """
 
 

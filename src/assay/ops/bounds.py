@@ -36,10 +36,9 @@ class Bound:
     ``whole`` marks a read that returns one item whole (a record, a report, a
     fixed document): it is never paged, and its size is bounded by
     construction, as ``recover`` says. ``recover`` is one sentence on how the
-    reads in ``read_more`` recover what a page leaves out. ``facts`` is False
-    for a read that reports what it left out in fields of its own (named in
-    ``recover``) instead of ``complete``, ``truncated``, ``omitted`` and
-    ``read_more``.
+    reads in ``read_more`` recover what a page leaves out. Every read that is
+    not ``whole`` carries the page facts (``complete``, ``truncated``,
+    ``omitted``, ``read_more``; :data:`PAGE_FACTS_SCHEMA`).
     """
 
     unit: str
@@ -51,7 +50,6 @@ class Bound:
     arguments: tuple[str, ...] = ()
     unbounded: str | None = None
     whole: bool = False
-    facts: bool = True
 
     def __post_init__(self) -> None:
         for default, maximum in ((self.items, self.max_items), (self.bytes, self.max_bytes)):
@@ -72,7 +70,6 @@ class Bound:
             "arguments": list(self.arguments),
             "unbounded": self.unbounded,
             "whole": self.whole,
-            "page_facts": self.facts,
             "recover": self.recover,
         }
 
@@ -88,9 +85,9 @@ class Bound:
         default = " and ".join(_amounts(self.unit, self.items, self.bytes))
         most = " and ".join(_amounts(self.unit, self.max_items, self.max_bytes))
         wider = f" by default, {most} on request" if most != default else ""
-        counted = ("what it leaves out is counted in omitted, with the reads that recover it in "
-                   "read_more. " if self.facts else "")
-        return f"Bounded read: at most {default}{wider}; {counted}{self.recover}{everything}"
+        return (f"Bounded read: at most {default}{wider}; what it leaves out is counted in "
+                f"omitted, with the reads that recover it in read_more. "
+                f"{self.recover}{everything}")
 
 
 def _amounts(unit: str, items: int | None, size: int | None) -> list[str]:

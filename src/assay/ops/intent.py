@@ -12,6 +12,8 @@ from typing import Any
 
 from assay.errors import AssayError, UsageError
 from assay.ops import Argument, Bound, Invocation, Result, operation
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
+from assay.paging import page_facts
 
 _RECORD_ID = {"type": "string", "minLength": 1}
 _AT_REVISION = Argument(
@@ -138,30 +140,45 @@ def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
                   next=tuple(report["next"]), exit_code=0 if report["ready_to_review"] else 1)
 
 
+_PAGED_VIEW = {"count": {"type": "integer"}, "more": {"type": "boolean"},
+               "omitted_count": {"type": "integer", "description": "The same as the omitted count."},
+               **PAGE_FACTS_SCHEMA}
+
+
+def _paged(data: dict[str, Any], kind: str, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``data`` of a work view with the page facts; ``read`` builds the next page's read."""
+    omitted = data["omitted_count"]
+    return {**data, **page_facts({kind: omitted}, [read()] if omitted else [])}
+
+
 @operation(
     "work.status",
     summary="List the project's intents with their readiness.",
-    description="Read-only. Intents are listed by id; `limit` bounds the list (default 20).",
+    description=("Read-only. Intents are listed by id after the id named by after, at most "
+                 "limit of them (default 20); omitted counts the intents after the page and "
+                 "read_more holds the next page's read."),
     writes=False,
-    bounds=Bound("intent", items=20, max_items=1000, facts=False, arguments=("limit",), recover=(
-        "Intents by id; omitted_count counts those left out, and a larger limit reads them.")),
-    arguments=(_LIMIT, _AT_REVISION),
-    output_schema={"type": "object", "properties": {
-        "intents": {"type": "array"}, "count": {"type": "integer"}, "more": {"type": "boolean"},
-        "omitted_count": {"type": "integer"}}},
+    bounds=Bound("intent", items=20, max_items=1000, arguments=("limit", "after"), recover=(
+        "Intents by id; the next page starts after the last intent shown (after).")),
+    arguments=(_LIMIT, Argument("after", _RECORD_ID,
+                                "Only intents whose id sorts after this id (the next page's "
+                                "cursor)."), _AT_REVISION),
+    output_schema={"type": "object", "properties": {"intents": {"type": "array"}, **_PAGED_VIEW}},
 )
 def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.gate.records import gave_up_counts
     from assay.intent.views import work_status as status
 
     def view(reader: Any, binding: Any) -> dict[str, Any]:
-        data = status(reader, binding, limit=args.get("limit", 20))
+        data = status(reader, binding, limit=args.get("limit", 20), after=args.get("after"))
         counts = gave_up_counts(reader, binding.evidence_scopes)
         for row in data["intents"]:
             if counts.get(row["id"]):
                 row["gate_gave_up"] = counts[row["id"]]
                 row["advisory_count"] = row.get("advisory_count", 0) + counts[row["id"]]
-        return data
+        return _paged(data, "intents", lambda: recovering_read("work.status", {
+            **{k: args[k] for k in ("limit",) if k in args},
+            "after": data["intents"][-1]["id"]}, "next_page"))
 
     return _view(inv, args, view)
 
@@ -170,40 +187,56 @@ def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
     "work.history",
     summary="An intent record's versions, newest first, with readiness as of each version.",
     description=("Read-only. Each version's readiness is computed against the ledger as it "
-                 "stood when that version was written."),
+                 "stood when that version was written. At most limit versions (default 20), "
+                 "newest first below before_revision; omitted counts the older versions and "
+                 "read_more holds the next page's read."),
     writes=False,
-    bounds=Bound("version", items=20, max_items=1000, facts=False, arguments=("limit",), recover=(
-        "Versions newest first; omitted_count counts the older ones left out, and a larger "
-        "limit reads them.")),
-    arguments=(_ID, _LIMIT, _AT_REVISION),
+    bounds=Bound("version", items=20, max_items=1000, arguments=("limit", "before_revision"),
+                 recover=("Versions newest first; the next page holds the versions older than "
+                          "the last one shown (before_revision).")),
+    arguments=(_ID, _LIMIT,
+               Argument("before_revision", {"type": "integer", "minimum": 2},
+                        "Only versions older than this revision (the next page's cursor)."),
+               _AT_REVISION),
     output_schema={"type": "object", "properties": {
-        "versions": {"type": "array"}, "more": {"type": "boolean"},
-        "omitted_count": {"type": "integer"}}},
+        "versions": {"type": "array"}, **_PAGED_VIEW}},
 )
 def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.views import work_history as history
 
-    return _view(inv, args, lambda reader, binding: history(
-        reader, binding, args["id"], limit=args.get("limit", 20)))
+    def view(reader: Any, binding: Any) -> dict[str, Any]:
+        data = history(reader, binding, args["id"], limit=args.get("limit", 20),
+                       before_revision=args.get("before_revision"))
+        return _paged(data, "versions", lambda: recovering_read("work.history", {
+            "id": args["id"], **{k: args[k] for k in ("limit",) if k in args},
+            "before_revision": data["versions"][-1]["revision"]}, "next_page"))
+
+    return _view(inv, args, view)
 
 
 @operation(
     "work.attention",
     summary="Section-level coverage of up to 20 intents over one snapshot.",
     description=("Read-only. For each intent: acceptance, results, evidence, blockers, "
-                 "continuation and continuity coverage, and the first next actions."),
+                 "continuation and continuity coverage, and the first next actions. The first "
+                 "20 intents by id; omitted counts the rest and read_more lists them with "
+                 "work status."),
     writes=False,
-    bounds=Bound("intent", items=20, max_items=20, facts=False, recover=(
-        "The first 20 intents by id; omitted_count counts the rest, which work status lists.")),
+    bounds=Bound("intent", items=20, max_items=20, recover=(
+        "The first 20 intents by id; the recovering read is the work status page after the "
+        "last intent shown (after), whose own reads page on.")),
     arguments=(_AT_REVISION,),
-    output_schema={"type": "object", "properties": {
-        "intents": {"type": "array"}, "more": {"type": "boolean"},
-        "omitted_count": {"type": "integer"}}},
+    output_schema={"type": "object", "properties": {"intents": {"type": "array"}, **_PAGED_VIEW}},
 )
 def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.views import work_attention as attention
 
-    return _view(inv, args, attention)
+    def view(reader: Any, binding: Any) -> dict[str, Any]:
+        data = attention(reader, binding)
+        return _paged(data, "intents", lambda: recovering_read("work.status", {
+            "after": data["intents"][-1]["id"]}, "next_page"))
+
+    return _view(inv, args, view)
 
 
 @operation(

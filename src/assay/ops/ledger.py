@@ -349,14 +349,23 @@ def history_page(versions: list[Any], args: dict[str, Any]) -> dict[str, Any]:
                size=lambda v: encoded_size(view(v)) + 1).document
 
 
+FIND_LIMIT = 100
+MAX_FIND_LIMIT = 1000
+_FIND_FILTERS = ("query", "scope", "kind", "status", "link", "limit")
+
+
 @operation(
     "find",
     summary="Find current records by scope, kind, status, link or a text query.",
-    description="Read-only. Matches the query case-insensitively in ids and canonical data.",
+    description=("Read-only. Matches the query case-insensitively in ids and canonical data. "
+                 "Records come in id order after the id named by after, at most limit of them; "
+                 "omitted counts the other matches after the page, and read_more holds the "
+                 "next page's read."),
     writes=False,
-    bounds=Bound("record", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
-        "Records in id order up to the limit; more says whether any were left out, and a "
-        "larger limit or a narrower query reads them.")),
+    bounds=Bound("record", items=FIND_LIMIT, max_items=MAX_FIND_LIMIT,
+                 arguments=("limit", "after"), recover=(
+                     "Records in id order; the next page starts after the last record shown "
+                     "(after). Each record is returned whole (at most 4 MiB of data).")),
     arguments=(
         Argument("query", {"type": "string"}, "Text to look for in ids and data.",
                  binding="literal"),
@@ -364,13 +373,15 @@ def history_page(versions: list[Any], args: dict[str, Any]) -> dict[str, Any]:
         Argument("kind", {"type": "string"}, "Only this record kind."),
         Argument("status", {"enum": ["current", "retired", "superseded"]}, "Only this status."),
         Argument("link", {"type": "string"}, "Only records linking to ID, or REL:ID."),
-        Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
-                 "At most this many records (default 100)."),
+        Argument("limit", {"type": "integer", "minimum": 1, "maximum": MAX_FIND_LIMIT},
+                 f"At most this many records (default {FIND_LIMIT})."),
+        Argument("after", {"type": "string", "minLength": 1},
+                 "Only records whose id sorts after this id (the next page's cursor)."),
         _AT_REVISION,
     ),
     output_schema={"type": "object", "properties": {
         "records": {"type": "array", "items": _RECORD}, "count": {"type": "integer"},
-        "more": {"type": "boolean"}}},
+        "more": {"type": "boolean"}, **PAGE_FACTS_SCHEMA}},
 )
 def find(inv: Invocation, args: dict[str, Any]) -> Result:
     access = inv.access()
@@ -385,18 +396,26 @@ def find(inv: Invocation, args: dict[str, Any]) -> Result:
         value = args["link"]
         head, _, rest = value.partition(":")
         link = (head, rest) if rest.count(":") >= 1 else (None, value)
-    limit = args.get("limit", 100)
+    limit = args.get("limit", FIND_LIMIT)
+    # The audience filter runs inside the query, before the limit and the
+    # count: a record private to someone else never shortens a page, sets
+    # `more` or shows in a count.
+    filters: dict[str, Any] = {"scopes": scopes, "kind": args.get("kind"), "status": args.get("status"),
+               "link": link, "query": args.get("query"), "audiences": access.audiences,
+               "after": args.get("after")}
     with inv.store().reader() as reader:
         check_at_revision(reader, args.get("at_revision"))
-        # The audience filter runs inside the query, before the limit: a record
-        # private to someone else never shortens a page or sets `more`.
-        found = reader.find(scopes=scopes, kind=args.get("kind"), status=args.get("status"),
-                            link=link, query=args.get("query"), limit=limit + 1,
-                            audiences=access.audiences)
-        more = len(found) > limit
-        records = found[:limit]
+        records = reader.find(limit=limit, **filters)
+        omitted = reader.find_count(**filters) - len(records) if len(records) == limit else 0
+        reads = []
+        if omitted:
+            reads.append(recovering_read("find", {
+                **{k: args[k] for k in _FIND_FILTERS if k in args}, "after": records[-1].id},
+                "next_page"))
+        facts = page_facts({"records": omitted}, reads)
         return Result({"records": [r.to_dict() for r in records], "count": len(records),
-                       "more": more}, ledger_revision=reader.ledger_revision)
+                       "more": facts["truncated"], **facts},
+                      ledger_revision=reader.ledger_revision)
 
 
 def _status_change(inv: Invocation, args: dict[str, Any], status: str,

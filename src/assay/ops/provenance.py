@@ -6,6 +6,8 @@ from typing import Any
 
 from assay.errors import AssayError, UsageError
 from assay.ops import Argument, Bound, Invocation, Result, operation
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
+from assay.paging import page_facts
 
 _SOURCE = Argument("source", {"type": "array", "items": {"type": "string"}},
                    "A record version this derives from, ID@REVISION (repeatable).")
@@ -36,7 +38,7 @@ _READ = {"type": "object", "properties": {
     "more": {"type": "boolean"}, "unavailable": {"type": "array", "items": _UNAVAILABLE},
     "envelope": {"anyOf": [_ENVELOPE, {"type": "null"}]},
     "envelope_sha256": {"type": ["string", "null"]}, "query": {"type": "array"},
-    "ledger_revision": {"type": "integer"}}}
+    "ledger_revision": {"type": "integer"}, **PAGE_FACTS_SCHEMA}}
 _VERDICT = {"type": "object", "properties": {
     "published": {"type": "boolean"}, "reason": {"type": ["string", "null"]},
     "line": {"type": "string"}, "attempts": {"type": "integer"},
@@ -70,13 +72,33 @@ def _add(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
     return Result(out, ledger_revision=receipt["ledger_revision"])
 
 
+def _paged(operation: str, kind: str, args: dict[str, Any], data: dict[str, Any],
+           carry: tuple[str, ...]) -> dict[str, Any]:
+    """``data`` with the page facts in place of its ``page``; the next read carries ``carry``."""
+    page = data.pop("page")
+    reads = []
+    if page["omitted"]:
+        reads.append(recovering_read(operation, {**{k: args[k] for k in carry if k in args},
+                                                 "after": page["after"]}, "next_page"))
+    return {**data, **page_facts({kind: page["omitted"]}, reads)}
+
+
 def _list(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
     from assay.provenance.saved import list_entries
 
     with inv.store().reader() as reader:
         data = list_entries(reader, inv.access(), kind=kind, scope=args.get("scope"),
-                            limit=args.get("limit", 100))
+                            limit=args.get("limit", 100), after=args.get("after"))
+    data = _paged(f"{kind}.list", "notes" if kind == "note" else "entries", args, data,
+                  ("scope", "limit"))
     return Result(data, ledger_revision=data["ledger_revision"])
+
+
+_AFTER = Argument("after", {"type": "string", "minLength": 1},
+                  "Only entries whose id sorts after this id (the next page's cursor).")
+_LIST_RECOVER = ("{what} by id; each is an item or an unavailable line. A page also ends before "
+                 "an item that would overflow its envelope (32 sources). The next page starts "
+                 "after the last one examined (after).")
 
 
 @operation(
@@ -106,13 +128,13 @@ def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
         "admitted (known-empty when nothing)."
     ),
     writes=False,
-    bounds=Bound("note", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
-        "Notes up to the limit; more says whether any were left out, and a larger limit "
-        "reads them.")),
+    bounds=Bound("note", items=100, max_items=1000, arguments=("limit", "after"),
+                 recover=_LIST_RECOVER.format(what="Notes")),
     arguments=(
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
                  "At most this many notes (default 100)."),
+        _AFTER,
     ),
     output_schema=_READ,
 )
@@ -125,7 +147,7 @@ def _memory_off(inv: Invocation) -> bool:
 
 
 _DISABLED = {"enabled": False, "items": [], "count": 0, "more": False, "unavailable": [],
-             "envelope": None, "envelope_sha256": None}
+             "envelope": None, "envelope_sha256": None, **page_facts({"entries": 0}, [])}
 
 
 @operation(
@@ -156,15 +178,21 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
         "reads nothing (not even the ledger)."
     ),
     writes=False,
-    bounds=Bound("memory entry", items=20, max_items=200, facts=False, arguments=("limit",), recover=(
-        "Matching entries up to the limit; more says whether any were left out, and a "
-        "larger limit reads them.")),
+    bounds=Bound("memory entry", items=20, max_items=200, arguments=("limit", "after"),
+                 recover=(
+                     "Matching entries best first; each is an item or an unavailable line. A "
+                     "page also ends before an entry that would overflow its envelope (32 "
+                     "sources). The next page starts after the last one examined (after, its "
+                     "rank HITS:ID). "
+                     "At most 10,000 candidate entries are scanned.")),
     arguments=(
         Argument("query", _WORDS, "Words to look for (the words after --).",
                  binding="literals", required=True),
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 200},
                  "At most this many entries (default 20)."),
+        Argument("after", {"type": "string", "minLength": 1},
+                 "Only entries ranked after this cursor (HITS:ID, the next page's cursor)."),
     ),
     output_schema=_READ,
 )
@@ -175,7 +203,8 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
         return Result(dict(_DISABLED))
     with inv.store().reader() as reader:
         data = search(reader, inv.access(), query=_words(args["query"]), scope=args.get("scope"),
-                      limit=args.get("limit", 20))
+                      limit=args.get("limit", 20), after=args.get("after"))
+    data = _paged("memory.search", "entries", args, data, ("query", "scope", "limit"))
     return Result({"enabled": True, **data}, ledger_revision=data["ledger_revision"])
 
 
@@ -184,13 +213,13 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
     summary="List the memory entries you may read, each revalidated through its closure.",
     description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
     writes=False,
-    bounds=Bound("memory entry", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
-        "Entries up to the limit; more says whether any were left out, and a larger limit "
-        "reads them.")),
+    bounds=Bound("memory entry", items=100, max_items=1000, arguments=("limit", "after"),
+                 recover=_LIST_RECOVER.format(what="Entries")),
     arguments=(
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
                  "At most this many entries (default 100)."),
+        _AFTER,
     ),
     output_schema=_READ,
 )
@@ -319,13 +348,13 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
         "readable is an unavailable line. Returns the union envelope of what it admitted."
     ),
     writes=False,
-    bounds=Bound("decision", items=100, max_items=1000, facts=False, arguments=("limit",), recover=(
-        "Decisions up to the limit; more says whether any were left out, and a larger "
-        "limit reads them.")),
+    bounds=Bound("decision", items=100, max_items=1000, arguments=("limit", "after"),
+                 recover=_LIST_RECOVER.format(what="Decisions")),
     arguments=(
         Argument("state", {"enum": ["open", "answered", "any"]}, "Which decisions (default open)."),
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 1000},
                  "At most this many decisions (default 100)."),
+        _AFTER,
     ),
     output_schema=_READ,
 )
@@ -334,5 +363,6 @@ def pending_list(inv: Invocation, args: dict[str, Any]) -> Result:
 
     with inv.store().reader() as reader:
         data = list_pending(reader, inv.access(), state=args.get("state", "open"),
-                            limit=args.get("limit", 100))
+                            limit=args.get("limit", 100), after=args.get("after"))
+    data = _paged("pending.list", "decisions", args, data, ("state", "limit"))
     return Result(data, ledger_revision=data["ledger_revision"])

@@ -234,12 +234,17 @@ def failures(reader: Reader, access: Access, envelope: Envelope) -> list[tuple[L
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """What a read admitted: items with their envelopes, omissions, and the union."""
+    """What a read admitted: items with their envelopes, omissions, and the union.
+
+    ``examined`` counts the records walked, in order: each is an item or an
+    unavailable line; the records after them were not examined (``more``).
+    """
 
     items: tuple[tuple[Record, Envelope], ...]
     unavailable: tuple[Unavailable, ...]
     envelope: Envelope
     more: bool = False
+    examined: int = 0
 
 
 def admit(reader: Reader, access: Access, records: Iterable[Record], *,
@@ -251,7 +256,11 @@ def admit(reader: Reader, access: Access, records: Iterable[Record], *,
     failing item never hides another. The returned envelope is the union of
     the admitted items' envelopes, taken at the reader's revision; with
     nothing admitted it is known-empty. With ``limit``, records after the
-    ``limit``-th admitted one are not examined and ``more`` is set.
+    ``limit``-th admitted one are not examined and ``more`` is set. The
+    union's own size is a bound too: a record that would overflow it ends
+    the walk (not examined, ``more`` set), so a next page starting after the
+    last examined record reads it; only a record that overflows an empty
+    union is an ``envelope_full`` line.
     """
     items: list[tuple[Record, Envelope]] = []
     omitted: list[Unavailable] = []
@@ -271,6 +280,9 @@ def admit(reader: Reader, access: Access, records: Iterable[Record], *,
             continue
         if len(union.leaves) >= MAX_LEAVES and not set(env.leaves) <= set(union.leaves):
             # Full already: the item cannot join, whatever its sources say.
+            if items:
+                more = True
+                break
             omitted.append(Unavailable(record.id, record.revision, "envelope_full"))
             continue
         failed = failures(reader, access, env)
@@ -281,13 +293,17 @@ def admit(reader: Reader, access: Access, records: Iterable[Record], *,
             continue
         trial = merge(union, env)
         if not trial.is_known:
-            # The read's own envelope is full: omit the item rather than let
+            # The read's own envelope is full: end the page rather than let
             # the union drop a dependency or turn unknown.
+            if items:
+                more = True
+                break
             omitted.append(Unavailable(record.id, record.revision, "envelope_full"))
             continue
         union = trial
         items.append((record, env))
-    return Admission(items=tuple(items), unavailable=tuple(omitted), envelope=union, more=more)
+    return Admission(items=tuple(items), unavailable=tuple(omitted), envelope=union, more=more,
+                     examined=len(items) + len(omitted))
 
 
 def envelope_of_versions(reader: Reader, versions: Mapping[str, int] | Iterable[tuple[str, int]],

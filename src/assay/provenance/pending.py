@@ -39,6 +39,9 @@ __all__ = ["PENDING_KINDS", "answer", "ask", "is_typed", "list_pending"]
 
 PENDING_KINDS = ("question", "proposal")
 _KEYS = {"version", "kind", "text", "author", "state", "envelope"}
+# Every candidate after the cursor is read, so a page's omitted count is
+# exact (the state filter runs here, not in the query); decisions are small.
+_SCAN_LIMIT = 1_000_000
 
 
 def _text(text: Any, where: str) -> str:
@@ -146,15 +149,18 @@ def is_typed(record: Record) -> bool:
 
 
 def list_pending(reader: Reader, access: Access, *, state: str = "open",
-                 limit: int = 100) -> dict[str, Any]:
+                 limit: int = 100, after: str | None = None) -> dict[str, Any]:
     """Pending decisions readable by ``access`` in ``state`` (or ``any``), each revalidated.
 
     Scope and audience filter first; a decision whose closure no longer
     holds is an unavailable line; an untyped ``pending:`` record is
-    ``provenance_legacy`` whatever ``state`` asks for.
+    ``provenance_legacy`` whatever ``state`` asks for. Decisions come by id
+    after ``after``; ``page.omitted`` counts the candidates after the last
+    one examined (each an item or an unavailable line when read) and
+    ``page.after`` is the next page's cursor.
     """
     found = reader.find(scopes=list(access.scopes), kind="pending", status="current",
-                        limit=10_000, audiences=access.audiences)
+                        limit=_SCAN_LIMIT, audiences=access.audiences, after=after)
     records = [r for r in found if access.can_read(r)
                and (state == "any" or not is_typed(r) or r.data["state"] == state)]
     admission = admit(reader, access, records, is_typed=is_typed, limit=limit)
@@ -162,8 +168,11 @@ def list_pending(reader: Reader, access: Access, *, state: str = "open",
               "author": r.data["author"], "state": r.data["state"], "audience": r.audience,
               "sources": [s.to_dict() for s in r.sources], "envelope_sha256": env.hash()}
              for r, env in admission.items]
+    omitted = len(records) - admission.examined
     return {"ledger_revision": reader.ledger_revision, "items": items, "count": len(items),
-            "more": admission.more,
+            "more": omitted > 0,
+            "page": {"omitted": omitted,
+                     "after": records[admission.examined - 1].id if omitted else None},
             "unavailable": [u.to_dict() for u in admission.unavailable],
             "envelope": admission.envelope.to_dict(),
             "envelope_sha256": admission.envelope.hash()}

@@ -33,7 +33,7 @@ provenance modules.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.errors import AssayError, pointer
@@ -192,20 +192,32 @@ def _render(record: Record, env: Envelope) -> dict[str, Any]:
 
 
 def _visible(reader: Reader, access: Access, kind: str, scopes: Sequence[str],
-             query: str | None) -> list[Record]:
+             query: str | None, after: str | None = None) -> list[Record]:
     # Scope and audience first: nothing private to someone else goes further.
     found = reader.find(scopes=list(scopes), kind=kind, status="current", query=query,
-                        limit=_SCAN_LIMIT, audiences=access.audiences)
+                        limit=_SCAN_LIMIT, audiences=access.audiences, after=after)
     return [r for r in found if access.can_read(r)]
 
 
-def _result(reader: Reader, access: Access, records: Sequence[Record], limit: int) -> dict[str, Any]:
+def _result(reader: Reader, access: Access, records: Sequence[Record], limit: int, *,
+            rest: int, cursor: Callable[[Record], str]) -> dict[str, Any]:
+    """The admitted page of ``records``; ``page`` says what follows it.
+
+    ``rest`` counts the candidates after ``records`` (not walked at all);
+    ``page.omitted`` counts every candidate after the last one examined and
+    ``page.after`` is the cursor (``cursor`` of that record) the next page
+    starts after, None when nothing is left.
+    """
     admission = admit(reader, access, records, is_typed=is_typed, limit=limit)
     items = [_render(record, env) for record, env in admission.items]
+    omitted = len(records) - admission.examined + rest
+    last = records[admission.examined - 1] if admission.examined else None
     return {
         "items": items,
         "count": len(items),
-        "more": admission.more,
+        "more": omitted > 0,
+        "page": {"omitted": omitted,
+                 "after": cursor(last) if omitted and last is not None else None},
         "unavailable": [u.to_dict() for u in admission.unavailable],
         "envelope": admission.envelope.to_dict(),
         "envelope_sha256": admission.envelope.hash(),
@@ -222,22 +234,35 @@ def _scopes(access: Access, scope: str | None) -> tuple[str, ...]:
 
 
 def list_entries(reader: Reader, access: Access, *, kind: str, scope: str | None = None,
-                 limit: int = 100) -> dict[str, Any]:
-    """Every admitted entry of ``kind`` readable by ``access``, by id, with its envelope."""
-    records = _visible(reader, access, kind, _scopes(access, scope), None)
-    return {"ledger_revision": reader.ledger_revision, **_result(reader, access, records, limit)}
+                 limit: int = 100, after: str | None = None) -> dict[str, Any]:
+    """Admitted entries of ``kind`` readable by ``access``, by id after ``after``, with envelopes.
+
+    The count of what follows the page is one counting query with the same
+    filters, so it is exact however many entries there are.
+    """
+    scopes = _scopes(access, scope)
+    records = _visible(reader, access, kind, scopes, None, after)
+    rest = 0
+    if len(records) >= _SCAN_LIMIT:
+        rest = reader.find_count(scopes=list(scopes), kind=kind, status="current",
+                                 audiences=access.audiences, after=records[-1].id)
+    return {"ledger_revision": reader.ledger_revision,
+            **_result(reader, access, records, limit, rest=rest, cursor=lambda r: r.id)}
 
 
 def search(reader: Reader, access: Access, *, query: str, kind: str = "memory",
-           scope: str | None = None, limit: int = 20) -> dict[str, Any]:
+           scope: str | None = None, limit: int = 20, after: str | None = None) -> dict[str, Any]:
     """Entries whose text holds every query word, best first, filtered before rendering.
 
     Ranking: more occurrences of the query words first, then id. A query
-    with no words is ``invalid_query``.
+    with no words is ``invalid_query``. ``after`` is the cursor
+    ``HITS:ID`` of the last entry of the previous page: only entries ranked
+    after it are walked. The search scans at most 10,000 candidate entries.
     """
     words = tokens(query)
     if not words:
         raise AssayError("the query has no words", code="invalid_query", pointer="/query")
+    start = _rank_cursor(after) if after is not None else None
     # The ledger's case folding is ASCII-only, so only an ASCII word may
     # narrow the scan; the words are matched again below with Python's.
     ascii_words = [w for w in words if w.isascii()]
@@ -255,5 +280,18 @@ def search(reader: Reader, access: Access, *, query: str, kind: str = "memory",
         if all(hits):
             scored.append((sum(hits), record))
     scored.sort(key=lambda pair: (-pair[0], pair[1].id))
-    result = _result(reader, access, [r for _, r in scored], limit)
+    if start is not None:
+        scored = [p for p in scored if (-p[0], p[1].id) > (-start[0], start[1])]
+    rank = {record.id: n for n, record in scored}
+    result = _result(reader, access, [r for _, r in scored], limit, rest=0,
+                     cursor=lambda r: f"{rank[r.id]}:{r.id}")
     return {"ledger_revision": reader.ledger_revision, "query": words, **result}
+
+
+def _rank_cursor(after: str) -> tuple[int, str]:
+    """``HITS:ID`` (a search page's cursor) as its rank key."""
+    head, _, record_id = after.partition(":")
+    if not head.isdigit() or not record_id:
+        raise AssayError(f"{after!r} is not a search cursor (HITS:ID, as read_more gives it)",
+                         code="invalid_argument", pointer="/after")
+    return int(head), record_id
