@@ -10,10 +10,13 @@ import fcntl
 import json
 import os
 import pty
+import signal
 import struct
 import subprocess
 import sys
 import termios
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,3 +186,17 @@ def op(project: Project, operation: str, /, **args: Any) -> tuple[dict[str, Any]
 def data(project: Project, operation: str, /, **args: Any) -> Any:
     """The data of a successful operation."""
     return op(project, operation, **args)[0]["data"]
+
+
+@contextmanager
+def sigint_as_on_a_terminal() -> Iterator[None]:
+    """Children started inside get SIGINT's default action, as a terminal's processes do.
+
+    A suite run as a shell's background job ignores SIGINT, and an ignored
+    signal stays ignored across exec; a handled one is reset to the default.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -15,6 +15,7 @@ from evidence_helpers import PYTHON
 from assay.canonical import canonical_text
 from assay.config import EvidenceCommand
 from assay.evidence.commands import TAIL_BYTES, Redactor, child_environment, run_command
+from assay_testing import sigint_as_on_a_terminal
 
 BASE_ENV = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
 
@@ -284,7 +285,8 @@ obs = run_command(EvidenceCommand(name="slow", argv=({PYTHON!r}, "-c", code)), r
                   environ={{"PATH": os.environ["PATH"]}}, reporter=Announce())
 print(obs.status, flush=True)
 """
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    with sigint_as_on_a_terminal():
+        proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGINT)

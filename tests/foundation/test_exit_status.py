@@ -118,11 +118,12 @@ def test_exit_status_interrupted_is_130(project: Project) -> None:
     import subprocess
     import time
 
-    from assay_testing import ASSAY
+    from assay_testing import ASSAY, sigint_as_on_a_terminal
 
-    proc = subprocess.Popen([ASSAY, "put", "--data-file", "-", "--", "knowledge:x"],
-                            cwd=project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    with sigint_as_on_a_terminal():
+        proc = subprocess.Popen([ASSAY, "put", "--data-file", "-", "--", "knowledge:x"],
+                                cwd=project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
     wchan = Path(f"/proc/{proc.pid}/wchan")
     for _ in range(6000):  # until it blocks reading standard input (a hang guard, no timing)
         if "pipe_read" in wchan.read_text():
@@ -132,7 +133,10 @@ def test_exit_status_interrupted_is_130(project: Project) -> None:
         pytest.fail("assay never blocked reading standard input")
     proc.send_signal(signal.SIGINT)
     # Standard input stays open until the process ends: only the signal can end the read.
-    proc.wait(timeout=300)
+    try:
+        proc.wait(timeout=300)
+    finally:
+        proc.kill()
     assert proc.stderr is not None and proc.stdin is not None
     err = proc.stderr.read()
     proc.stdin.close()
