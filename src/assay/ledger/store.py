@@ -136,6 +136,23 @@ class Record:
     __slots__ = ("_damage", "_data", "audience", "created_at", "data_sha256", "data_text", "id",
                  "kind", "ledger_revision", "links", "origin", "request_id", "revision", "scope",
                  "sources", "status", "superseded_by")
+    id: str
+    kind: str
+    scope: str
+    revision: int
+    data_sha256: str
+    status: str
+    superseded_by: str | None
+    links: tuple[Link, ...]
+    audience: str
+    sources: tuple[SourceRef, ...]
+    created_at: str
+    ledger_revision: int
+    request_id: str | None
+    origin: str
+    data_text: str
+    _data: Any
+    _damage: Damage | None
 
     def __init__(
         self,
@@ -158,23 +175,26 @@ class Record:
         data_text: str = "",
         damage: Damage | None = None,
     ) -> None:
-        self.id = id
-        self.kind = kind
-        self.scope = scope
-        self.revision = revision
-        self.data_sha256 = data_sha256
-        self.status = status
-        self.superseded_by = superseded_by
-        self.links = links
-        self.audience = audience
-        self.sources = sources
-        self.created_at = created_at
-        self.ledger_revision = ledger_revision
-        self.request_id = request_id
-        self.origin = origin
-        self.data_text = data_text
-        self._data = data
-        self._damage: Damage | None = damage
+        # Straight to the slots: the guarding __setattr__ below costs more
+        # than the rest of building a record (listings build thousands).
+        init = object.__setattr__
+        init(self, "id", id)
+        init(self, "kind", kind)
+        init(self, "scope", scope)
+        init(self, "revision", revision)
+        init(self, "data_sha256", data_sha256)
+        init(self, "status", status)
+        init(self, "superseded_by", superseded_by)
+        init(self, "links", links)
+        init(self, "audience", audience)
+        init(self, "sources", sources)
+        init(self, "created_at", created_at)
+        init(self, "ledger_revision", ledger_revision)
+        init(self, "request_id", request_id)
+        init(self, "origin", origin)
+        init(self, "data_text", data_text)
+        init(self, "_data", data)
+        init(self, "_damage", damage)
 
     @property
     def damage(self) -> Damage | None:
@@ -320,6 +340,11 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 _STRICT = json.JSONDecoder(object_pairs_hook=_unique, parse_int=_strict_int,
                            parse_constant=_no_constant)
+# Every integer literal of at most 15 digits is within 2**53, and then
+# _strict_int is plain int(): text without a longer run of digits (anywhere,
+# strings included) is parsed by the same decoder with int read in C.
+_SHORT_INTS = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_no_constant)
+_LONG_DIGITS = re.compile(r"[0-9]{16}")
 
 
 def decode_stored(text: str, data_sha256: str) -> Any:
@@ -341,7 +366,7 @@ def decode_stored(text: str, data_sha256: str) -> Any:
         raise _Damaged(Damage("digest_mismatch",
                               "the stored data does not hash to its recorded data_sha256"))
     try:
-        value = _STRICT.decode(text)
+        value = (_STRICT if _LONG_DIGITS.search(text) else _SHORT_INTS).decode(text)
         if "\\" in text and ("\\ud" in text or "\\uD" in text):
             # Canonical text escapes only control characters; a surrogate
             # escape can only be forged, and a lone one must not reach UTF-8.
