@@ -27,6 +27,9 @@ MAX_PRINCIPAL_CHARS = 128
 _KIND = re.compile(r"[a-z][a-z0-9-]*")
 _PREFIX = re.compile(r"[a-z][a-z0-9]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# The common id in one match: a valid kind, then printable ASCII only (no
+# control, invisible or surrogate character can be in it; bytes = length).
+_PLAIN_ID = re.compile(r"[a-z][a-z0-9-]*:[\x20-\x7e]+")
 # Characters that change how text looks without being seen: bidirectional
 # controls (U+202E makes "txt.exe" read "exe.txt") and zero-width ones (two
 # ids that print the same but differ). Names a person reads must not hold them.
@@ -51,6 +54,9 @@ def split_record_id(record_id: Any, *, field: str = "") -> tuple[str, str]:
     """
     if not isinstance(record_id, str):
         raise AssayError("a record id must be a string", code="invalid_id", pointer=field or None)
+    if len(record_id) <= MAX_ID_BYTES and _PLAIN_ID.fullmatch(record_id):
+        kind, _, name = record_id.partition(":")
+        return kind, name
     kind, sep, name = record_id.partition(":")
     problem = None
     if not sep:

@@ -207,9 +207,8 @@ def _object(value: Any, path: tuple[str | int, ...], required: tuple[str, ...],
             optional: tuple[str, ...] = ()) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _fail(path, "must be an object")
-    allowed = set(required) | set(optional)
     for key in value:
-        if key not in allowed:
+        if key not in required and key not in optional:
             raise _fail((*path, key), f"unknown key {key!r}")
     for key in required:
         if key not in value:
