@@ -662,22 +662,22 @@ def _plan(read: IntentRead, children: Mapping[str, list[str]]) -> dict[str, Any]
 def _actual(read: IntentRead) -> dict[str, Any]:
     acceptance = read.document.acceptance
     results = []
+    evidence = read.evidence
     for result in acceptance.results if acceptance else ():
         refs = []
         for ref in result.evidence:
-            record = read.evidence.get(ref.id)
-            cited = _cited_version(read, ref)
+            record = evidence.get(ref.id)
+            cited = (record if record is not None and record.revision == ref.revision
+                     else read.cited_versions.get((ref.id, ref.revision)))  # _cited_version
             intact = cited is not None and cited.damage is None
-            refs.append({
-                **ref.to_dict(),
-                # The current version's identity is in actual.evidence, once per record.
-                "current_revision": record.revision if record is not None else None,
-                # Who wrote the cited version, whatever has happened since.
-                "origin": cited.origin if intact and cited is not None else None,
-                "machine_observed": bool(intact and cited is not None
-                                         and cited.origin == "machine"),
-                "run": run_facts(cited),
-            })
+            row = ref.to_dict()
+            # The current version's identity is in actual.evidence, once per record.
+            row["current_revision"] = record.revision if record is not None else None
+            # Who wrote the cited version, whatever has happened since.
+            row["origin"] = cited.origin if intact and cited is not None else None
+            row["machine_observed"] = intact and cited is not None and cited.origin == "machine"
+            row["run"] = run_facts(cited)
+            refs.append(row)
         results.append({"requirement_id": result.requirement_id, "status": result.status,
                         "notes": result.notes, "evidence": refs})
     identities = [

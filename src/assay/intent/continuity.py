@@ -365,6 +365,10 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
     context = doc.continuation.context if doc.continuation else None
     active, selected_requirements = _requirements(read, report)
     state = _Projection(read, binding, reader)
+    if not read.failures:
+        # The cited records were read from this same reader (private ones of
+        # others already absent): they are what a batch read here returns.
+        state.cache.update(read.evidence)
 
     bands: list[list[_Seed]] = [[], [], [], []]
     for target in context.mission_record_ids if context else ():
