@@ -448,7 +448,7 @@ def _requirement_issues(read: IntentRead, binding: ProjectBinding, req: Requirem
     for ref in result.evidence:
         out.extend(_check_ref(read, binding, req, result, ref, errors))
     if result.status == "passed" and result.evidence and not out:
-        cited = [_cited_version(read, ref) for ref in result.evidence]
+        cited = (_cited_version(read, ref) for ref in result.evidence)
         if not any(r is not None and r.origin == "machine" for r in cited):
             how = (f"({_quoted(['evidence', 'run', '--for', f'{read.record.id}#{rid}', '--', req.verify_with[0]])})"
                    if req.verify_with else "with assay evidence run")

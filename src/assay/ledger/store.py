@@ -378,7 +378,9 @@ def decode_stored(text: str, data_sha256: str) -> Any:
     except AssayError as exc:
         raise _Damaged(Damage(exc.code, f"the stored data cannot be canonicalised: {exc.message}")) \
             from None
-    if _may_nest_too_deep(raw) and _depth(value) > MAX_DATA_DEPTH:
+    # Nesting past the bound takes more than 2 * MAX_DATA_DEPTH brackets.
+    if len(raw) > 2 * MAX_DATA_DEPTH and _may_nest_too_deep(raw) \
+            and _depth(value) > MAX_DATA_DEPTH:
         raise _Damaged(Damage("too_deep",
                               f"the stored data is nested deeper than {MAX_DATA_DEPTH} levels"))
     return value
