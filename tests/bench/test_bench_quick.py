@@ -101,3 +101,19 @@ def test_bench_render_lists_unmet_goals_above_the_tables() -> None:
     assert "- bench_x: slow: 5.00x against <= 2x" in summary and "fast" not in summary
     assert "`.venv/bin/python -m bench --only bench_x`" in tables
     assert "| <= 2x (met) |" in tables and "| <= 2x (**not met**) |" in tables
+
+
+def test_bench_quick_writers_rows_name_their_goals(tmp_path: Path) -> None:
+    """The writer-process rows run in quick mode, each N with p50, p99, worst, fairness and throughput."""
+    proc = _run_quick(tmp_path, "bench_writers")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["benchmarks"][
+        "bench_writers"]
+    for writers in (2, 4, 8):
+        mine = {r["name"].split(": ")[1]: r for r in rows
+                if r["name"].startswith(f"sqlite, {writers} writer processes")}
+        assert set(mine) == {"p50 put", "p99 put", "worst put", "slowest writer's puts",
+                             "throughput"}
+        assert (mine["p99 put"]["goal"], mine["worst put"]["goal"]) == ("<= 20 ms", "<= 250 ms")
+        assert mine["slowest writer's puts"]["goal"] == ">= 0.8x"
+        assert all(r["met"] in (True, False, None) and r["assay"] > 0 for r in mine.values())
