@@ -101,9 +101,12 @@ GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "ass
 # Never on the path of a plain operation call: click (help and usage errors
 # only), the other surfaces' libraries, and standard modules only some
 # commands need (git and commands run in subprocesses; platform and uuid come
-# with click).
+# with click; secrets and random mint a new ledger's epoch; importlib.resources
+# with tempfile, shutil and the compressors reads a new ledger's DDL; threading
+# serves only a writer that waits in the writers' queue).
 NEVER_ON_A_CALL = {"click", "pydantic", "mcp", "psycopg", "rich", "anyio", "subprocess",
-                   "platform", "uuid"}
+                   "platform", "uuid", "secrets", "random", "tempfile", "shutil", "bz2", "lzma",
+                   "threading"}
 
 
 @pytest.fixture

@@ -13,13 +13,11 @@ which in WAL mode is a consistent snapshot and never blocks writers.
 from __future__ import annotations
 
 import os
-import secrets
 import sqlite3
 import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +96,8 @@ class SqliteStore(SqlLedger):
                 raise schema_too_new(version, self.location)
             if version == SCHEMA_VERSION:
                 return
+        from importlib import resources  # only a new or older ledger needs its DDL
+
         cur.execute("BEGIN IMMEDIATE")
         try:
             # Statements run one by one: executescript() would commit midway.
@@ -230,6 +230,8 @@ def _statements(script: str) -> list[str]:
 
 def _seed_meta(cur: Any, mark: str) -> None:
     """Mint the epoch once; later migrations only bump the version."""
+    import secrets
+
     cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('epoch', {mark}) "
                 "ON CONFLICT (key) DO NOTHING", (secrets.token_hex(16),))
     cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('created_at', {mark}) "

@@ -35,8 +35,7 @@ file itself. Imports only the standard library.
 from __future__ import annotations
 
 import os
-import struct
-import threading
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -135,7 +134,7 @@ _TICKETS = False
 try:
     import fcntl as _fcntl
 
-    _TICKETS = hasattr(_fcntl, "F_OFD_SETLKW") and struct.calcsize("P") == 8
+    _TICKETS = hasattr(_fcntl, "F_OFD_SETLKW") and sys.maxsize > 2**32
 except ImportError:  # pragma: no cover - not POSIX
     pass
 
@@ -143,6 +142,7 @@ except ImportError:  # pragma: no cover - not POSIX
 def _range_lock(fd: int, offset: int, *, wait: bool) -> bool:
     """Lock one byte at ``offset`` for this open file description; False when taken (no wait)."""
     import fcntl
+    import struct
 
     # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks).
     request = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, offset, 1, 0)
@@ -209,6 +209,8 @@ def _wait(fd: int, timeout: float, path: Path, wait_turn: Callable[[], bool]) ->
     helper, which closes it once the turn comes: the turn passes on at once,
     and an abandoned place never holds the queue.
     """
+    import threading
+
     got = threading.Event()
     guard = threading.Lock()
     abandoned = False
