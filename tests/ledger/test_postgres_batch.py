@@ -14,7 +14,7 @@ def test_postgres_put_many_installs_its_function_on_an_older_ledger(pg_url: str)
     """A ledger whose schema lacks assay_put_many (made before it) gains it on the first batch."""
     store = open_store(pg_url)
     try:
-        store._conn.execute("DROP FUNCTION assay_put_many(text, text, text, text, bigint, text)")  # type: ignore[attr-defined]
+        store._conn.execute("DROP FUNCTION assay_put_many(text, text[], text, text, text, bigint, text)")  # type: ignore[attr-defined]
         receipts = store.put_many([Write(id=f"knowledge:r{i}", data={"i": i}, scope=SCOPE)
                                    for i in range(3)])
         assert [r.ledger_revision for r in receipts] == [1, 2, 3]

@@ -151,12 +151,14 @@ $fn$;
 -- then the first failed expectation in batch order raises AS002, and one
 -- statement each re-points the links and records the request ids.
 -- p_writes is a JSON array with one array per write:
--- [id, kind, scope, data, data_sha256, status, superseded_by, links, audience,
---  sources, origin, request_id, body_sha256, expect_revision]. Answers one row
+-- [id, kind, scope, null, data_sha256, status, superseded_by, links, audience,
+--  sources, origin, request_id, body_sha256, expect_revision], and p_data the
+-- writes' data texts in the same order (an array, sent in binary: the largest
+-- field is neither escaped into nor parsed out of JSON). Answers one row
 -- per write with its place in the batch (o_index, from 0). Any conflict
 -- raises and aborts the call's transaction: nothing of the batch is written.
 CREATE OR REPLACE FUNCTION assay_put_many(
-    p_writes text, p_now text, p_basis_epoch text, p_basis text,
+    p_writes text, p_data text[], p_now text, p_basis_epoch text, p_basis text,
     p_basis_ledger_revision bigint, p_principal text
 ) RETURNS TABLE (o_index integer, o_revision bigint, o_ledger_revision bigint,
                  o_replayed boolean, o_data_sha256 text)
@@ -209,7 +211,7 @@ BEGIN
         SELECT v_base + f.k, f.w->>0,
             (SELECT coalesce(max(v.revision), 0) + 1 FROM record_versions v
              WHERE v.id = f.w->>0 AND v.audience = f.w->>8),
-            f.w->>1, f.w->>2, f.w->>3, f.w->>4, f.w->>5, f.w->>6, f.w->>7, f.w->>8, f.w->>9,
+            f.w->>1, f.w->>2, p_data[f.idx + 1], f.w->>4, f.w->>5, f.w->>6, f.w->>7, f.w->>8, f.w->>9,
             f.w->>10, p_now, f.w->>11
         FROM fresh f ORDER BY f.k
         RETURNING revision, ledger_revision, data_sha256

@@ -185,14 +185,14 @@ class PostgresStore(SqlLedger):
         if len(prepared) == 1:
             return [self._put_prepared(prepared[0], basis)]
         batch = json.dumps([
-            [p.write.id, p.kind, p.write.scope, p.data_text, p.data_sha256, p.write.status,
+            [p.write.id, p.kind, p.write.scope, None, p.data_sha256, p.write.status,
              p.write.superseded_by, p.links_text, p.write.audience, p.sources_text,
              p.write.origin, p.write.request_id, p.body_sha256, p.write.expect_revision]
             for p in prepared], ensure_ascii=False, separators=(",", ":"))
-        params = (batch, now_rfc3339(), basis.epoch if basis else None,
+        params = (batch, [p.data_text for p in prepared], now_rfc3339(), basis.epoch if basis else None,
                   json.dumps(dict(basis.records)) if basis else None,
                   basis.ledger_revision if basis else 0, self.principal or "")
-        statement = "SELECT * FROM assay_put_many(%s, %s, %s, %s, %s::bigint, %s)"
+        statement = "SELECT * FROM assay_put_many(%s, %b::text[], %s, %s, %s, %s::bigint, %s)"
         try:
             try:
                 rows = self._conn.execute(statement, params).fetchall()
