@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -114,8 +113,6 @@ class WriteQueue:
 
                 def wait_turn() -> bool:
                     return _flock_now(fd, wait=True)
-            if not ready and _TICKETS:
-                ready = _poll(fd, _SLOTS + ticket - 1)
             if not ready:
                 _wait(fd, timeout, self.path, wait_turn)
         except _Abandoned:
@@ -167,18 +164,6 @@ def _take_ticket(fd: int) -> tuple[int, bool]:
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
     return mine, _range_lock(fd, _SLOTS + last, wait=False)
-
-
-def _poll(fd: int, offset: int) -> bool:
-    """Try the byte before ours for a few milliseconds: a turn that comes soon needs no thread."""
-    for pause in _POLL_PAUSES:
-        time.sleep(pause)
-        if _range_lock(fd, offset, wait=False):
-            return True
-    return False
-
-
-_POLL_PAUSES = (0.0001, 0.0002, 0.0003, 0.0005, 0.001, 0.001, 0.002)
 
 
 def _flock_now(fd: int, *, wait: bool = False) -> bool:
