@@ -103,10 +103,11 @@ GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "ass
 # commands need (git and commands run in subprocesses; platform and uuid come
 # with click; secrets and random mint a new ledger's epoch; importlib.resources
 # with tempfile, shutil and the compressors reads a new ledger's DDL; threading
-# serves only a writer that waits in the writers' queue).
+# serves only a writer that waits in the writers' queue; hashlib and OpenSSL only
+# a process that hashes much, see assay.canonical.digest_bytes).
 NEVER_ON_A_CALL = {"click", "pydantic", "mcp", "psycopg", "rich", "anyio", "subprocess",
                    "platform", "uuid", "secrets", "random", "tempfile", "shutil", "bz2", "lzma",
-                   "threading"}
+                   "threading", "hashlib"}
 
 
 @pytest.fixture
