@@ -97,7 +97,7 @@ def test_describe_imports_nothing_heavy(heavy: str) -> None:
 # registry with the one module declaring `get`, the base modules and config.
 GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "assay.cli.render",
                "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.bounds",
-               "assay.ops.ledger", "assay.paging"}
+               "assay.ops.ledger", "assay.paging", "assay.value"}
 # Never on the path of a plain operation call: click (help and usage errors
 # only), the other surfaces' libraries, and standard modules only some
 # commands need (git and commands run in subprocesses; platform and uuid come
@@ -108,6 +108,10 @@ GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "ass
 NEVER_ON_A_CALL = {"click", "pydantic", "mcp", "psycopg", "rich", "anyio", "subprocess",
                    "platform", "uuid", "secrets", "random", "tempfile", "shutil", "bz2", "lzma",
                    "threading", "hashlib"}
+# Standard modules a plain `get` or `put` does without: the value classes on
+# their path are assay.value's, not dataclasses (which imports inspect, ast,
+# dis and tokenize).
+NEVER_ON_GET_OR_PUT = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
 
 
 @pytest.fixture
@@ -131,6 +135,7 @@ def test_get_loads_only_its_operation_module(ledger_project: Path) -> None:
     assert {m for m in ours if not m.startswith("assay.ledger")} == GET_MODULES
     assert "assay.ledger.postgres" not in ours
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+    assert modules & NEVER_ON_GET_OR_PUT == set()
 
 
 def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
@@ -140,6 +145,7 @@ def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
     assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.bounds",
                                                                   "assay.ops.ledger"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+    assert modules & NEVER_ON_GET_OR_PUT == set()
 
 
 def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None:
