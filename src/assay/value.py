@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform
 
-__all__ = ["FrozenInstanceError", "field", "frozen_value", "replace"]
+__all__ = ["FrozenInstanceError", "field", "frozen_value", "ordered_frozen_value", "replace"]
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -63,6 +63,18 @@ def _hash(self: Any) -> int:
     return hash(_values(self))
 
 
+def _compare(op: str) -> Callable[[Any, Any], Any]:
+    def compare(self: Any, other: Any) -> Any:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return getattr(_values(self), op)(_values(other))
+    compare.__name__ = op
+    return compare
+
+
+_ORDER = {op: _compare(op) for op in ("__lt__", "__le__", "__gt__", "__ge__")}
+
+
 def _repr(self: Any) -> str:
     fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
     return f"{self.__class__.__qualname__}({fields})"
@@ -80,6 +92,16 @@ def _setstate(self: Any, state: tuple[Any, ...]) -> None:
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def frozen_value(cls: type[T]) -> type[T]:
     """Make ``cls`` a frozen, slotted value class of its annotated fields."""
+    return _make(cls, order=False)
+
+
+@dataclass_transform(frozen_default=True, order_default=True, field_specifiers=(field,))
+def ordered_frozen_value(cls: type[T]) -> type[T]:
+    """:func:`frozen_value`, ordered by its fields in turn (as ``order=True`` dataclasses)."""
+    return _make(cls, order=True)
+
+
+def _make(cls: type[T], *, order: bool) -> type[T]:
     # The class's own annotations, read without inspect (importing it is the cost avoided).
     names = tuple(cls.__dict__.get("__annotations__", {}))  # noqa: RUF063
     namespace = {key: value for key, value in cls.__dict__.items()
@@ -115,6 +137,8 @@ def frozen_value(cls: type[T]) -> type[T]:
     # As with dataclasses, a class's own __repr__, __eq__ or __hash__ is kept.
     for name, method in (("__repr__", _repr), ("__eq__", _eq), ("__hash__", _hash)):
         namespace.setdefault(name, method)
+    if order:
+        namespace.update(_ORDER)
     meta: Any = type(cls)
     made: type[T] = meta(cls.__name__, cls.__bases__, namespace)
     made.__qualname__ = cls.__qualname__

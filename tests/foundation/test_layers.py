@@ -108,7 +108,7 @@ GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "ass
 NEVER_ON_A_CALL = {"click", "pydantic", "mcp", "psycopg", "rich", "anyio", "subprocess",
                    "platform", "uuid", "secrets", "random", "tempfile", "shutil", "bz2", "lzma",
                    "threading", "hashlib"}
-# Standard modules a plain `get` or `put` does without: the value classes on
+# Standard modules a plain `get`, `put` or `work check` does without: the value classes on
 # their path are assay.value's, not dataclasses (which imports inspect, ast,
 # dis and tokenize).
 NEVER_ON_GET_OR_PUT = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
@@ -155,6 +155,7 @@ def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None
                                                                   "assay.ops.intent",
                                                                   "assay.ops.ledger"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+    assert modules & NEVER_ON_GET_OR_PUT == set()
 
 
 def test_help_still_loads_click() -> None:

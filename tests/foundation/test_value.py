@@ -106,3 +106,25 @@ def test_value_refuses_a_required_field_after_a_default() -> None:
         class Bad:
             a: int = 0
             b: int
+
+
+def test_value_ordered_compares_field_by_field_as_a_dataclass() -> None:
+    """An ordered value sorts by its fields in turn, and refuses to compare with another class."""
+    from assay.value import ordered_frozen_value
+
+    @ordered_frozen_value
+    class Version:
+        id: str
+        revision: int
+
+    @dataclass(frozen=True, slots=True, order=True)
+    class DataclassVersion:
+        id: str
+        revision: int
+
+    pairs = [("b", 1), ("a", 2), ("a", 1), ("b", 0)]
+    assert [(v.id, v.revision) for v in sorted(Version(*p) for p in pairs)] == [
+        (v.id, v.revision) for v in sorted(DataclassVersion(*p) for p in pairs)]
+    assert Version("a", 1) <= Version("a", 1) < Version("a", 2) and Version("b", 0) > Version("a", 9)
+    with pytest.raises(TypeError):
+        assert Version("a", 1) < DataclassVersion("a", 1)  # type: ignore[operator]
