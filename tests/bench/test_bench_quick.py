@@ -133,3 +133,14 @@ def test_bench_quick_writers_rows_name_their_goals(tmp_path: Path) -> None:
         assert (mine["p99 put"]["goal"], mine["worst put"]["goal"]) == ("<= 20 ms", "<= 250 ms")
         assert mine["slowest writer's puts"]["goal"] == ">= 0.8x"
         assert all(r["met"] in (True, False, None) and r["assay"] > 0 for r in mine.values())
+
+
+def test_bench_render_names_a_unit_goal_by_its_measurement() -> None:
+    """An unmet goal in units (``<= 20 ms``) is listed with the measurement, not the ratio."""
+    render = _bench("bench.__main__").render
+    r = {"name": "p99", "unit": "ms", "assay": 41.2, "baseline": 34.8, "baseline_name": "b",
+         "ratio": 41.2 / 34.8, "spread": 0, "runs": 1, "higher_is_better": False,
+         "goal": "<= 20 ms", "note": "", "met": False, "command": "c"}
+    text = render({"measured_at": "t", "machine": {"platform": "p", "python": "3", "cpus": 2},
+                   "quick": False, "benchmarks": {"bench_x": [r]}})
+    assert "- bench_x: p99: 41.2 ms against <= 20 ms" in text
