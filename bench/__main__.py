@@ -44,6 +44,13 @@ def _goal(r: dict) -> str:
     return f"{r['goal']}{verdict}" if r["goal"] else ""
 
 
+def _figure(r: dict) -> str:
+    """The row's figure its goal is about: the ratio, or the measurement for a goal in units."""
+    if r["goal"].rstrip().endswith("x"):
+        return f"{r['ratio']:.2f}x"
+    return f"{r['assay']:.4g} {r['unit']}"
+
+
 def render(results: dict) -> str:
     lines = [(f"Measured {results['measured_at']} on {results['machine']['platform']}, "
              f"Python {results['machine']['python']}, {results['machine']['cpus']} CPUs"
@@ -52,7 +59,7 @@ def render(results: dict) -> str:
              if r.get("met") is False]
     if unmet:
         lines += ["Goals not met in this run:", ""]
-        lines += [f"- {module}: {r['name']}: {r['ratio']:.2f}x against {r['goal']}"
+        lines += [f"- {module}: {r['name']}: {_figure(r)} against {r['goal']}"
                   for module, r in unmet]
         lines.append("")
     for module, rows in results["benchmarks"].items():

@@ -119,7 +119,7 @@ def _get_times(runs: int) -> tuple[tuple[float, float, float], tuple[float, floa
 def _check_times(runs: int) -> tuple[float, float, float]:
     with tempfile.TemporaryDirectory(prefix="assay-bench-integrity-") as tmp:
         store, binding, _, raw = _build(Path(tmp) / "ledger.db", 1000)
-        raw.close()
+        raw.close()  # the intent bench's raw baseline, not used here
         try:
             def check() -> None:
                 with store.reader() as reader:

@@ -6,7 +6,8 @@ Baselines, measured in the same run with the same durability and cache settings:
   ``BEGIN IMMEDIATE`` transaction and one ``json.dumps`` per insert; for
   batches, ``executemany`` of the same batch size per transaction.
 - PostgreSQL: a raw ``psycopg`` loop, one committed INSERT (and one
-  ``json.dumps``) per write.
+  ``json.dumps``) per write; for batches, ``executemany`` (which psycopg
+  pipelines) of the same batch size in one transaction.
 Point reads are compared with a raw ``SELECT ... WHERE id = ?`` and
 ``json.loads`` of the row, inside one read transaction per chunk, as assay
 reads inside one snapshot.
@@ -37,6 +38,7 @@ SCOPE = "project:bench"
 GROUPS = 15  # groups of chunks per paired measurement (for the spread)
 PAYLOADS = {"2 KB, one long string": LONG_STRING, "2 KB, 129 values": value_rich()}
 PAYLOAD = LONG_STRING  # the payload of the rows that do not name one
+BATCH = 100  # writes per batch in the batched rows
 
 
 def _paired(n: int, raw: Any, ours: Any, *, chunk: int = 10, groups: int = GROUPS,
@@ -242,7 +244,21 @@ def _postgres_rows(url: str, n: int) -> list[dict[str, Any]]:
             for i in items:
                 store._put_prepared(prepared[i - n], None)
 
+        def raw_batched(items: range) -> None:
+            for start in range(items.start, items.stop, BATCH):
+                with raw.transaction():
+                    raw.cursor().executemany(f"INSERT INTO {schema}.t VALUES (%s, %s)", [
+                        (f"b{i}", json.dumps(PAYLOAD))
+                        for i in range(start, min(start + BATCH, items.stop))])
+
+        def assay_batched(items: range) -> None:
+            for start in range(items.start, items.stop, BATCH):
+                store.put_many([Write(id=f"knowledge:b{i}", data=PAYLOAD, scope=SCOPE)
+                                for i in range(start, min(start + BATCH, items.stop))])
+
         put_ours, put_raw, put_spread = _paired(n, raw_single, _assay_puts(store, PAYLOAD, "s"))
+        batch_ours, batch_raw, batch_spread = _paired(n * 5, raw_batched, assay_batched,
+                                                      chunk=BATCH)
         storage_ours, storage_raw, storage_spread = _paired(n, raw_single, assay_storage, first=n)
         get_ours, get_raw, get_spread = _paired(n, raw_get, _assay_gets(store, "s", written),
                                                 chunk=100)
@@ -255,6 +271,11 @@ def _postgres_rows(url: str, n: int) -> list[dict[str, Any]]:
                 baseline_name="raw psycopg json.dumps+insert (autocommit)",
                 higher_is_better=True, spread=storage_spread, runs=GROUPS,
                 note="the storage half of a put"),
+            row(f"postgresql batched put ({BATCH}/batch)", assay=batch_ours,
+                baseline=batch_raw, unit="writes/s",
+                baseline_name="raw psycopg json.dumps+executemany, one transaction per batch",
+                higher_is_better=True, goal=">= 0.6x", spread=batch_spread, runs=GROUPS,
+                note="put_many: one assay_put_many call per batch"),
             row("postgresql get by id", assay=get_ours, baseline=get_raw, unit="reads/s",
                 baseline_name="raw SELECT by id + json.loads, in a transaction",
                 higher_is_better=True, spread=get_spread, runs=GROUPS,

@@ -22,7 +22,6 @@ takes the general encoder, which also reports what is wrong and where.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -536,14 +535,36 @@ def _surrogate_pointer(value: Any, path: tuple[str | int, ...] = ()) -> str | No
     return None
 
 
+# SHA-256 comes from the interpreter's own module at first: importing
+# hashlib loads OpenSSL, which costs a short CLI call more CPU than all its
+# hashing. OpenSSL's SHA-256 is several times faster on large inputs, so
+# once a process has hashed more than the budget, or one large input, it
+# switches to hashlib for good.
+_builtin_budget = 262_144  # bytes
+try:
+    from _sha2 import sha256 as _builtin_sha256  # type: ignore[import-not-found]  # 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256 as _builtin_sha256  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - an interpreter without it
+        _builtin_budget = 0
+
+
 def digest_bytes(data: bytes) -> str:
     """Lowercase hex SHA-256 of raw bytes."""
+    global _builtin_budget
+    if len(data) < _builtin_budget:
+        _builtin_budget -= len(data)
+        return str(_builtin_sha256(data).hexdigest())
+    _builtin_budget = 0
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
 def digest(value: Any) -> str:
     """Lowercase hex SHA-256 of the canonical bytes of ``value``."""
-    return hashlib.sha256(canonical_bytes(value)).hexdigest()
+    return digest_bytes(canonical_bytes(value))
 
 
 def fingerprint(value: Any) -> str:

@@ -31,12 +31,12 @@ import json
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError, ConflictError, UnavailableError, UsageError, pointer
 from assay.ids import validate_principal
+from assay.value import field, frozen_value
 
 __all__ = [
     "CONFIG_NAME",
@@ -63,7 +63,7 @@ DEFAULT_EVIDENCE_IGNORE = (".pytest_cache", "__pycache__", ".mypy_cache", ".ruff
                            "node_modules/.cache")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class ResultsFile:
     """A test results file a command writes: its ``format`` and ``path``.
 
@@ -78,7 +78,7 @@ class ResultsFile:
         return {"format": self.format, "path": self.path}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class EvidenceCommand:
     """One ``[evidence.commands.NAME]`` declaration, validated.
 
@@ -124,7 +124,7 @@ class EvidenceCommand:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class GoalConfig:
     """One ``[goals.GOAL_ID]`` registration: a goal markdown file in the project.
 
@@ -138,7 +138,7 @@ class GoalConfig:
     acceptance: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class LoopSettings:
     """``[loop]``: the loop governor's budgets (the reference defaults) and the high-risk gate."""
 
@@ -155,7 +155,7 @@ class LoopSettings:
     violation_rounds: int = 3
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class GateSettings:
     """``[gate]``: which intents gate an agent's stop here, and how the stop gate fails.
 
@@ -171,7 +171,7 @@ class GateSettings:
     retry_cap: int = 5
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Project:
     """A discovered project: its root, its scope and its settings."""
 

@@ -19,10 +19,10 @@ Imports only :mod:`assay.canonical`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from assay.canonical import canonical_bytes
+from assay.value import frozen_value
 
 __all__ = [
     "DEFAULT_PAGE_BYTES",
@@ -54,7 +54,7 @@ def encoded_size(value: Any) -> int:
     return len(canonical_bytes(value))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Fitted(Generic[T]):
     """What :func:`fit` chose, in candidate order.
 

@@ -104,7 +104,7 @@ def test_bench_render_lists_unmet_goals_above_the_tables() -> None:
 
 
 def _module_names() -> list[str]:
-    return [name for name in _bench("bench.__main__").modules()]
+    return list(_bench("bench.__main__").modules())
 
 
 @pytest.mark.bench
@@ -117,3 +117,30 @@ def test_bench_module_runs_in_quick_mode(module: str, tmp_path: Path) -> None:
     if module == "bench_report_browser" and not Path("/usr/bin/chromium").exists():
         pytest.fail("bench_report_browser needs Debian's chromium (apt-get install chromium)")
     assert results["benchmarks"][module]
+
+
+def test_bench_quick_writers_rows_name_their_goals(tmp_path: Path) -> None:
+    """The writer-process rows run in quick mode, each N with p50, p99, worst, fairness and throughput."""
+    proc = _run_quick(tmp_path, "bench_writers")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["benchmarks"][
+        "bench_writers"]
+    for writers in (2, 4, 8):
+        mine = {r["name"].split(": ")[1]: r for r in rows
+                if r["name"].startswith(f"sqlite, {writers} writer processes")}
+        assert set(mine) == {"p50 put", "p99 put", "worst put", "slowest writer's puts",
+                             "throughput"}
+        assert (mine["p99 put"]["goal"], mine["worst put"]["goal"]) == ("<= 20 ms", "<= 250 ms")
+        assert mine["slowest writer's puts"]["goal"] == ">= 0.8x"
+        assert all(r["met"] in (True, False, None) and r["assay"] > 0 for r in mine.values())
+
+
+def test_bench_render_names_a_unit_goal_by_its_measurement() -> None:
+    """An unmet goal in units (``<= 20 ms``) is listed with the measurement, not the ratio."""
+    render = _bench("bench.__main__").render
+    r = {"name": "p99", "unit": "ms", "assay": 41.2, "baseline": 34.8, "baseline_name": "b",
+         "ratio": 41.2 / 34.8, "spread": 0, "runs": 1, "higher_is_better": False,
+         "goal": "<= 20 ms", "note": "", "met": False, "command": "c"}
+    text = render({"measured_at": "t", "machine": {"platform": "p", "python": "3", "cpus": 2},
+                   "quick": False, "benchmarks": {"bench_x": [r]}})
+    assert "- bench_x: p99: 41.2 ms against <= 20 ms" in text

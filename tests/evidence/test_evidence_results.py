@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -17,6 +16,7 @@ from assay.config import load_project
 from assay.errors import AssayError
 from assay.evidence import results as results_module
 from assay.evidence.commands import declaration_digest
+from assay.value import replace
 from assay_testing import make_project
 from junit_testing import junit_xml, results_command, writer_code
 
@@ -74,7 +74,7 @@ def test_results_mapping_is_part_of_the_declaration_digest(tmp_path: Path) -> No
     assert set(decls["plain"].to_dict()) == {"name", "argv", "cwd", "timeout", "env", "phases",
                                              "required", "enabled", "description"}
     assert declaration_digest(decls["unit"]) != declaration_digest(
-        dataclasses.replace(decls["unit"], results=None))
+        replace(decls["unit"], results=None))
 
 
 def test_results_missing_file_recorded_and_exit_1(tmp_path: Path) -> None:

@@ -498,3 +498,13 @@ def test_canonical_output_text_matches_canonical_text_within_the_bounds() -> Non
     with pytest.raises(AssayError) as caught:
         output_text([deep])
     assert caught.value.code == "resource_limit"
+
+
+def test_canonical_digest_bytes_same_before_and_after_the_switch_to_hashlib() -> None:
+    """digest_bytes gives hashlib's SHA-256 for small inputs, a large one, and small ones after it."""
+    import hashlib
+
+    from assay.canonical import digest_bytes
+
+    for data in (b"", b"abc", bytes(range(256)) * 1200, b"x" * 2048, "é".encode()):
+        assert digest_bytes(data) == hashlib.sha256(data).hexdigest()

@@ -97,13 +97,21 @@ def test_describe_imports_nothing_heavy(heavy: str) -> None:
 # registry with the one module declaring `get`, the base modules and config.
 GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "assay.cli.render",
                "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.bounds",
-               "assay.ops.ledger", "assay.paging"}
+               "assay.ops.ledger", "assay.paging", "assay.value"}
 # Never on the path of a plain operation call: click (help and usage errors
 # only), the other surfaces' libraries, and standard modules only some
 # commands need (git and commands run in subprocesses; platform and uuid come
-# with click).
+# with click; secrets and random mint a new ledger's epoch; importlib.resources
+# with tempfile, shutil and the compressors reads a new ledger's DDL; threading
+# serves only a writer that waits in the writers' queue; hashlib and OpenSSL only
+# a process that hashes much, see assay.canonical.digest_bytes).
 NEVER_ON_A_CALL = {"click", "pydantic", "mcp", "psycopg", "rich", "anyio", "subprocess",
-                   "platform", "uuid"}
+                   "platform", "uuid", "secrets", "random", "tempfile", "shutil", "bz2", "lzma",
+                   "threading", "hashlib"}
+# Standard modules a plain `get`, `put` or `work check` does without: the value classes on
+# their path are assay.value's, not dataclasses (which imports inspect, ast,
+# dis and tokenize).
+NEVER_ON_GET_OR_PUT = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
 
 
 @pytest.fixture
@@ -127,6 +135,7 @@ def test_get_loads_only_its_operation_module(ledger_project: Path) -> None:
     assert {m for m in ours if not m.startswith("assay.ledger")} == GET_MODULES
     assert "assay.ledger.postgres" not in ours
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+    assert modules & NEVER_ON_GET_OR_PUT == set()
 
 
 def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
@@ -136,6 +145,7 @@ def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
     assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.bounds",
                                                                   "assay.ops.ledger"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+    assert modules & NEVER_ON_GET_OR_PUT == set()
 
 
 def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None:
@@ -145,6 +155,7 @@ def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None
                                                                   "assay.ops.intent",
                                                                   "assay.ops.ledger"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
+    assert modules & NEVER_ON_GET_OR_PUT == set()
 
 
 def test_help_still_loads_click() -> None:

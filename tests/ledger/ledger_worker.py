@@ -5,6 +5,12 @@ time is up; prints one JSON line per committed receipt, then a summary line.
 
 ``writer URL``: writes distinct records forever, printing each receipt as a
 JSON line as soon as the write is acknowledged (the parent kills it).
+
+``count URL N NAME``: writes N distinct records named after NAME (with request
+ids), printing each receipt as a JSON line.
+
+``hold URL``: opens a write transaction (holding the writers' queue and the
+write lock), prints ``holding`` and sleeps until killed.
 """
 
 from __future__ import annotations
@@ -51,8 +57,29 @@ def writer(url: str) -> None:
         i += 1
 
 
+def count(url: str, n: int, name: str) -> None:
+    store = open_store(url)
+    for i in range(n):
+        receipt = store.put(Write(id=f"knowledge:{name}-{i}", data={"i": i}, scope=SCOPE,
+                                  request_id=f"{name}-{i}"))
+        print(json.dumps(receipt.to_dict()), flush=True)
+    store.close()
+
+
+def hold(url: str) -> None:
+    store = open_store(url)
+    with store._write_transaction():  # type: ignore[attr-defined]
+        print("holding", flush=True)
+        while True:
+            time.sleep(60)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "cas":
         cas(sys.argv[2], float(sys.argv[3]))
+    elif sys.argv[1] == "count":
+        count(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "hold":
+        hold(sys.argv[2])
     else:
         writer(sys.argv[2])

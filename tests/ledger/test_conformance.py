@@ -158,6 +158,77 @@ def test_put_many_duplicate_id_rejected(store: Any) -> None:
     assert (info.value.code, info.value.pointer) == ("duplicate_write", "/writes/1/id")
 
 
+def test_put_many_failing_last_write_leaves_no_trace(store: Any) -> None:
+    """A batch whose last write conflicts writes no version, link or request id of any write."""
+    store.put(w("knowledge:c"))
+    batch = [w("knowledge:a", links=(Link("cites", "knowledge:c"),), request_id="ra"),
+             w("knowledge:b", request_id="rb"),
+             w("knowledge:c", data={"v": 2}, expect_revision=0)]
+    with pytest.raises(RevisionConflict) as info:
+        store.put_many(batch)
+    assert (info.value.pointer, info.value.current_revision) == ("/writes/2/expect_revision", 1)
+    with store.reader() as r:
+        assert r.ledger_revision == 1
+        assert r.get("knowledge:a") is None and r.get("knowledge:b") is None
+        assert r.find(link=("cites", "knowledge:c")) == []
+    # The request ids were not spent: the same writes now commit, not replay.
+    receipts = store.put_many(batch[:2])
+    assert [(r.ledger_revision, r.replayed) for r in receipts] == [(2, False), (3, False)]
+
+
+def test_put_many_replays_keep_their_place_among_new_writes(store: Any) -> None:
+    """A batch mixing replayed request ids and new writes answers each write in batch order."""
+    first = store.put(w("knowledge:a", request_id="ra"))
+    receipts = store.put_many([w("knowledge:b", request_id="rb"),
+                               w("knowledge:a", request_id="ra"), w("knowledge:c")])
+    assert [(r.id, r.ledger_revision, r.replayed) for r in receipts] == [
+        ("knowledge:b", 2, False), ("knowledge:a", 1, True), ("knowledge:c", 3, False)]
+    assert receipts[1].to_dict() == first.to_dict() | {"replayed": True}
+    replayed = store.put_many([w("knowledge:b", request_id="rb"), w("knowledge:a", request_id="ra")])
+    assert [r.replayed for r in replayed] == [True, True]
+    assert head(store) == 3
+
+
+def test_put_many_request_conflict_writes_nothing(store: Any) -> None:
+    """A reused request id with another body anywhere in a batch refuses the whole batch."""
+    store.put(w("knowledge:a", request_id="ra"))
+    with pytest.raises(RequestConflict):
+        store.put_many([w("knowledge:b"), w("knowledge:a", data={"v": 9}, request_id="ra")])
+    assert head(store) == 1
+
+
+def test_put_many_checks_the_basis_once_before_any_write(store: Any) -> None:
+    """A batch with a stale basis commits nothing; with a fresh one, writes to basis records commit."""
+    store.put(w("knowledge:dep"))
+    with store.reader() as r:
+        basis = WriteBasis(epoch=r.epoch, ledger_revision=r.ledger_revision,
+                           records={"knowledge:dep": 1})
+    receipts = store.put_many([w("knowledge:dep", data={"v": 2}), w("knowledge:out")], basis=basis)
+    assert [r.ledger_revision for r in receipts] == [2, 3]
+    with pytest.raises(RevisionConflict):
+        store.put_many([w("knowledge:x"), w("knowledge:y")], basis=basis)
+    assert head(store) == 3
+
+
+def test_put_many_private_partitions_take_their_own_revisions(store: Any) -> None:
+    """A batch of one principal's private and project writes numbers each partition on its own."""
+    alice = store.as_principal("alice")
+    try:
+        alice.put(w("knowledge:a"))
+        receipts = alice.put_many([w("knowledge:a", audience="private:alice"),
+                                   w("knowledge:a", data={"v": 2}, audience="project",
+                                     expect_revision=1)])
+        assert [(r.revision, r.ledger_revision) for r in receipts] == [(1, 2), (2, 3)]
+        with pytest.raises(AssayError) as info:
+            alice.put_many([w("knowledge:b"), w("knowledge:c", audience="private:bob")])
+        assert (info.value.code, info.value.pointer) == ("audience_not_allowed",
+                                                         "/writes/1/audience")
+        with store.reader() as r:
+            assert r.get("knowledge:a").revision == 2 and r.ledger_revision == 3
+    finally:
+        alice.close()
+
+
 def test_ledger_revisions_gap_free(store: Any) -> None:
     """Ledger revisions rise by one per committed write, across records and rejections."""
     for i in range(10):

@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from assay.canonical import digest
 from assay.errors import AssayError, pointer
 from assay.ids import split_record_id
+from assay.value import frozen_value
 
 __all__ = [
     "CODE",
@@ -88,7 +88,7 @@ _CONTEXT_KEYS = ("version", "mission_record_ids", "requirements")
 _ASSOCIATION_KEYS = ("id", "record_ids")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Requirement:
     """One requirement of the intent, in recorded order."""
 
@@ -99,7 +99,7 @@ class Requirement:
     verify_with: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class EvidenceRef:
     """A cited record version: ``{id, revision, data_sha256?}``."""
 
@@ -114,7 +114,7 @@ class EvidenceRef:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class RequirementResult:
     """A supplied acceptance result for one requirement."""
 
@@ -124,7 +124,7 @@ class RequirementResult:
     notes: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Acceptance:
     """The supplied acceptance mapping."""
 
@@ -133,7 +133,7 @@ class Acceptance:
     blockers: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class TaskReference:
     """An advisory task reference; its strings establish nothing."""
 
@@ -151,7 +151,7 @@ class TaskReference:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class ContextAssociation:
     """Records explicitly associated with the mission or one requirement."""
 
@@ -159,7 +159,7 @@ class ContextAssociation:
     requirement_record_ids: tuple[tuple[str, tuple[str, ...]], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Continuation:
     """The recorded handoff hint."""
 
@@ -168,7 +168,7 @@ class Continuation:
     context: ContextAssociation | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class IntentDocument:
     """A validated intent record data document."""
 

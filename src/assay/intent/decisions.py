@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import AssayError, UnavailableError, pointer
 from assay.ids import content_id
 from assay.intent.snapshot import is_readable
 from assay.ledger.store import Reader, Record
+from assay.value import frozen_value
 
 __all__ = [
     "DECISION_KIND",
@@ -44,7 +44,7 @@ _KEY = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
 _EVENT_KEYS = {"version", "key", "choice", "reason", "supersedes"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class DecisionEvent:
     """One valid decision event version."""
 

@@ -16,17 +16,17 @@ Imports only the base modules, the intent contract and the ledger contract.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from assay.intent.contract import IntentDocument
 from assay.ledger.store import Record, view_audiences
+from assay.value import frozen_value
 
 __all__ = ["AsOfReader", "IntentRead", "ProjectBinding", "RecordSnapshot", "is_readable",
            "raw_read"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class ProjectBinding:
     """The project a report is computed for."""
 
@@ -50,7 +50,7 @@ class ProjectBinding:
         return {"scope": self.scope, "admitted_scopes": list(self.admitted_scopes)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class IntentRead:
     """Everything one report needs, read from one snapshot.
 
@@ -79,7 +79,6 @@ def is_readable(record: Record, principal: str) -> bool:
     return record.audience == "project" or record.audience == f"private:{principal}"
 
 
-@dataclass(slots=True)
 class RecordSnapshot:
     """A read view over given record versions, at one ledger revision.
 
@@ -88,19 +87,19 @@ class RecordSnapshot:
     backend reader opened at that revision.
     """
 
-    versions: Iterable[Record]
-    ledger_revision: int = -1
-    epoch: str = "snapshot"
-    _history: dict[str, list[Record]] = field(init=False, default_factory=dict)
+    __slots__ = ("_history", "epoch", "ledger_revision")
 
-    def __post_init__(self) -> None:
-        items = list(self.versions)
-        if self.ledger_revision < 0:
-            self.ledger_revision = max((r.ledger_revision for r in items), default=0)
+    def __init__(self, versions: Iterable[Record], ledger_revision: int = -1,
+                 epoch: str = "snapshot") -> None:
+        items = list(versions)
+        if ledger_revision < 0:
+            ledger_revision = max((r.ledger_revision for r in items), default=0)
+        self.ledger_revision = ledger_revision
+        self.epoch = epoch
+        self._history: dict[str, list[Record]] = {}
         for record in sorted(items, key=lambda r: (r.id, r.revision)):
-            if record.ledger_revision <= self.ledger_revision:
+            if record.ledger_revision <= ledger_revision:
                 self._history.setdefault(record.id, []).append(record)
-        self.versions = ()
 
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
         versions = self._history.get(record_id)

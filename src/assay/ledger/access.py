@@ -10,14 +10,14 @@ principal: for anyone else it is indistinguishable from an absent record
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from assay.ledger.store import Record
+from assay.value import frozen_value
 
 __all__ = ["Access"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Access:
     """The read rights of one call: readable scopes and the acting principal."""
 

@@ -1,6 +1,8 @@
 """The embedded SQLite backend (stdlib ``sqlite3``, WAL, durable commits).
 
-Writes run in ``BEGIN IMMEDIATE`` transactions: the write lock is taken
+Writers first queue on the ledger's writers' queue (an ``flock`` of a side
+file, :mod:`assay.ledger.write_queue`), which hands the turn from writer to
+writer in close to arrival order, then run ``BEGIN IMMEDIATE`` transactions: the write lock is taken
 before anything is read, so two writers never both pass a compare-and-set
 check (a plain ``BEGIN`` would upgrade late and fail at once with "database is
 locked" under contention). ``synchronous=FULL`` makes an acknowledged write
@@ -11,12 +13,11 @@ which in WAL mode is a consistent snapshot and never blocks writers.
 from __future__ import annotations
 
 import os
-import secrets
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from assay.errors import AssayError, UnavailableError
 from assay.ledger import ledger_not_found
 from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.store import SCHEMA_VERSION
+from assay.ledger.write_queue import WriteQueue
 
 __all__ = ["SqliteStore"]
 
@@ -35,6 +37,9 @@ class SqliteStore(SqlLedger):
 
     dialect = "sqlite"
     backend = "sqlite"
+    # How long a write waits for its turn, in the writers' queue and then for
+    # SQLite's lock together, before it gives up with ledger_busy.
+    busy_timeout_ms = _BUSY_TIMEOUT_MS
 
     def __init__(self, path: str | os.PathLike[str], *, principal: str | None = None,
                  create: bool = True) -> None:
@@ -42,6 +47,7 @@ class SqliteStore(SqlLedger):
         self.path = Path(path)
         self.location = str(self.path)
         self._create = create
+        self._queue = WriteQueue(self.path)
         try:
             if create:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,7 +69,7 @@ class SqliteStore(SqlLedger):
             ).fetchone() is None:
                 # An empty or foreign SQLite file: not a ledger, and a read makes none of it.
                 raise ledger_not_found(self.location)
-            self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self._conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             # Reads go through the OS page cache without a copy per page, and a
@@ -90,6 +96,8 @@ class SqliteStore(SqlLedger):
                 raise schema_too_new(version, self.location)
             if version == SCHEMA_VERSION:
                 return
+        from importlib import resources  # only a new or older ledger needs its DDL
+
         cur.execute("BEGIN IMMEDIATE")
         try:
             # Statements run one by one: executescript() would commit midway.
@@ -106,11 +114,33 @@ class SqliteStore(SqlLedger):
 
     @contextmanager
     def _write_transaction(self) -> Iterator[Any]:
-        cur = self._conn.cursor()
+        bound = self.busy_timeout_ms / 1000
+        started = time.monotonic()
         try:
+            release = self._queue.acquire(bound)
+        except TimeoutError as exc:
+            raise UnavailableError(f"the ledger is busy: {exc}", code="ledger_busy") from None
+        try:
+            with self._locked(bound - (time.monotonic() - started)) as cur:
+                yield cur
+        finally:
+            if release is not None:
+                release()
+
+    @contextmanager
+    def _locked(self, remaining: float) -> Iterator[Any]:
+        """SQLite's write lock, waited for at most ``remaining`` seconds."""
+        cur = self._conn.cursor()
+        waited = remaining < self.busy_timeout_ms / 1000 - 0.001
+        try:
+            if waited:  # the queue took part of the bound: SQLite gets the rest
+                cur.execute(f"PRAGMA busy_timeout = {max(1, int(remaining * 1000))}")
             cur.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise _storage_error(exc, self.location) from None
+        finally:
+            if waited:
+                self._conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
         try:
             yield cur
         except sqlite3.Error as exc:
@@ -156,6 +186,7 @@ class SqliteStore(SqlLedger):
 
     def close(self) -> None:
         self._conn.close()
+        self._queue.close()
 
 
 def _storage_error(exc: sqlite3.Error, location: str) -> AssayError:
@@ -199,6 +230,8 @@ def _statements(script: str) -> list[str]:
 
 def _seed_meta(cur: Any, mark: str) -> None:
     """Mint the epoch once; later migrations only bump the version."""
+    import secrets
+
     cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('epoch', {mark}) "
                 "ON CONFLICT (key) DO NOTHING", (secrets.token_hex(16),))
     cur.execute(f"INSERT INTO ledger_meta (key, value) VALUES ('created_at', {mark}) "

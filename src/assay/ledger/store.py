@@ -34,12 +34,12 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 from assay.canonical import canonical_bytes, canonical_text, digest_bytes, read_integer
 from assay.errors import AssayError, pointer
 from assay.ids import invisible_character, split_record_id, validate_principal
+from assay.value import field, frozen_value
 
 __all__ = [
     "LINK_RELATIONS",
@@ -82,7 +82,7 @@ LINK_RELATIONS = ("requires", "depends-on", "supersedes", "supports", "cites", "
 Status = Literal["current", "retired", "superseded"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Link:
     """A typed edge from a record to another record id."""
 
@@ -93,7 +93,7 @@ class Link:
         return {"rel": self.rel, "target": self.target}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class SourceRef:
     """A record version this record was derived from."""
 
@@ -278,7 +278,7 @@ class Record:
                 f"ledger_revision={self.ledger_revision})")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Damage:
     """Why a stored version's data cannot be used."""
 
@@ -417,7 +417,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Receipt:
     """What a committed (or replayed) write returns."""
 
@@ -439,7 +439,7 @@ class Receipt:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class WriteBasis:
     """What a read saw, so a later write can require that nothing moved.
 
@@ -489,7 +489,7 @@ class WriteBasis:
         return cls(epoch=epoch, ledger_revision=revision, records=dict(records), project=project)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Write:
     """One record version to write.
 
@@ -546,7 +546,7 @@ class PreparedWrite(NamedTuple):
     sources_text: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class LedgerInfo:
     backend: str
     location: str

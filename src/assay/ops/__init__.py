@@ -20,11 +20,11 @@ import importlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import AssayError, UsageError, pointer
 from assay.ops.bounds import Bound
+from assay.value import field, frozen_value
 
 if TYPE_CHECKING:
     from assay.config import Project
@@ -110,7 +110,7 @@ def _tool_name(name: str) -> str:
 _TOOL_HOME: dict[str, str] = {_tool_name(name): name for name in _HOME}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Argument:
     """One argument of an operation.
 
@@ -165,7 +165,7 @@ PROJECT_ARGUMENTS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Result:
     """What an operation returns: data plus the envelope facts around it.
 
@@ -185,7 +185,7 @@ Handler = Callable[["Invocation", dict[str, Any]], Result]
 _REFERENCE = re.compile(r"`([a-z][a-z0-9_.-]*)`")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Operation:
     """A registered operation. See the module docstring.
 

@@ -12,19 +12,21 @@ object and the literal CLI argument array, all three naming the same read.
 The argument array is built from the registry's own bindings, so it cannot
 drift from the CLI.
 
-Imports nothing of assay at module level (the registry imports this module).
+Imports nothing of assay at module level but assay.value (the registry imports this
+module).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from assay.value import frozen_value
 
 __all__ = ["PAGE_FACTS_SCHEMA", "Bound", "max_bytes_argument", "recovering_read"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Bound:
     """How much one read returns by default and at most, and how the rest is read.
 

@@ -42,7 +42,6 @@ what it admits. Imports the base modules, the ledger contract and access.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from assay.ledger.access import Access
@@ -57,6 +56,7 @@ from assay.provenance.envelope import (
     merge,
     pack,
 )
+from assay.value import frozen_value
 
 __all__ = [
     "REASON_LINES",
@@ -92,7 +92,7 @@ REASON_LINES = {
 _SILENT = {"source_missing"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Unavailable:
     """An item a read omitted, with a readable line saying why."""
 
@@ -232,7 +232,7 @@ def failures(reader: Reader, access: Access, envelope: Envelope) -> list[tuple[L
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Admission:
     """What a read admitted: items with their envelopes, omissions, and the union.
 

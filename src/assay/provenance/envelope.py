@@ -30,11 +30,11 @@ from the ledger is :mod:`assay.provenance.admission`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any
 
 from assay.canonical import canonical_bytes, digest
 from assay.errors import AssayError, pointer
+from assay.value import frozen_value, ordered_frozen_value, replace
 
 __all__ = [
     "MAX_BYTES",
@@ -65,7 +65,7 @@ _RANK = {"known": 0, "unknown": 1, "revoked": 2}
 _HEX64 = frozenset("0123456789abcdef")
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@ordered_frozen_value
 class Leaf:
     """One record version in a closure, with the audience it had at that version."""
 
@@ -79,7 +79,7 @@ class Leaf:
                 "audience": self.audience}
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@ordered_frozen_value
 class Origin:
     """An item a read admitted directly."""
 
@@ -90,7 +90,7 @@ class Origin:
         return {"id": self.id, "revision": self.revision}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Envelope:
     """A dependency envelope (see the module docstring). Build it with :func:`merge`."""
 

@@ -23,7 +23,6 @@ provenance modules.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from assay.errors import AssayError
@@ -34,6 +33,7 @@ from assay.provenance.admission import admit
 from assay.provenance.envelope import parse_envelope
 from assay.provenance.publish import GATE_REASONS, Hook, check, require
 from assay.provenance.saved import MAX_TEXT_BYTES, SAVED_ORIGIN, bind_sources, source_envelope
+from assay.value import replace
 
 __all__ = ["PENDING_KINDS", "answer", "ask", "is_typed", "list_pending"]
 

@@ -29,7 +29,6 @@ Imports the base modules, the ledger contract and the sibling modules.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import AssayError, UnavailableError
@@ -37,6 +36,7 @@ from assay.ledger.access import Access
 from assay.ledger.store import Store, WriteBasis
 from assay.provenance.admission import REASON_LINES, failures, item_reason
 from assay.provenance.envelope import Envelope
+from assay.value import frozen_value
 
 __all__ = [
     "ATTEMPTS",
@@ -60,7 +60,7 @@ GATE_REASONS = {
 Hook = Callable[[int], None]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Verdict:
     """The gate's answer. ``published`` False means: do not hand the content out."""
 
