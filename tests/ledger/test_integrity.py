@@ -92,3 +92,25 @@ def test_integrity_ledger_info_and_a_new_version_still_work(any_project: Project
     assert any_project.ok("ledger", "info")["data"]["records"] == 1
     assert _put(any_project, "evidence:a", {"v": 3})["revision"] == 2
     assert any_project.ok("get", "--", "evidence:a")["data"]["record"]["data"] == {"v": 3}
+
+
+@pytest.mark.parametrize(("text", "damaged"), [
+    ('{"n":900719925474099}', False),  # 15 digits: read as a plain integer
+    ('{"n":9007199254740991}', False),  # 16 digits, the largest safe integer
+    ('{"n":9007199254740993}', True),  # 16 digits past 2**53
+    ('{"id":"12345678901234567890","n":9007199254740993}', True),
+    ('{"id":"12345678901234567890","n":7}', False),  # a long run inside a string
+    ('{"n":-9007199254740993}', True),
+])
+def test_integrity_integers_checked_whatever_the_digit_runs(text: str, damaged: bool) -> None:
+    """Stored integers past 2**53 are damage, however the text's digit runs fall."""
+    from assay.canonical import digest_bytes
+    from assay.ledger.store import Damage, decode_stored
+
+    sha = digest_bytes(text.encode())
+    if damaged:
+        with pytest.raises(Exception) as caught:
+            decode_stored(text, sha)
+        assert isinstance(caught.value.damage, Damage)  # type: ignore[attr-defined]
+    else:
+        assert decode_stored(text, sha) == json.loads(text)
