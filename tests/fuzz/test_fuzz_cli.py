@@ -126,6 +126,9 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+COMPANIONS = ("-writers", "-wal", "-shm", "-journal")
+
+
 def _allowed(argv: list[str], cwd: Path) -> list[Path]:
     """Places the argv names for writing: --cwd/--db values and packet directories."""
     places = []
@@ -137,9 +140,11 @@ def _allowed(argv: list[str], cwd: Path) -> list[Path]:
     out = []
     for place in places:
         try:
-            out.append((cwd / place).resolve() if place else cwd)
+            resolved = (cwd / place).resolve() if place else cwd
         except (OSError, ValueError, RuntimeError):
             continue
+        # A SQLite ledger's companions sit beside it: its journals and the writers' queue.
+        out += [resolved, *(Path(f"{resolved}{suffix}") for suffix in COMPANIONS)]
     return out
 
 
