@@ -340,14 +340,6 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 _STRICT = json.JSONDecoder(object_pairs_hook=_unique, parse_int=_strict_int,
                            parse_constant=_no_constant)
-# Every integer literal of at most 15 digits is within 2**53, and then
-# _strict_int is plain int(): text without a longer run of digits (anywhere,
-# strings included) is parsed by the same decoder with int read in C.
-_SHORT_INTS = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_no_constant)
-# The run is found by mapping every byte to "0" (a digit) or " " and searching
-# for sixteen zeros: several times cheaper than a regular expression.
-_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_LONG_DIGIT_RUN = b"0" * 16
 
 
 def decode_stored(text: str, data_sha256: str) -> Any:
@@ -369,8 +361,7 @@ def decode_stored(text: str, data_sha256: str) -> Any:
         raise _Damaged(Damage("digest_mismatch",
                               "the stored data does not hash to its recorded data_sha256"))
     try:
-        long_run = _LONG_DIGIT_RUN in raw.translate(_DIGITS_ONLY)
-        value = (_STRICT if long_run else _SHORT_INTS).decode(text)
+        value = _STRICT.decode(text)
         if "\\" in text and ("\\ud" in text or "\\uD" in text):
             # Canonical text escapes only control characters; a surrogate
             # escape can only be forged, and a lone one must not reach UTF-8.
