@@ -78,8 +78,6 @@ CREATE OR REPLACE FUNCTION assay_put(
 LANGUAGE plpgsql AS $fn$
 DECLARE
     v_request record;
-    v_revision bigint;
-    v_ledger_revision bigint;
 BEGIN
     PERFORM pg_advisory_xact_lock(1634956130, 'record_versions'::regclass::oid::int);
     IF p_request_id IS NOT NULL THEN
@@ -91,8 +89,11 @@ BEGIN
                     'request_id', p_request_id, 'id', v_request.id,
                     'revision', v_request.revision)::text;
             END IF;
-            RETURN QUERY SELECT v_request.revision, v_request.ledger_revision, true,
-                                v_request.data_sha256;
+            o_revision := v_request.revision;
+            o_ledger_revision := v_request.ledger_revision;
+            o_replayed := true;
+            o_data_sha256 := v_request.data_sha256;
+            RETURN NEXT;
             RETURN;
         END IF;
     END IF;
@@ -107,13 +108,13 @@ BEGIN
              WHERE v.id = p_id AND v.audience = p_audience),
             p_kind, p_scope, p_data, p_data_sha256, p_status, p_superseded_by, p_links,
             p_audience, p_sources, p_origin, p_now, p_request_id
-        RETURNING revision, ledger_revision INTO v_revision, v_ledger_revision;
-    IF p_expect IS NOT NULL AND p_expect <> v_revision - 1 THEN
+        RETURNING revision, ledger_revision INTO o_revision, o_ledger_revision;
+    IF p_expect IS NOT NULL AND p_expect <> o_revision - 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'AS002', MESSAGE = json_build_object(
-            'id', p_id, 'current_revision', v_revision - 1, 'expected', p_expect,
+            'id', p_id, 'current_revision', o_revision - 1, 'expected', p_expect,
             'basis', false)::text;
     END IF;
-    IF v_revision > 1 THEN
+    IF o_revision > 1 THEN
         DELETE FROM record_links l WHERE l.id = p_id AND l.audience = p_audience;
     END IF;
     IF p_links <> '[]' THEN
@@ -124,10 +125,12 @@ BEGIN
     IF p_request_id IS NOT NULL THEN
         INSERT INTO requests (principal, request_id, body_sha256, id, audience, revision,
                               ledger_revision, data_sha256)
-            VALUES (p_principal, p_request_id, p_body_sha256, p_id, p_audience, v_revision,
-                    v_ledger_revision, p_data_sha256);
+            VALUES (p_principal, p_request_id, p_body_sha256, p_id, p_audience, o_revision,
+                    o_ledger_revision, p_data_sha256);
     END IF;
-    RETURN QUERY SELECT v_revision, v_ledger_revision, false, p_data_sha256;
+    o_replayed := false;
+    o_data_sha256 := p_data_sha256;
+    RETURN NEXT;
 END
 $fn$;
 
