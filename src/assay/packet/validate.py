@@ -66,7 +66,7 @@ from assay.packet.model import (
     kind_name,
 )
 from assay.packet.recon_contract import is_recon_layout
-from assay.packet.redaction import REDACTION_MARKER, find_secret, matches_redacted
+from assay.packet.redaction import REDACTION_MARKER, find_secret, find_secrets, matches_redacted
 from assay.packet.review_checks import Doc, ReviewChecks, json_pointer
 from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.shape import INSTANT, Check, Sink, enum, integer, nullable, obj, string
@@ -120,6 +120,7 @@ class _Compiler(ReviewChecks):
         self.captures: dict[str, bytes] = {}
         self.listed: set[str] = set()
         self.capture_digests: dict[str, str] = {}
+        self.screened: dict[str, str | None] = {}
 
     # -- helpers -------------------------------------------------------
     def add(self, code: str, path: str, pointer: str, message: str) -> None:
@@ -313,6 +314,9 @@ class _Compiler(ReviewChecks):
         results = [d for d in self.docs if d.kind == "review-result"]
         recons = [d for d in results if d.data["reviewKind"] == "reconciliation"]
         assurance = [d for d in results if d.data["reviewKind"] != "reconciliation"]
+        self.screen([finding["excerpt"] for d in dossiers for finding in d.data["findings"]]
+                    + [record["excerpt"] for record in L["evidence"]]
+                    + [record["excerpt"] for d in assurance for record in d.data["newEvidence"]])
         writers: set[str] = set()
         for d in dossiers:
             self.lane_check(d, d.data["laneId"], "/laneId", _GATHER_MODES[d.data["mode"]], lanes,
@@ -599,8 +603,12 @@ class _Compiler(ReviewChecks):
                              f"claim {L['claims'][c]['claimId']!r} cites {found.state} evidence "
                              f"{record['evidenceId']!r} and must stay below supported")
 
+    def screen(self, texts: list[str]) -> None:
+        """Scan ``texts`` for secrets in batches ahead of :meth:`secret`, which reads the result."""
+        self.screened.update(zip(texts, find_secrets(texts), strict=True))
+
     def secret(self, path: str, pointer: str, text: str) -> bool:
-        found = find_secret(text)
+        found = self.screened[text] if text in self.screened else find_secret(text)
         if found is not None:
             self.add("SECRET_IN_EXCERPT", path, pointer,
                      f"a raw secret-shaped value is persisted ({found}); redact it")
