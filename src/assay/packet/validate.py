@@ -71,7 +71,17 @@ from assay.packet.recon_contract import is_recon_layout
 from assay.packet.redaction import REDACTION_MARKER, find_secret, find_secrets, matches_redacted
 from assay.packet.review_checks import Doc, ReviewChecks, json_pointer
 from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
-from assay.packet.shape import INSTANT, Check, Sink, enum, integer, nullable, obj, string
+from assay.packet.shape import (
+    INSTANT,
+    Check,
+    Sink,
+    enum,
+    forget_matches,
+    integer,
+    nullable,
+    obj,
+    string,
+)
 
 __all__ = ["check_and_withdraw", "validate"]
 
@@ -773,20 +783,23 @@ def _recon_manifest(root: PacketRoot) -> bytes | None:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one validation.
+def _one_validation() -> Iterator[None]:
+    """Run one validation with the cyclic collector paused; forget its matched ids after.
 
     Parsed documents are trees of fresh containers that hold no cycles, and
     a large packet allocates hundreds of thousands of them: each collection
     would walk all that survived, which costs more than the validation's own
     checks. The collector is resumed (if it ran before) whatever happens;
-    reference counting frees everything as usual meanwhile.
+    reference counting frees everything as usual meanwhile. The shape
+    checks' memories of matched ids (:func:`~assay.packet.shape.string`)
+    are emptied, so one packet neither stays in memory nor warms the next.
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        forget_matches()
         if was_enabled:
             gc.enable()
 
@@ -809,10 +822,10 @@ def validate(directory: str | os.PathLike[str], *,
     if raw is not None:
         from assay.packet.recon_check import validate_recon
 
-        with _collector_paused():
+        with _one_validation():
             return validate_recon(root, raw, source_roots)
     compiler = _Compiler(root)
-    with _collector_paused():
+    with _one_validation():
         loaded = compiler.structure()
         run = compiler.meaning(*loaded) if loaded is not None else None
     issues = tuple(sorted(set(compiler.issues),
