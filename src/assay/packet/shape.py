@@ -118,7 +118,8 @@ def string(*, empty: bool = False, pattern: str | None = None, max_length: int |
     """
     match = re.compile(pattern).fullmatch if pattern else None
     matched: set[str] = set()
-    _MEMOS.append(matched)
+    if match is not None:
+        _MEMOS.append(matched)
 
     def learn(value: str) -> bool:
         if match is None or match(value) is None:
