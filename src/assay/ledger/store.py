@@ -62,6 +62,7 @@ __all__ = [
     "Write",
     "WriteBasis",
     "decode_stored",
+    "stored_record",
     "validate_write",
     "view_audiences",
 ]
@@ -276,6 +277,49 @@ class Record:
     def __repr__(self) -> str:
         return (f"Record(id={self.id!r}, revision={self.revision}, audience={self.audience!r}, "
                 f"ledger_revision={self.ledger_revision})")
+
+
+class _Unsealed(Record):
+    """A :class:`Record` while :func:`stored_record` fills it in (then it becomes a Record)."""
+
+    __slots__ = ()
+    # Plain assignment (Record's guard refuses it); typed as object's, not Record's.
+    __setattr__ = object.__setattr__  # type: ignore[assignment]
+
+
+def stored_record(id: str, revision: int, kind: str, scope: str, data_text: str,
+                  data_sha256: str, status: str, superseded_by: str | None,
+                  links: tuple[Link, ...], audience: str, sources: tuple[SourceRef, ...],
+                  origin: str, created_at: str, ledger_revision: int, request_id: str | None,
+                  damage: Damage | None) -> Record:
+    """A stored version as a :class:`Record`, its data not decoded yet (the backends' reads).
+
+    The same record as ``Record(...)`` with these fields, built about three
+    times faster: plain slot assignments on an unguarded subclass of the same
+    layout, whose class is then switched to Record. Every read builds one per
+    row, where the guarded ``object.__setattr__`` per field was most of the cost.
+    """
+    record: Any = _Unsealed.__new__(_Unsealed)
+    record.id = id
+    record.kind = kind
+    record.scope = scope
+    record.revision = revision
+    record.data_sha256 = data_sha256
+    record.status = status
+    record.superseded_by = superseded_by
+    record.links = links
+    record.audience = audience
+    record.sources = sources
+    record.created_at = created_at
+    record.ledger_revision = ledger_revision
+    record.request_id = request_id
+    record.origin = origin
+    record.data_text = data_text
+    record._data = _UNREAD
+    record._damage = damage
+    record.__class__ = Record
+    sealed: Record = record
+    return sealed
 
 
 @frozen_value
