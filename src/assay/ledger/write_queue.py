@@ -21,8 +21,9 @@ them wins, which is close to arrival order but not exactly.
   the writer itself when its turn comes. Elsewhere (another thread, or a
   process with an alarm of its own) a helper thread blocks on the lock and
   wakes the writer: one more wake-up per turn, the same order and bound.
-- Crash safety: every lock belongs to an open file description; the kernel
-  releases it when its holder exits, however it exits (SIGKILL included),
+- Crash safety: every lock belongs to the writer's open file description
+  of the side file (kept open between its writes); the kernel releases it
+  when its holder exits, however it exits (SIGKILL included),
   and the next ticket's writer goes on.
 - Bound: a writer waits at most its timeout, then gives up (``ledger_busy``,
   nothing written). A writer that gave up keeps its place until its turn
@@ -63,6 +64,9 @@ class WriteQueue:
         self.path = Path(str(ledger_path) + SUFFIX)
         # None until the first write tried the side file; False: fall back.
         self.available: bool | None = None
+        # The side file, open from the first write until close(): a turn is
+        # handed on by unlocking, not by closing the file.
+        self._fd: int | None = None
 
     def _create(self) -> bool:
         """Whether the side file exists (created now if need be) and this process may write it."""
@@ -103,10 +107,12 @@ class WriteQueue:
             self.available = self._create()
         if not self.available:
             return None
-        try:
-            fd = os.open(self.path, _FLAGS)
-        except OSError:
-            return None
+        fd = self._fd
+        if fd is None:
+            try:
+                fd = self._fd = os.open(self.path, _FLAGS)
+            except OSError:
+                return None
         try:
             if _TICKETS:
                 ticket, ready = _take_ticket(fd)
@@ -125,14 +131,23 @@ class WriteQueue:
                 elif not got:  # the time ran out: a last look, then the helper keeps the place
                     _wait(fd, 0.0, timeout, self.path, wait_turn)
         except _Abandoned:
+            self._fd = None  # the helper thread closes it when the turn comes
             raise
         except BaseException:
-            os.close(fd)
+            self._fd = None
+            os.close(fd)  # gives the place up, and with it any turn
             raise
-        return lambda: os.close(fd)
+        if _TICKETS:
+            # The turn passes on when the byte of this ticket frees; the byte
+            # of the one before it, held since the turn came, frees with it.
+            return lambda: _range_unlock(fd, _SLOTS + ticket - 1, 2)
+        return lambda: _flock_release(fd)
 
     def close(self) -> None:
-        """Nothing stays open between writes; kept for the store's close."""
+        """Close the side file (a write in progress has handed its turn on by now)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 # Ticket locks need open file description locks and the 64-bit struct flock.
@@ -157,6 +172,21 @@ def _range_lock(fd: int, offset: int, *, wait: bool) -> bool:
     except (BlockingIOError, PermissionError):
         return False
     return True
+
+
+def _range_unlock(fd: int, offset: int, length: int) -> None:
+    """Unlock ``length`` bytes from ``offset`` held by this open file description."""
+    import fcntl
+    import struct
+
+    request = struct.pack("hhqqi4x", fcntl.F_UNLCK, os.SEEK_SET, offset, length, 0)
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)
+
+
+def _flock_release(fd: int) -> None:
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _take_ticket(fd: int) -> tuple[int, bool]:
