@@ -54,6 +54,7 @@ from assay.ledger.store import (
     SourceRef,
     Write,
     WriteBasis,
+    stored_record,
     validate_write,
     view_audiences,
 )
@@ -199,12 +200,8 @@ def _record(row: Sequence[Any]) -> Record:
         links, sources = (), ()
         damage = Damage("metadata_damaged", "the stored links or sources of this version are "
                                             "not the JSON assay wrote")
-    return Record(
-        id=row[0], revision=row[1], kind=row[2], scope=row[3], data_text=row[4],
-        data_sha256=row[5], status=row[6], superseded_by=row[7], links=links,
-        audience=row[9], sources=sources, origin=row[11], created_at=row[12],
-        ledger_revision=row[13], request_id=row[14], damage=damage,
-    )
+    return stored_record(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], links,
+                         row[9], sources, row[11], row[12], row[13], row[14], damage)
 
 
 def _marks(values: Sequence[Any]) -> str:
