@@ -154,12 +154,13 @@ def _current_evidence(read: IntentRead, binding: ProjectBinding) -> dict[str, li
     """Per requirement, the cited evidence that is the intact current version in scope."""
     out: dict[str, list[str]] = {}
     acceptance = read.document.acceptance
+    evidence, scopes, intent_id = read.evidence, binding.evidence_scopes, read.record.id
     for result in acceptance.results if acceptance else ():
         for ref in result.evidence:
-            record = read.evidence.get(ref.id)
+            record = evidence.get(ref.id)
             if (record is not None and record.damage is None and record.revision == ref.revision
-                    and record.status == "current" and record.scope in binding.evidence_scopes
-                    and record.id != read.record.id
+                    and record.status == "current" and record.scope in scopes
+                    and record.id != intent_id
                     and ref.data_sha256 in (None, record.data_sha256)):
                 out.setdefault(result.requirement_id, []).append(ref.id)
     return out
@@ -197,6 +198,7 @@ class _Projection:
         self.truncated = False
         self.deeper_unknown = False
         self.frontier: dict[str, None] = {}  # ordered set
+        self.cuts: set[tuple[str, str, str]] = set()
         self.issues: list[dict[str, Any]] = []
         self.reads: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
         self.edges_of: dict[str, list[str]] = {}
@@ -222,7 +224,9 @@ class _Projection:
     def cutoff(self, code: str, target: str, message: str, read_target: str) -> None:
         self.truncated = self.deeper_unknown = True
         self.frontier.setdefault(target, None)
-        self.problem(code, read_target, message, _get_args(read_target))
+        if (code, read_target, message) not in self.cuts:  # once: the same issue and read
+            self.cuts.add((code, read_target, message))
+            self.problem(code, read_target, message, _get_args(read_target))
 
     # -- selection --------------------------------------------------------------------
 
@@ -268,8 +272,10 @@ class _Projection:
         for seed in seeds:
             self.seed(*seed)
         while self.head < len(self.queue):
-            self.load(self.queue[self.head:])
             target = self.queue[self.head]
+            if target not in self.cache:
+                # One batch for everything queued and not read yet.
+                self.load(self.queue[self.head:])
             self.head += 1
             self.inspect(target)
 
