@@ -364,6 +364,8 @@ _SAFE = 2**53
 
 
 def _strict_int(text: str) -> int:
+    if len(text) < 16:  # at most 15 digits: exact in a double, and read as written
+        return int(text)
     value = read_integer(text)
     # read_integer keeps a literal no double holds exact; such a number was
     # never written by assay (the encoder refuses it), so the text is damaged.
