@@ -16,6 +16,7 @@ __all__ = [
     "MAX_PRINCIPAL_CHARS",
     "content_id",
     "invisible_character",
+    "is_plain_record_id",
     "record_kind",
     "split_record_id",
     "validate_principal",
@@ -43,6 +44,15 @@ def invisible_character(text: str) -> str | None:
     """The first bidirectional-control or zero-width character in ``text`` (as U+XXXX), or None."""
     match = _INVISIBLE.search(text)
     return None if match is None else f"U+{ord(match.group(0)):04X}"
+
+
+def is_plain_record_id(text: str) -> bool:
+    """Whether the string ``text`` is a valid record id of printable ASCII (the common id).
+
+    A True answer needs no further check; False means only that
+    :func:`split_record_id` must judge it (it may still be valid).
+    """
+    return len(text) <= MAX_ID_BYTES and _PLAIN_ID.fullmatch(text) is not None
 
 
 def split_record_id(record_id: Any, *, field: str = "") -> tuple[str, str]:

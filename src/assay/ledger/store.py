@@ -34,7 +34,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from assay.canonical import canonical_bytes, canonical_text, digest_bytes, read_integer
 from assay.errors import AssayError, pointer
@@ -118,21 +118,8 @@ _UNREAD: Any = object()  # a Record's data not decoded yet
 MAX_DATA_DEPTH = 100
 
 
-class Record:
-    """One version of a record, exactly as stored, checked before its data is used.
-
-    ``data`` is decoded from the stored canonical text on first use, and only
-    after the text has been checked: it must hash to ``data_sha256`` and parse
-    strictly within the bounds a write accepts (no duplicate keys, no integer
-    a double cannot hold, no lone surrogate, nesting at most
-    :data:`MAX_DATA_DEPTH`). A version that fails is *unreadable*: ``damage``
-    names why, and reading ``data`` raises :class:`RecordUnreadable` instead of
-    handing out values nobody wrote. Listings therefore never fail on one bad
-    row; whoever needs the data of that row gets a coded error naming it.
-
-    Records built in memory (``data`` given, no ``data_text``) are taken as
-    they are.
-    """
+class _Fields:
+    """The stored fields of one record version: the layout :class:`Record` and its builder share."""
 
     __slots__ = ("_damage", "_data", "audience", "created_at", "data_sha256", "data_text", "id",
                  "kind", "ledger_revision", "links", "origin", "request_id", "revision", "scope",
@@ -154,6 +141,25 @@ class Record:
     data_text: str
     _data: Any
     _damage: Damage | None
+
+
+class Record(_Fields):
+    """One version of a record, exactly as stored, checked before its data is used.
+
+    ``data`` is decoded from the stored canonical text on first use, and only
+    after the text has been checked: it must hash to ``data_sha256`` and parse
+    strictly within the bounds a write accepts (no duplicate keys, no integer
+    a double cannot hold, no lone surrogate, nesting at most
+    :data:`MAX_DATA_DEPTH`). A version that fails is *unreadable*: ``damage``
+    names why, and reading ``data`` raises :class:`RecordUnreadable` instead of
+    handing out values nobody wrote. Listings therefore never fail on one bad
+    row; whoever needs the data of that row gets a coded error naming it.
+
+    Records built in memory (``data`` given, no ``data_text``) are taken as
+    they are.
+    """
+
+    __slots__ = ()
 
     def __init__(
         self,
@@ -279,12 +285,10 @@ class Record:
                 f"ledger_revision={self.ledger_revision})")
 
 
-class _Unsealed(Record):
-    """A :class:`Record` while :func:`stored_record` fills it in (then it becomes a Record)."""
+class _Unsealed(_Fields):
+    """A stored version being built: its fields are plain slot stores, then it is sealed."""
 
     __slots__ = ()
-    # Plain assignment (Record's guard refuses it); typed as object's, not Record's.
-    __setattr__ = object.__setattr__  # type: ignore[assignment]
 
 
 def stored_record(id: str, revision: int, kind: str, scope: str, data_text: str,
@@ -292,34 +296,33 @@ def stored_record(id: str, revision: int, kind: str, scope: str, data_text: str,
                   links: tuple[Link, ...], audience: str, sources: tuple[SourceRef, ...],
                   origin: str, created_at: str, ledger_revision: int, request_id: str | None,
                   damage: Damage | None) -> Record:
-    """A stored version as a :class:`Record`, its data not decoded yet (the backends' reads).
+    """A :class:`Record` of one stored version, its data not decoded yet (the backends' reads).
 
-    The same record as ``Record(...)`` with these fields, built about three
-    times faster: plain slot assignments on an unguarded subclass of the same
-    layout, whose class is then switched to Record. Every read builds one per
-    row, where the guarded ``object.__setattr__`` per field was most of the cost.
+    The same value ``Record(...)`` gives, built for listings of thousands:
+    the fields are plain slot stores on an unguarded twin of the same layout,
+    which then becomes the immutable :class:`Record` (the guarded stores cost
+    more than the rest of reading a version).
     """
-    record: Any = _Unsealed.__new__(_Unsealed)
-    record.id = id
-    record.kind = kind
-    record.scope = scope
-    record.revision = revision
-    record.data_sha256 = data_sha256
-    record.status = status
-    record.superseded_by = superseded_by
-    record.links = links
-    record.audience = audience
-    record.sources = sources
-    record.created_at = created_at
-    record.ledger_revision = ledger_revision
-    record.request_id = request_id
-    record.origin = origin
-    record.data_text = data_text
-    record._data = _UNREAD
-    record._damage = damage
-    record.__class__ = Record
-    sealed: Record = record
-    return sealed
+    version: Any = _Unsealed()
+    version.id = id
+    version.kind = kind
+    version.scope = scope
+    version.revision = revision
+    version.data_sha256 = data_sha256
+    version.status = status
+    version.superseded_by = superseded_by
+    version.links = links
+    version.audience = audience
+    version.sources = sources
+    version.created_at = created_at
+    version.ledger_revision = ledger_revision
+    version.request_id = request_id
+    version.origin = origin
+    version.data_text = data_text
+    version._data = _UNREAD
+    version._damage = damage
+    version.__class__ = Record
+    return cast(Record, version)
 
 
 @frozen_value
@@ -361,6 +364,8 @@ _SAFE = 2**53
 
 
 def _strict_int(text: str) -> int:
+    if len(text) < 16:  # at most 15 digits: exact in a double, and read as written
+        return int(text)
     value = read_integer(text)
     # read_integer keeps a literal no double holds exact; such a number was
     # never written by assay (the encoder refuses it), so the text is damaged.
