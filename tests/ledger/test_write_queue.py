@@ -103,15 +103,14 @@ def test_write_queue_waiter_past_the_bound_gets_ledger_busy_and_writes_nothing(
         store.close()
 
 
-@pytest.mark.parametrize("own_alarm", [False, True], ids=["interval-timer", "helper-thread"])
+@pytest.mark.parametrize("own_alarm", [False, True], ids=["no-alarm", "own-alarm"])
 def test_write_queue_bound_in_a_writer_process_of_its_own(
         ledger: Path, holder: subprocess.Popen[str], own_alarm: bool) -> None:
     """A writer process past the bound gets ledger_busy, writes nothing, and keeps its signals.
 
-    With ``SIGALRM`` free, the main thread waits itself under an interval
-    timer; with a handler of the process's own, a helper thread waits. Either
-    way the process's alarm handler and timer are as they were, and the
-    place it gave up passes the turn on once the holder is gone.
+    The wait touches neither the process's alarm handler (its own or the
+    default) nor its interval timer, and the place it gave up passes the
+    turn on once the holder is gone, to the same process's next write.
     """
     argv = [sys.executable, WORKER, "late", str(ledger), "300"]
     late = subprocess.Popen(argv + (["own-alarm"] if own_alarm else []),
