@@ -26,9 +26,12 @@ import json
 import math
 import re
 from json.encoder import encode_basestring as _json_string  # C-accelerated
-from typing import Any
 
 from assay.errors import AssayError, pointer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_DEPTH",

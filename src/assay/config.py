@@ -31,11 +31,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from assay.errors import AssayError, ConflictError, UnavailableError, UsageError, pointer
 from assay.ids import validate_principal
 from assay.value import field, frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CONFIG_NAME",

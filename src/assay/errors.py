@@ -30,7 +30,10 @@ and a rejected write has changed nothing.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 __all__ = [
     "EXIT_ABORTED",

@@ -6,10 +6,13 @@ Imports only :mod:`assay.errors` and :mod:`assay.canonical`.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from assay.canonical import digest
 from assay.errors import AssayError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_ID_BYTES",

@@ -17,11 +17,22 @@ default_factory=...)``, and ``__post_init__``. Imports nothing from assay.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, dataclass_transform
+
+# The typing module costs a short call about as much as dataclasses would, and
+# the modules on every call's path use it only in annotations: they import it
+# for type checkers alone (`TYPE_CHECKING = False`, which they read as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar, dataclass_transform
+
+    T = TypeVar("T")
+else:
+    def dataclass_transform(**_options: object) -> Callable[[object], object]:
+        """``typing.dataclass_transform`` speaks to type checkers: at run time it does nothing."""
+        return lambda function: function
 
 __all__ = ["FrozenInstanceError", "field", "frozen_value", "ordered_frozen_value", "replace"]
 
-T = TypeVar("T")
 _MISSING: Any = object()
 
 

@@ -111,8 +111,10 @@ NEVER_ON_A_CALL = {"click", "pydantic", "mcp", "psycopg", "rich", "anyio", "subp
 # Standard modules a plain `get`, `put` or `work check` does without: the value classes on
 # their path are assay.value's, not dataclasses (which imports inspect, ast,
 # dis and tokenize); the assay.toml `assay init` writes is plain TOML, read
-# without tomllib (which imports string and compiles regular expressions).
-NEVER_ON_GET_OR_PUT = {"dataclasses", "inspect", "ast", "dis", "tokenize", "tomllib", "string"}
+# without tomllib (which imports string and compiles regular expressions); the
+# modules on their path import typing for type checkers only.
+NEVER_ON_GET_OR_PUT = {"dataclasses", "inspect", "ast", "dis", "tokenize", "tomllib", "string",
+                       "typing"}
 
 
 @pytest.fixture

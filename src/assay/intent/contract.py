@@ -35,12 +35,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from assay.canonical import digest
 from assay.errors import AssayError, pointer
 from assay.ids import split_record_id
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CODE",

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from assay.errors import AssayError, UnavailableError, pointer
 from assay.ids import content_id
 from assay.intent.snapshot import is_readable
 from assay.ledger.store import Reader, Record
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "DECISION_KIND",

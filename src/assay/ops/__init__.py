@@ -20,13 +20,15 @@ import importlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import AssayError, UsageError, pointer
 from assay.ops.bounds import Bound
 from assay.value import field, frozen_value
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from assay.config import Project
     from assay.ledger.access import Access
     from assay.ledger.store import Store
@@ -46,8 +48,9 @@ __all__ = [
     "operations",
 ]
 
-Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
-Surface = Literal["cli", "mcp"]
+if TYPE_CHECKING:
+    Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
+    Surface = Literal["cli", "mcp"]
 
 # Which module declares which operations, in registry order (the order of
 # `assay describe`, `assay --help` and the MCP tool list). The CLI reads it to
@@ -179,7 +182,8 @@ class Result:
     exit_code: int = 0
 
 
-Handler = Callable[["Invocation", dict[str, Any]], Result]
+if TYPE_CHECKING:
+    Handler = Callable[["Invocation", dict[str, Any]], Result]
 
 
 _REFERENCE = re.compile(r"`([a-z][a-z0-9_.-]*)`")

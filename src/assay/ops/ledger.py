@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from assay.errors import AssayError, ConflictError, ReadRevisionConflict, UsageError, pointer
 from assay.ops import Argument, Bound, Invocation, Result, operation
 from assay.ops.bounds import PAGE_FACTS_SCHEMA, max_bytes_argument, recovering_read
 from assay.paging import DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES, encoded_size, fit, page_facts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _RECORD_ID = {"type": "string", "minLength": 1}
 _REVISION = {"type": "integer", "minimum": 0}
