@@ -58,7 +58,8 @@ __all__ = [
 
 CONFIG_NAME = "assay.toml"
 STATE_DIR = ".assay"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_NAME = _ALNUM + "._-"
 # What `assay init` writes as [evidence] ignore: caches that test and lint
 # tools write during a run, which are not changes anyone made to the work.
 DEFAULT_EVIDENCE_IGNORE = (".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache",
@@ -206,11 +207,16 @@ class Project:
         return self.root / STATE_DIR / "ledger.db"
 
 
+def _is_name(text: str) -> bool:
+    """Whether ``text`` is a name, ``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` (a project, goal, command)."""
+    return 0 < len(text) <= 128 and text[0] in _ALNUM and not text.strip(_NAME)
+
+
 def validate_scope(scope: Any, *, field_pointer: str = "") -> str:
     """Return ``scope`` if it is ``global`` or ``project:<name>``, else ``invalid_scope``."""
     if scope == "global":
         return "global"
-    if isinstance(scope, str) and scope.startswith("project:") and _NAME.fullmatch(scope[8:]):
+    if isinstance(scope, str) and scope.startswith("project:") and _is_name(scope[8:]):
         return scope
     raise AssayError(
         f"invalid scope {scope!r}: use 'global' or 'project:<name>'",
@@ -401,7 +407,7 @@ def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
     _closed(path, ledger, _LEDGER_KEYS, "ledger")
 
     name = project["name"] if "name" in project else _default_name(root)
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not _is_name(name):
         raise _config_error(path, "/project/name", "name must match [A-Za-z0-9][A-Za-z0-9._-]*")
     admitted = project.get("admitted_scopes", [])
     if not isinstance(admitted, list):
@@ -453,7 +459,7 @@ def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
         raise _config_error(path, "/gate/intents", "intents must be a list of record ids")
     seen: list[str] = []
     for index, record_id in enumerate(intents):
-        if not isinstance(record_id, str) or not _RECORD_ID.fullmatch(record_id):
+        if not isinstance(record_id, str) or not re.fullmatch(_RECORD_ID, record_id):
             raise _config_error(path, pointer("gate", "intents", index),
                                 "intents are record ids such as knowledge:NAME")
         if record_id not in seen:
@@ -512,7 +518,8 @@ def _loop_settings(path: Path, raw: dict[str, Any]) -> LoopSettings:
 
 
 _GOAL_KEYS = {"path", "acceptance"}
-_RECORD_ID = re.compile(r"[a-z][a-z0-9-]*:[^\x00-\x1f\x7f]{1,500}")
+# Patterns of the optional sections, compiled (and cached by re) when a section has them.
+_RECORD_ID = r"[a-z][a-z0-9-]*:[^\x00-\x1f\x7f]{1,500}"
 
 
 def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
@@ -522,7 +529,7 @@ def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
     for goal_id in sorted(goals):
         table = goals[goal_id]
         base = ("goals", goal_id)
-        if not _NAME.fullmatch(goal_id):
+        if not _is_name(goal_id):
             raise _config_error(path, pointer(*base),
                                 "a goal id must match [A-Za-z0-9][A-Za-z0-9._-]*")
         if not isinstance(table, dict):
@@ -541,7 +548,7 @@ def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
                                 "path must be relative and stay inside the project root")
         acceptance = table.get("acceptance")
         if acceptance is not None and (not isinstance(acceptance, str)
-                                       or not _RECORD_ID.fullmatch(acceptance)):
+                                       or not re.fullmatch(_RECORD_ID, acceptance)):
             raise _config_error(path, pointer(*base, "acceptance"),
                                 "acceptance is a record id such as knowledge:NAME")
         out.append(GoalConfig(id=goal_id, path=Path(normal).as_posix(), acceptance=acceptance))
@@ -553,10 +560,10 @@ _COMMAND_KEYS = {"argv", "cwd", "timeout", "env", "phases", "required", "enabled
                  "results", "requirements"}
 _RESULTS_FORMATS = ("junit",)
 # A requirement id as the mapping names it: what an intent's requirement id may be, bounded.
-_REQUIREMENT_ID = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+_REQUIREMENT_ID = r"[^\x00-\x1f\x7f]{1,200}"
 _MAX_MAPPINGS = 1000
 _PHASES = ("before", "after")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
 _MAX_TIMEOUT = 86_400
 
 
@@ -594,7 +601,7 @@ def _evidence_ignore(path: Path, raw: dict[str, Any]) -> tuple[str, ...]:
 
 def _evidence_command(path: Path, name: str, table: Any) -> EvidenceCommand:
     base = ("evidence", "commands", name)
-    if not _NAME.fullmatch(name):
+    if not _is_name(name):
         raise _config_error(path, pointer(*base),
                             "a command name must match [A-Za-z0-9][A-Za-z0-9._-]*")
     if not isinstance(table, dict):
@@ -627,7 +634,7 @@ def _evidence_command(path: Path, name: str, table: Any) -> EvidenceCommand:
     if not isinstance(env, list):
         raise _config_error(path, pointer(*base, "env"), "env must be a list of variable names")
     for index, var in enumerate(env):
-        if not isinstance(var, str) or not _ENV_NAME.fullmatch(var):
+        if not isinstance(var, str) or not re.fullmatch(_ENV_NAME, var):
             raise _config_error(path, pointer(*base, "env", index),
                                 "env entries are variable names like CI or PYTHONPATH")
     phases = table.get("phases", ["after"])
@@ -712,7 +719,7 @@ def _requirement_map(path: Path, base: tuple[str, ...], value: Any
             raise _config_error(path, pointer(*where, glob),
                                 "map a glob to a requirement id or a non-empty list of them")
         for index, rid in enumerate(ids):
-            if not isinstance(rid, str) or not _REQUIREMENT_ID.fullmatch(rid) or not rid.strip():
+            if not isinstance(rid, str) or not re.fullmatch(_REQUIREMENT_ID, rid) or not rid.strip():
                 at = pointer(*where, glob) if isinstance(given, str) else \
                     pointer(*where, glob, index)
                 raise _config_error(path, at, "a requirement id is a non-blank string of at "

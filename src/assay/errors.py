@@ -87,7 +87,8 @@ EXIT_BY_CODE: dict[str, int] = {
     "aborted": EXIT_ABORTED,
 }
 
-_CODE = re.compile(r"^[a-z][a-z0-9_]{0,127}$|^[A-Z][A-Z0-9_]{0,127}$")
+# Compiled (and cached by re) with the first error a call makes: most make none.
+_CODE = r"^[a-z][a-z0-9_]{0,127}$|^[A-Z][A-Z0-9_]{0,127}$"
 _MESSAGE_LIMIT = 2048
 
 
@@ -125,7 +126,7 @@ class AssayError(Exception):
     ) -> None:
         super().__init__(message)
         self.code = code or self.default_code
-        if not _CODE.match(self.code):
+        if not re.match(_CODE, self.code):
             raise ValueError(f"malformed error code {self.code!r}")
         self.exit_code = EXIT_BY_CODE.get(self.code, type(self).exit_code)
         self.message = message

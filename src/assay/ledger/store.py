@@ -579,7 +579,7 @@ class LedgerInfo:
 
 
 _AUDIENCE_PREFIX = "private:"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"  # compiled (and cached by re) when first needed
 
 
 def _encodable(text: str) -> bool:
@@ -607,7 +607,7 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
         # case, holds neither: skip the checks.)
         if not isinstance(value, str) or (value.isascii() and value.isprintable()):
             continue
-        if _CONTROL.search(value):
+        if re.search(_CONTROL, value):
             raise AssayError(f"{name} holds a control character", code=code,
                              pointer=base + "/" + name)
         if not _encodable(value):

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 
 from assay.errors import AssayError, UsageError, pointer
+from assay.ids import is_word
 from assay.ops.bounds import Bound
 from assay.value import field, frozen_value
 
@@ -186,7 +187,8 @@ if TYPE_CHECKING:
     Handler = Callable[["Invocation", dict[str, Any]], Result]
 
 
-_REFERENCE = re.compile(r"`([a-z][a-z0-9_.-]*)`")
+# Compiled (and cached by re) when a description is first shown.
+_REFERENCE = r"`([a-z][a-z0-9_.-]*)`"
 
 
 @frozen_value
@@ -242,7 +244,7 @@ class Operation:
                     "assay " + word.replace(".", " ")
             return match.group(0)
 
-        return _REFERENCE.sub(spell, text)
+        return re.sub(_REFERENCE, spell, text)
 
     def help(self, surface: Surface) -> str:
         """The description ``surface`` shows: the declared one, plus ``cli_note`` on the CLI."""
@@ -321,7 +323,6 @@ def _resolve(schema: Mapping[str, Any] | Callable[[], Mapping[str, Any]]) -> Map
 
 _REGISTRY: dict[str, Operation] = {}
 _LOADED = False
-_NAME = re.compile(r"[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*")
 
 
 def operation(
@@ -342,7 +343,7 @@ def operation(
 
     A read (``writes=False``) must declare its ``bounds`` (docs/agents.md).
     """
-    if not _NAME.fullmatch(name):
+    if not all(is_word(part) for part in name.split(".")):
         raise ValueError(f"malformed operation name {name!r}")
     if not writes and bounds is None:
         raise ValueError(f"read operation {name!r} declares no bounds")
