@@ -147,6 +147,7 @@ def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
                       full=True, cwd=ledger_project)
     assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.bounds",
                                                                   "assay.ops.ledger"}
+    assert [m for m in modules if m.startswith("assay.intent")] == []  # data holds no intent
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
     assert modules & NEVER_ON_GET_OR_PUT == set()
 

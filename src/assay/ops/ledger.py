@@ -193,10 +193,11 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
     refused here; nor is a write whose expected revision is already stale (it
     fails as the conflict it is).
     """
-    from assay.intent.contract import check_report_bound, parse_intent_data
-
-    check_report_bound(data)
     intent = data.get("intent") if isinstance(data, dict) else None
+    if intent is not None:  # the intent contract loads only for data that may hold one
+        from assay.intent.contract import check_report_bound, parse_intent_data
+
+        check_report_bound(data)
     if replace:
         return
     if intent is not None:
@@ -212,6 +213,8 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
     stale = expect_revision is not None and expect_revision != (
         current.revision if current is not None else 0)
     if holds and not stale:
+        from assay.intent.contract import parse_intent_data
+
         try:
             parse_intent_data(data)
         except AssayError as exc:
