@@ -7,7 +7,8 @@ Baselines, measured in the same run with the same durability and cache settings:
   batches, ``executemany`` of the same batch size per transaction.
 - PostgreSQL: a raw ``psycopg`` loop, one committed INSERT (and one
   ``json.dumps``) per write; for batches, ``executemany`` (which psycopg
-  pipelines) of the same batch size in one transaction.
+  pipelines) of the same batch size in one transaction. The CPU-only rows
+  set ``synchronous_commit = off`` on both connections.
 Point reads are compared with a raw ``SELECT ... WHERE id = ?`` and
 ``json.loads`` of the row, inside one read transaction per chunk, as assay
 reads inside one snapshot.
@@ -262,6 +263,23 @@ def _postgres_rows(url: str, n: int) -> list[dict[str, Any]]:
         storage_ours, storage_raw, storage_spread = _paired(n, raw_single, assay_storage, first=n)
         get_ours, get_raw, get_spread = _paired(n, raw_get, _assay_gets(store, "s", written),
                                                 chunk=100)
+        # The CPU side alone: no wait for the commit record's flush on either side.
+        raw.execute("SET synchronous_commit = off")
+        store._conn.execute("SET synchronous_commit = off")
+
+        def raw_single_cpu(items: range) -> None:
+            raw_single(range(items.start + 10 * n, items.stop + 10 * n))
+
+        def raw_batched_cpu(items: range) -> None:
+            raw_batched(range(items.start + 10 * n, items.stop + 10 * n))
+
+        def assay_batched_cpu(items: range) -> None:
+            assay_batched(range(items.start + 10 * n, items.stop + 10 * n))
+
+        cpu_ours, cpu_raw, cpu_spread = _paired(n * 3, raw_single_cpu,
+                                                _assay_puts(store, PAYLOAD, "c"))
+        cpu_batch_ours, cpu_batch_raw, cpu_batch_spread = _paired(
+            n * 5, raw_batched_cpu, assay_batched_cpu, chunk=BATCH)
         rows = [
             row("postgresql single put", assay=put_ours, baseline=put_raw, unit="writes/s",
                 baseline_name="raw psycopg json.dumps+insert (autocommit)",
@@ -276,6 +294,17 @@ def _postgres_rows(url: str, n: int) -> list[dict[str, Any]]:
                 baseline_name="raw psycopg json.dumps+executemany, one transaction per batch",
                 higher_is_better=True, goal=">= 0.6x", spread=batch_spread, runs=GROUPS,
                 note="put_many: one assay_put_many call per batch"),
+            row("postgresql single put, synchronous_commit=off on both sides", assay=cpu_ours,
+                baseline=cpu_raw, unit="writes/s",
+                baseline_name="raw psycopg json.dumps+insert (autocommit), synchronous_commit=off",
+                higher_is_better=True, spread=cpu_spread, runs=GROUPS,
+                note="CPU only: no commit flush on either side"),
+            row(f"postgresql batched put ({BATCH}/batch), synchronous_commit=off on both sides",
+                assay=cpu_batch_ours, baseline=cpu_batch_raw, unit="writes/s",
+                baseline_name="raw psycopg json.dumps+executemany, one transaction per batch, "
+                              "synchronous_commit=off",
+                higher_is_better=True, spread=cpu_batch_spread, runs=GROUPS,
+                note="CPU only: no commit flush on either side"),
             row("postgresql get by id", assay=get_ours, baseline=get_raw, unit="reads/s",
                 baseline_name="raw SELECT by id + json.loads, in a transaction",
                 higher_is_better=True, spread=get_spread, runs=GROUPS,

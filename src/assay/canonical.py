@@ -125,20 +125,22 @@ def _check_depth(text: str, value: Any) -> None:
     # The C parser guards its own recursion (hostile nesting ends in a
     # RecursionError, reported as resource_limit), so the bound is checked on
     # the parsed value, and only when the text holds enough brackets to break
-    # it: counting them runs at C speed, a walk visits containers only.
+    # it: counting them runs at C speed. The walk goes one level at a time,
+    # each level gathered by one comprehension over the containers of the
+    # level above (the root is level 1; any container past MAX_DEPTH fails).
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
+    level: list[Any] = [value]
+    depth = 1
+    while True:
+        level = [child for node in level
+                 for child in (node.values() if type(node) is dict else node)
+                 if type(child) is dict or type(child) is list]
+        if not level:
+            return
+        depth += 1
         if depth > MAX_DEPTH:
             raise _limit_error("depth")
-        children = node.values() if isinstance(node, dict) else node
-        for child in children:
-            if isinstance(child, (dict, list)) and child:
-                stack.append((child, depth + 1))
-            elif isinstance(child, (dict, list)) and depth + 1 > MAX_DEPTH:
-                raise _limit_error("depth")
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ __all__ = [
     "MAX_PRINCIPAL_CHARS",
     "content_id",
     "invisible_character",
+    "is_plain_record_id",
     "is_word",
     "record_kind",
     "split_record_id",
@@ -54,6 +55,19 @@ def invisible_character(text: str) -> str | None:
     return None if match is None else f"U+{ord(match.group(0)):04X}"
 
 
+def is_plain_record_id(text: str) -> bool:
+    """Whether the string ``text`` is a valid record id of printable ASCII (the common id).
+
+    A True answer needs no further check; False means only that
+    :func:`split_record_id` must judge it (it may still be valid).
+    """
+    kind, sep, name = text.partition(":")
+    # A valid kind, then printable ASCII only: no control, invisible or
+    # surrogate character can be in it, and its bytes are its length.
+    return (len(text) <= MAX_ID_BYTES and sep != "" and name != "" and name.isascii()
+            and name.isprintable() and is_word(kind))
+
+
 def split_record_id(record_id: Any, *, field: str = "") -> tuple[str, str]:
     """Validate a record id and return ``(kind, name)``.
 
@@ -64,10 +78,7 @@ def split_record_id(record_id: Any, *, field: str = "") -> tuple[str, str]:
     if not isinstance(record_id, str):
         raise AssayError("a record id must be a string", code="invalid_id", pointer=field or None)
     kind, sep, name = record_id.partition(":")
-    # The common id: a valid kind, then printable ASCII only (no control,
-    # invisible or surrogate character can be in it; bytes = length).
-    if (len(record_id) <= MAX_ID_BYTES and sep and name and name.isascii() and name.isprintable()
-            and is_word(kind)):
+    if is_plain_record_id(record_id):
         return kind, name
     problem = None
     if not sep:

@@ -9,6 +9,12 @@ JSON line as soon as the write is acknowledged (the parent kills it).
 ``count URL N NAME``: writes N distinct records named after NAME (with request
 ids), printing each receipt as a JSON line.
 
+``late URL BOUND_MS [own-alarm]``: one put with a wait bound of BOUND_MS
+(behind a holder, it times out), printing the outcome and the process's
+``SIGALRM`` state as one JSON line; then, after a line on standard input,
+a second put with the full bound. ``own-alarm`` first installs a handler of
+its own for ``SIGALRM``.
+
 ``hold URL``: opens a write transaction (holding the writers' queue and the
 write lock), prints ``holding`` and sleeps until killed.
 """
@@ -66,6 +72,34 @@ def count(url: str, n: int, name: str) -> None:
     store.close()
 
 
+def late(url: str, bound_ms: int, own_alarm: bool) -> None:
+    import signal
+
+    from assay.errors import AssayError
+
+    def mine(signum: int, frame: object) -> None:
+        pass
+
+    if own_alarm:
+        signal.signal(signal.SIGALRM, mine)
+    store = open_store(url)
+    store.busy_timeout_ms = bound_ms  # type: ignore[attr-defined]
+    try:
+        store.put(Write(id="knowledge:late", data={}, scope=SCOPE))
+        outcome = "written"
+    except AssayError as exc:
+        outcome = exc.code
+    handler = signal.getsignal(signal.SIGALRM)
+    print(json.dumps({"outcome": outcome,
+                      "handler": "own" if handler is mine else str(handler),
+                      "timer": list(signal.getitimer(signal.ITIMER_REAL))}), flush=True)
+    sys.stdin.readline()
+    store.busy_timeout_ms = 30_000  # type: ignore[attr-defined]
+    receipt = store.put(Write(id="knowledge:next", data={}, scope=SCOPE))
+    print(json.dumps(receipt.to_dict()), flush=True)
+    store.close()
+
+
 def hold(url: str) -> None:
     store = open_store(url)
     with store._write_transaction():  # type: ignore[attr-defined]
@@ -79,6 +113,8 @@ if __name__ == "__main__":
         cas(sys.argv[2], float(sys.argv[3]))
     elif sys.argv[1] == "count":
         count(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "late":
+        late(sys.argv[2], int(sys.argv[3]), "own-alarm" in sys.argv[4:])
     elif sys.argv[1] == "hold":
         hold(sys.argv[2])
     else:

@@ -114,3 +114,26 @@ def test_integrity_integers_checked_whatever_the_digit_runs(text: str, damaged: 
         assert isinstance(caught.value.damage, Damage)  # type: ignore[attr-defined]
     else:
         assert decode_stored(text, sha) == json.loads(text)
+
+
+def test_integrity_read_records_are_sealed_and_checked_like_built_ones() -> None:
+    """A record built from a stored row equals one built by its constructor, refuses assignment and checks its text."""
+    from assay.canonical import digest_bytes
+    from assay.ledger.store import Record, RecordUnreadable, stored_record
+
+    text = '{"a":1}'
+    fields: dict[str, Any] = {
+        "id": "knowledge:a", "revision": 2, "kind": "knowledge", "scope": "project:x",
+        "data_text": text, "data_sha256": digest_bytes(text.encode()), "status": "current",
+        "superseded_by": None, "links": (), "audience": "project", "sources": (),
+        "origin": "claim", "created_at": "2026-01-01T00:00:00.000Z", "ledger_revision": 7,
+        "request_id": None, "damage": None}
+    read = stored_record(**fields)
+    assert type(read) is Record
+    assert read == Record(**fields)
+    assert read.data == {"a": 1}
+    with pytest.raises(AttributeError):
+        read.status = "retired"  # type: ignore[misc]
+    bad = stored_record(**{**fields, "data_text": '{"a":2}'})
+    with pytest.raises(RecordUnreadable):
+        bad.data  # noqa: B018

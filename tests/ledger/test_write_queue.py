@@ -103,6 +103,43 @@ def test_write_queue_waiter_past_the_bound_gets_ledger_busy_and_writes_nothing(
         store.close()
 
 
+@pytest.mark.parametrize("own_alarm", [False, True], ids=["interval-timer", "helper-thread"])
+def test_write_queue_bound_in_a_writer_process_of_its_own(
+        ledger: Path, holder: subprocess.Popen[str], own_alarm: bool) -> None:
+    """A writer process past the bound gets ledger_busy, writes nothing, and keeps its signals.
+
+    With ``SIGALRM`` free, the main thread waits itself under an interval
+    timer; with a handler of the process's own, a helper thread waits. Either
+    way the process's alarm handler and timer are as they were, and the
+    place it gave up passes the turn on once the holder is gone.
+    """
+    argv = [sys.executable, WORKER, "late", str(ledger), "300"]
+    late = subprocess.Popen(argv + (["own-alarm"] if own_alarm else []),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert late.stdin is not None and late.stdout is not None
+    try:
+        first = json.loads(late.stdout.readline())
+        assert first == {"outcome": "ledger_busy",
+                         "handler": "own" if own_alarm else str(signal.SIG_DFL),
+                         "timer": [0.0, 0.0]}
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.communicate(timeout=30)
+        late.stdin.write("go\n")
+        late.stdin.flush()
+        out, _ = late.communicate(timeout=120)
+    finally:
+        if late.poll() is None:
+            late.kill()
+    assert late.returncode == 0
+    assert json.loads(out)["ledger_revision"] == 1
+    store = open_store(ledger, create=False)
+    try:
+        with store.reader() as r:
+            assert r.get("knowledge:late") is None and r.get("knowledge:next") is not None
+    finally:
+        store.close()
+
+
 def test_write_queue_readers_never_wait_on_it(ledger: Path,
                                               holder: subprocess.Popen[str]) -> None:
     """While a writer holds the turn, a reader in another handle reads at once."""

@@ -76,3 +76,12 @@ def test_shape_fast_and_report_agree(data: st.DataObject) -> None:
     issues: list[Issue] = []
     reported = shape.report(Sink(issues, "x"), doc, "")
     assert shape.ok(doc) == reported == (not issues)
+
+
+def test_validation_forgets_matched_ids() -> None:
+    """After a validation no shape check still holds the ids it matched."""
+    from assay.packet import shape
+    from assay.packet.validate import validate
+
+    assert validate(_ROOT).valid
+    assert not any(shape._MEMOS)

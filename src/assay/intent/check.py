@@ -152,6 +152,9 @@ def fetch_visible(reader: Reader, ids: list[str], principal: str
         batch: dict[str, Record] | None = reader.get_many(ids)
     except AssayError:
         batch = None
+    if batch is not None and all(r.audience == "project" for r in batch.values()):
+        # Project records are readable by every principal (is_readable).
+        return {rid: batch.get(rid) for rid in ids}, failures
     for rid in ids:
         if batch is not None:
             record = batch.get(rid)
@@ -305,24 +308,41 @@ def _outcome(run: Mapping[str, Any]) -> str:
     return f"{run['status']}{exit_text}"
 
 
-def _evidence_identity(record: Record) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "revision": record.revision,
-        "data_sha256": record.data_sha256,
-        "kind": record.kind,
-        "scope": record.scope,
-        "status": record.status,
-        "origin": record.origin,
-        "machine_observed": record.origin == "machine",
-    }
-
-
 def _cited_version(read: IntentRead, ref: EvidenceRef) -> Record | None:
     current = read.evidence.get(ref.id)
     if current is not None and current.revision == ref.revision:
         return current
     return read.cited_versions.get((ref.id, ref.revision))
+
+
+_UNSEEN: Any = object()
+
+
+class _Citations:
+    """Each cited version of one report and its run outcome, looked up once per version."""
+
+    __slots__ = ("_current", "_earlier", "_older_runs", "_runs")
+
+    def __init__(self, read: IntentRead) -> None:
+        self._current = read.evidence
+        self._earlier = read.cited_versions
+        self._runs: dict[str, dict[str, Any] | None] = {}  # of current versions, by id
+        self._older_runs: dict[tuple[str, int], dict[str, Any] | None] = {}
+
+    def version(self, ref: EvidenceRef) -> tuple[Record | None, dict[str, Any] | None]:
+        """The version ``ref`` cites (None when unread) and its :func:`run_facts`."""
+        current = self._current.get(ref.id)
+        if current is not None and current.revision == ref.revision:
+            run = self._runs.get(ref.id, _UNSEEN)
+            if run is _UNSEEN:
+                run = self._runs[ref.id] = run_facts(current)
+            return current, run
+        key = (ref.id, ref.revision)
+        cited = self._earlier.get(key)
+        run = self._older_runs.get(key, _UNSEEN)
+        if run is _UNSEEN:
+            run = self._older_runs[key] = run_facts(cited)
+        return cited, run
 
 
 def _unreadable(version: Record, where: dict[str, Any], rid: str,
@@ -340,14 +360,22 @@ def _unreadable(version: Record, where: dict[str, Any], rid: str,
         f"it for {rid}.", reason=version.damage.reason, **where)
 
 
-def _check_ref(read: IntentRead, binding: ProjectBinding, req: Requirement,
-               result: RequirementResult, ref: EvidenceRef,
+def _check_ref(read: IntentRead, scopes: tuple[str, ...], req: Requirement,
+               result: RequirementResult, ref: EvidenceRef, citations: _Citations,
                errors: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
     """Issues of one cited evidence reference, in emission order."""
+    record = read.evidence.get(ref.id)
+    cited, run = citations.version(ref)
+    if (record is not None and record is cited and run is None and record.damage is None
+            and record.status == "current" and record.scope in scopes
+            and record.id != read.record.id
+            and (ref.data_sha256 is None or ref.data_sha256 == record.data_sha256)
+            and ref.id not in read.failures):
+        # The common case: the intact current version of a record in scope, not a run.
+        return []
     rid = req.id
     where = {"requirement_id": rid, "evidence_id": ref.id, "recorded_revision": ref.revision}
     failure = read.failures.get(ref.id)
-    record = read.evidence.get(ref.id)
     if failure is not None:
         errors.setdefault((ref.id, 0), {"id": ref.id, "code": failure[0], "message": failure[1]})
         return [_issue(failure[0], f"evidence {ref.id} could not be read: {failure[1]}",
@@ -365,7 +393,7 @@ def _check_ref(read: IntentRead, binding: ProjectBinding, req: Requirement,
         return [_issue("evidence_out_of_scope",
                        "the intent record cannot be evidence for its own requirements",
                        f"Cite a separate evidence record for {rid}.", **where)]
-    if record.scope not in binding.evidence_scopes:
+    if record.scope not in scopes:
         return [_issue("evidence_out_of_scope",
                        f"evidence {ref.id} belongs to {record.scope}, outside this project",
                        f"Cite evidence from this project or an admitted scope for {rid}.",
@@ -376,7 +404,6 @@ def _check_ref(read: IntentRead, binding: ProjectBinding, req: Requirement,
         return [_issue("evidence_retired", f"evidence {ref.id} is {how}",
                        f"Cite the current record that replaces {ref.id} for {rid}.", **where)]
     out = []
-    cited = _cited_version(read, ref)
     if record.revision != ref.revision:
         newer = run_facts(record)
         what = (f"; its current revision {record.revision} is a run that {_outcome(newer)}"
@@ -395,7 +422,6 @@ def _check_ref(read: IntentRead, binding: ProjectBinding, req: Requirement,
                           "cited data_sha256",
                           f"Re-read {ref.id} revision {ref.revision} and correct the "
                           f"data_sha256 cited for {rid}.", **where))
-    run = run_facts(cited)
     rollup = requirement_rollup(cited, rid) if run is not None else None
     if result.status == "passed" and run is not None:
         if run["status"] != "passed" and (rollup is None or rollup["outcome"] != "passed"):
@@ -426,8 +452,8 @@ def _rerun(run: Mapping[str, Any], read: IntentRead, rid: str) -> str:
     return _quoted(["evidence", "run", "--for", f"{read.record.id}#{rid}", "--", run["command"]])
 
 
-def _requirement_issues(read: IntentRead, binding: ProjectBinding, req: Requirement,
-                        result: RequirementResult | None,
+def _requirement_issues(read: IntentRead, scopes: tuple[str, ...], req: Requirement,
+                        result: RequirementResult | None, citations: _Citations,
                         errors: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
     rid = req.id
     if result is None:
@@ -449,9 +475,9 @@ def _requirement_issues(read: IntentRead, binding: ProjectBinding, req: Requirem
                           f"Cite at least one evidence record version for {rid}.",
                           requirement_id=rid))
     for ref in result.evidence:
-        out.extend(_check_ref(read, binding, req, result, ref, errors))
+        out.extend(_check_ref(read, scopes, req, result, ref, citations, errors))
     if result.status == "passed" and result.evidence and not out:
-        cited = (_cited_version(read, ref) for ref in result.evidence)
+        cited = (citations.version(ref)[0] for ref in result.evidence)
         if not any(r is not None and r.origin == "machine" for r in cited):
             how = (f"({_quoted(['evidence', 'run', '--for', f'{read.record.id}#{rid}', '--', req.verify_with[0]])})"
                    if req.verify_with else "with assay evidence run")
@@ -498,8 +524,10 @@ def build_report(read: IntentRead, binding: ProjectBinding) -> dict[str, Any]:
     results = {r.requirement_id: r for r in acceptance.results} if acceptance else {}
     errors: dict[tuple[str, int], dict[str, Any]] = {}
     own_issues: dict[str, list[dict[str, Any]]] = {}
+    citations = _Citations(read)
+    scopes = binding.evidence_scopes
     for req in doc.requirements:
-        found = (_requirement_issues(read, binding, req, results.get(req.id), errors)
+        found = (_requirement_issues(read, scopes, req, results.get(req.id), citations, errors)
                  if acceptance else [])
         own_issues[req.id] = found
         issues.extend(found)
@@ -568,7 +596,7 @@ def build_report(read: IntentRead, binding: ProjectBinding) -> dict[str, Any]:
         "requirements": summary,
         "task_references": tasks,
         "plan": _plan(read, children),
-        "actual": _actual(read),
+        "actual": _actual(read, citations),
         "delta": {
             "ready_to_review": ready,
             "global_issue_codes": [i["code"] for i in issues if "requirement_id" not in i],
@@ -662,30 +690,34 @@ def _plan(read: IntentRead, children: Mapping[str, list[str]]) -> dict[str, Any]
     }
 
 
-def _actual(read: IntentRead) -> dict[str, Any]:
+def _actual(read: IntentRead, citations: _Citations) -> dict[str, Any]:
     acceptance = read.document.acceptance
     results = []
     evidence = read.evidence
+    version = citations.version
     for result in acceptance.results if acceptance else ():
         refs = []
         for ref in result.evidence:
             record = evidence.get(ref.id)
-            cited = (record if record is not None and record.revision == ref.revision
-                     else read.cited_versions.get((ref.id, ref.revision)))  # _cited_version
-            intact = cited is not None and cited.damage is None
-            row = ref.to_dict()
-            # The current version's identity is in actual.evidence, once per record.
-            row["current_revision"] = record.revision if record is not None else None
+            cited, run = version(ref)
             # Who wrote the cited version, whatever has happened since.
-            row["origin"] = cited.origin if intact and cited is not None else None
-            row["machine_observed"] = intact and cited is not None and cited.origin == "machine"
-            row["run"] = run_facts(cited)
-            refs.append(row)
+            origin = cited.origin if cited is not None and cited.damage is None else None
+            # The current version's identity is in actual.evidence, once per record.
+            current = record.revision if record is not None else None
+            # ref.to_dict() and the fields above, in that order.
+            refs.append({"id": ref.id, "revision": ref.revision, "current_revision": current,
+                         "origin": origin, "machine_observed": origin == "machine", "run": run}
+                        if ref.data_sha256 is None else
+                        {"id": ref.id, "revision": ref.revision, "data_sha256": ref.data_sha256,
+                         "current_revision": current, "origin": origin,
+                         "machine_observed": origin == "machine", "run": run})
         results.append({"requirement_id": result.requirement_id, "status": result.status,
                         "notes": result.notes, "evidence": refs})
-    identities = [
-        _evidence_identity(record) for rid, record in read.evidence.items()
-        if record is not None and record.damage is None
+    identities = [  # the identity of each intact current version
+        {"id": record.id, "revision": record.revision, "data_sha256": record.data_sha256,
+         "kind": record.kind, "scope": record.scope, "status": record.status,
+         "origin": record.origin, "machine_observed": record.origin == "machine"}
+        for record in read.evidence.values() if record is not None and record.damage is None
     ]
     return {
         "acceptance_recorded": acceptance is not None,

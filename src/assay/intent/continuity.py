@@ -153,16 +153,20 @@ def _requirements(read: IntentRead, report: Mapping[str, Any]) -> tuple[list[str
     return active, selected
 
 
-def _current_evidence(read: IntentRead, binding: ProjectBinding) -> dict[str, list[str]]:
-    """Per requirement, the cited evidence that is the intact current version in scope."""
+def _current_evidence(read: IntentRead, binding: ProjectBinding, selected: set[str]
+                      ) -> dict[str, list[str]]:
+    """Per selected requirement, the cited evidence that is the intact current version in scope."""
     out: dict[str, list[str]] = {}
     acceptance = read.document.acceptance
+    evidence, scopes, intent_id = read.evidence, binding.evidence_scopes, read.record.id
     for result in acceptance.results if acceptance else ():
+        if result.requirement_id not in selected:
+            continue
         for ref in result.evidence:
-            record = read.evidence.get(ref.id)
+            record = evidence.get(ref.id)
             if (record is not None and record.damage is None and record.revision == ref.revision
-                    and record.status == "current" and record.scope in binding.evidence_scopes
-                    and record.id != read.record.id
+                    and record.status == "current" and record.scope in scopes
+                    and record.id != intent_id
                     and ref.data_sha256 in (None, record.data_sha256)):
                 out.setdefault(result.requirement_id, []).append(ref.id)
     return out
@@ -200,6 +204,7 @@ class _Projection:
         self.truncated = False
         self.deeper_unknown = False
         self.frontier: dict[str, None] = {}  # ordered set
+        self.cuts: set[tuple[str, str, str]] = set()
         self.issues: list[dict[str, Any]] = []
         self.reads: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
         self.edges_of: dict[str, list[str]] = {}
@@ -225,7 +230,9 @@ class _Projection:
     def cutoff(self, code: str, target: str, message: str, read_target: str) -> None:
         self.truncated = self.deeper_unknown = True
         self.frontier.setdefault(target, None)
-        self.problem(code, read_target, message, _get_args(read_target))
+        if (code, read_target, message) not in self.cuts:  # once: the same issue and read
+            self.cuts.add((code, read_target, message))
+            self.problem(code, read_target, message, _get_args(read_target))
 
     # -- selection --------------------------------------------------------------------
 
@@ -271,8 +278,10 @@ class _Projection:
         for seed in seeds:
             self.seed(*seed)
         while self.head < len(self.queue):
-            self.load(self.queue[self.head:])
             target = self.queue[self.head]
+            if target not in self.cache:
+                # One batch for everything queued and not read yet.
+                self.load(self.queue[self.head:])
             self.head += 1
             self.inspect(target)
 
@@ -380,7 +389,8 @@ def project_continuity(read: IntentRead, binding: ProjectBinding, report: Mappin
         ("requirement", rid, targets)
         for rid, targets in (context.requirement_record_ids if context else ())]
     associated += [("current_evidence", rid, targets)
-                   for rid, targets in _current_evidence(read, binding).items()]
+                   for rid, targets in _current_evidence(read, binding,
+                                                         selected_requirements).items()]
     for reason, rid, targets in associated:
         if rid in selected_requirements:
             level = 0 if rid in active else 1
@@ -588,22 +598,27 @@ def _fit(state: _Projection, context: Any, active: list[str], active_omitted: in
                                               "reason": row["selection"]["reason"]}}
 
     # Running total: one encoding of the frame, then each row's own size (plus
-    # its separating comma); the exact size is settled once at the end.
+    # its separating comma). Canonical JSON encodes each value on its own, so
+    # the whole document is the frame (its row lists empty) plus every row
+    # and the commas between rows: rows are encoded once, the frame per try.
     used = _size(assemble())
-    retained: list[tuple[dict[str, Any], bool]] = []
+    retained: list[tuple[dict[str, Any], bool, int]] = []
+    row_bytes = {False: 0, True: 0}  # records, decisions: their rows and commas
     for _, _, row, is_decision in ranked:
         cost = _size(row) + 1
         if used + cost <= MAX_BYTES - _RESERVE:
             (decisions if is_decision else records).append(row)
-            retained.append((row, is_decision))
+            retained.append((row, is_decision, cost))
             used += cost
+            row_bytes[is_decision] += cost
         else:
             omit(row, is_decision)
     while True:
         out = assemble()
         # The byte count is part of the document: encode once with a placeholder
         # 0, then settle the count's own digits arithmetically.
-        base = _size(out) - 1
+        base = (_size({**out, "records": [], "decisions": []}) - 1
+                + max(row_bytes[False] - 1, 0) + max(row_bytes[True] - 1, 0))
         size = base + 1
         while base + len(str(size)) != size:
             size = base + len(str(size))
@@ -612,8 +627,9 @@ def _fit(state: _Projection, context: Any, active: list[str], active_omitted: in
             return out
         if not retained:
             return _collapsed(state, out)
-        row, is_decision = retained.pop()
+        row, is_decision, cost = retained.pop()
         (decisions if is_decision else records).pop()
+        row_bytes[is_decision] -= cost
         omit(row, is_decision)
 
 

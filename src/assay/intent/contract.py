@@ -38,7 +38,7 @@ from collections.abc import Mapping
 
 from assay.canonical import digest
 from assay.errors import AssayError, pointer
-from assay.ids import split_record_id
+from assay.ids import is_plain_record_id, split_record_id
 from assay.value import frozen_value
 
 TYPE_CHECKING = False
@@ -67,6 +67,7 @@ CODE = "invalid_intent_contract"
 RESULT_STATUSES = ("passed", "failed", "unverified")
 # Compiled (and cached by re) when an intent's text first needs them.
 _HEX64 = r"[0-9a-f]{64}"
+_HEX_DIGITS = "0123456789abcdef"
 _COMMAND_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 # The JSON values a requirement and a cited evidence reference add to a
 # readiness report when each carries one issue (measured: 24 and 20 without
@@ -90,6 +91,10 @@ _TASK_KEYS = ("runtime_task_id", "owner", "requirement_ids", "status")
 _CONTINUATION_KEYS = ("active_requirement_ids", "next_action")
 _CONTEXT_KEYS = ("version", "mission_record_ids", "requirements")
 _ASSOCIATION_KEYS = ("id", "record_ids")
+# The key sets a well-formed item may have, for the quick path through long lists.
+_PLAIN_REQUIREMENT = frozenset((*_REQUIREMENT_KEYS, "parent_id", "verify_with"))
+_PLAIN_RESULT = frozenset(_RESULT_KEYS)
+_PLAIN_EVIDENCE = frozenset((*_EVIDENCE_KEYS, "data_sha256"))
 
 
 @frozen_value
@@ -363,6 +368,20 @@ def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement,
     out: list[Requirement] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(items):
+        if type(item) is dict and item.keys() <= _PLAIN_REQUIREMENT:
+            # The quick path: a requirement every check below accepts as it is.
+            rid, text, acceptance = item.get("id"), item.get("text"), item.get("acceptance")
+            parent = item.get("parent_id")
+            if (type(rid) is str and rid.strip() and rid not in seen
+                    and (parent is None and "parent_id" not in item
+                         or type(parent) is str and parent.strip())
+                    and type(text) is str and text.strip()
+                    and type(acceptance) is str and acceptance.strip()):
+                seen[rid] = index
+                out.append(Requirement(rid, text, acceptance, parent, _commands(
+                    item["verify_with"], (*path, index, "verify_with"))
+                    if "verify_with" in item else ()))
+                continue
         rpath = (*path, index)
         req = _object(item, rpath, _REQUIREMENT_KEYS, ("parent_id", "verify_with"))
         rid = _text(req["id"], (*rpath, "id"))
@@ -427,6 +446,15 @@ def _acceptance(value: Any, path: tuple[str | int, ...]) -> Acceptance:
     seen: set[str] = set()
     rpath = (*path, "results")
     for index, item in enumerate(_array(acc["results"], rpath)):
+        if type(item) is dict and item.keys() == _PLAIN_RESULT:
+            # The quick path: a result every check below accepts as it is.
+            rid, status, notes = item["requirement_id"], item["status"], item["notes"]
+            if (type(rid) is str and rid.strip() and rid not in seen
+                    and status in RESULT_STATUSES and type(notes) is str):
+                seen.add(rid)
+                results.append(RequirementResult(
+                    rid, status, _evidence(item["evidence"], (*rpath, index, "evidence")), notes))
+                continue
         ipath = (*rpath, index)
         res = _object(item, ipath, _RESULT_KEYS)
         rid = _text(res["requirement_id"], (*ipath, "requirement_id"))
@@ -449,6 +477,16 @@ def _evidence(value: Any, path: tuple[str | int, ...]) -> tuple[EvidenceRef, ...
     out: list[EvidenceRef] = []
     seen: set[str] = set()
     for index, item in enumerate(_array(value, path)):
+        if type(item) is dict and item.keys() <= _PLAIN_EVIDENCE:
+            # The quick path: a reference every check below accepts as it is.
+            record_id, revision, sha = item.get("id"), item.get("revision"), item.get("data_sha256")
+            if (type(record_id) is str and type(revision) is int and revision >= 1
+                    and record_id not in seen and is_plain_record_id(record_id)
+                    and (sha is None and "data_sha256" not in item
+                         or type(sha) is str and len(sha) == 64 and not sha.strip(_HEX_DIGITS))):
+                seen.add(record_id)
+                out.append(EvidenceRef(record_id, revision, sha))
+                continue
         epath = (*path, index)
         ref = _object(item, epath, _EVIDENCE_KEYS, ("data_sha256",))
         record_id = _record_id(ref["id"], (*epath, "id"))

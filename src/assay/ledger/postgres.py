@@ -184,15 +184,25 @@ class PostgresStore(SqlLedger):
         """
         if len(prepared) == 1:
             return [self._put_prepared(prepared[0], basis)]
-        batch = json.dumps([
-            [p.write.id, p.kind, p.write.scope, None, p.data_sha256, p.write.status,
-             p.write.superseded_by, p.links_text, p.write.audience, p.sources_text,
-             p.write.origin, p.write.request_id, p.body_sha256, p.write.expect_revision]
-            for p in prepared], ensure_ascii=False, separators=(",", ":"))
-        params = (batch, [p.data_text for p in prepared], now_rfc3339(), basis.epoch if basis else None,
-                  json.dumps(dict(basis.records)) if basis else None,
-                  basis.ledger_revision if basis else 0, self.principal or "")
-        statement = "SELECT * FROM assay_put_many(%s, %b::text[], %s, %s, %s, %s::bigint, %s)"
+        writes = [p.write for p in prepared]
+        # The optional fields go as NULL arrays when no write has them.
+        superseded_by = [w.superseded_by for w in writes]
+        request_ids = [w.request_id for w in writes]
+        expect = [w.expect_revision for w in writes]
+        params = (
+            [w.id for w in writes], [p.kind for p in prepared], [w.scope for w in writes],
+            [p.data_text for p in prepared], [p.data_sha256 for p in prepared],
+            [w.status for w in writes],
+            superseded_by if superseded_by.count(None) < len(writes) else None,
+            [p.links_text for p in prepared], [w.audience for w in writes],
+            [p.sources_text for p in prepared], [w.origin for w in writes],
+            *((request_ids, [p.body_sha256 for p in prepared])
+              if request_ids.count(None) < len(writes) else (None, None)),
+            expect if expect.count(None) < len(writes) else None,
+            now_rfc3339(), basis.epoch if basis else None,
+            json.dumps(dict(basis.records)) if basis else None,
+            basis.ledger_revision if basis else 0, self.principal or "")
+        statement = _PUT_MANY
         try:
             try:
                 rows = self._conn.execute(statement, params).fetchall()
@@ -222,6 +232,12 @@ class PostgresStore(SqlLedger):
 
     def close(self) -> None:
         self._conn.close()
+
+
+# Every array in binary (%b): no text escaping of the data on either side.
+_PUT_MANY = ("SELECT * FROM assay_put_many(%b::text[], %b::text[], %b::text[], %b::text[], "
+             "%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], "
+             "%b::text[], %b::text[], %b::bigint[], %s, %s, %s, %s::bigint, %s)")
 
 
 def _unavailable(exc: psycopg.Error) -> AssayError:

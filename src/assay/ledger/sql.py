@@ -27,7 +27,8 @@ head row is updated on every write.
 Any exception before commit rolls the transaction back: nothing is written.
 
 Every read statement is confined to the reader's partitions (``audience IN
-(...)``, built in one place, :meth:`SqlReader._view`); a record's versions,
+(...)``, built in one place, :meth:`SqlReader._view`, or ``audience = ?`` with
+one of them, as a point read probes them in turn); a record's versions,
 its current revision, its links and its request ids are all keyed by
 ``(id, audience)``, so no statement can reach another principal's private
 versions by id alone.
@@ -53,6 +54,7 @@ from assay.ledger.store import (
     SourceRef,
     Write,
     WriteBasis,
+    stored_record,
     validate_write,
     view_audiences,
 )
@@ -147,6 +149,9 @@ def migration_steps(dialect: str, version: int) -> list[str]:
 _HEAD = "SELECT coalesce(max(ledger_revision), 0) FROM record_versions"
 # A partition's current revision: its highest (0 when it does not exist).
 _CURRENT = "SELECT coalesce(max(revision), 0) FROM record_versions WHERE id = ? AND audience = ?"
+# A partition's current version (one of the reader's partitions, as get probes them).
+_CURRENT_VERSION = (f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? "
+                    "AND v.audience = ? ORDER BY v.revision DESC LIMIT 1")
 # Keeps only the current version of each (id, audience) in a query over
 # versions v (checked on the (id, audience, revision) index, so a query that
 # stops at its limit reads only as far as it needs).
@@ -202,12 +207,8 @@ def _record(row: Sequence[Any]) -> Record:
         links, sources = (), ()
         damage = Damage("metadata_damaged", "the stored links or sources of this version are "
                                             "not the JSON assay wrote")
-    return Record(
-        id=row[0], revision=row[1], kind=row[2], scope=row[3], data_text=row[4],
-        data_sha256=row[5], status=row[6], superseded_by=row[7], links=links,
-        audience=row[9], sources=sources, origin=row[11], created_at=row[12],
-        ledger_revision=row[13], request_id=row[14], damage=damage,
-    )
+    return stored_record(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], links,
+                         row[9], sources, row[11], row[12], row[13], row[14], damage)
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -230,8 +231,10 @@ class SqlReader:
         self.ledger_revision = ledger_revision
         self.principal = principal
         self._audiences = view_audiences(principal)
+        # Where the reader looks for an id: its own partition, then the project's.
+        self._preference = self._audiences[::-1]
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _execute(self, sql: str, params: Sequence[Any]) -> None:
         try:
             self._cur.execute(self._ledger.sql(sql), tuple(params))
         except UnicodeEncodeError:
@@ -240,7 +243,15 @@ class SqlReader:
             raise AssayError("a read filter holds a lone surrogate, which UTF-8 cannot encode",
                              code="lone_surrogate",
                              action="Pass ids and filters as valid UTF-8 text.") from None
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        self._execute(sql, params)
         return list(self._cur.fetchall())
+
+    def _row(self, sql: str, params: Sequence[Any]) -> Any:
+        """The first row of a statement, or None."""
+        self._execute(sql, params)
+        return self._cur.fetchone()
 
     def _view(self, alias: str = "v.") -> tuple[str, list[Any]]:
         """The condition (and its parameters) that keeps rows of this reader's partitions."""
@@ -257,11 +268,15 @@ class SqlReader:
 
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
         if revision is None:
-            view, params = self._view()
-            rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? "
-                              f"AND {view} ORDER BY {_PREFERRED.format(a='v.')}, v.revision DESC "
-                              "LIMIT 1", [record_id, *params])
-            return _record(rows[0]) if rows else None
+            # The reader's own partition first, then the project's: each is
+            # one probe of the (id, audience, revision) index for its highest
+            # revision (ordering the partitions in SQL would sort every
+            # version of the record instead).
+            for partition in self._preference:
+                row = self._row(_CURRENT_VERSION, (record_id, partition))
+                if row is not None:
+                    return _record(row)
+            return None
         if not 1 <= revision <= MAX_REVISION:
             return None
         audience = self._partition(record_id)

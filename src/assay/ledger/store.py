@@ -70,6 +70,7 @@ __all__ = [
     "Write",
     "WriteBasis",
     "decode_stored",
+    "stored_record",
     "validate_write",
     "view_audiences",
 ]
@@ -126,21 +127,8 @@ _UNREAD: Any = object()  # a Record's data not decoded yet
 MAX_DATA_DEPTH = 100
 
 
-class Record:
-    """One version of a record, exactly as stored, checked before its data is used.
-
-    ``data`` is decoded from the stored canonical text on first use, and only
-    after the text has been checked: it must hash to ``data_sha256`` and parse
-    strictly within the bounds a write accepts (no duplicate keys, no integer
-    a double cannot hold, no lone surrogate, nesting at most
-    :data:`MAX_DATA_DEPTH`). A version that fails is *unreadable*: ``damage``
-    names why, and reading ``data`` raises :class:`RecordUnreadable` instead of
-    handing out values nobody wrote. Listings therefore never fail on one bad
-    row; whoever needs the data of that row gets a coded error naming it.
-
-    Records built in memory (``data`` given, no ``data_text``) are taken as
-    they are.
-    """
+class _Fields:
+    """The stored fields of one record version: the layout :class:`Record` and its builder share."""
 
     __slots__ = ("_damage", "_data", "audience", "created_at", "data_sha256", "data_text", "id",
                  "kind", "ledger_revision", "links", "origin", "request_id", "revision", "scope",
@@ -162,6 +150,25 @@ class Record:
     data_text: str
     _data: Any
     _damage: Damage | None
+
+
+class Record(_Fields):
+    """One version of a record, exactly as stored, checked before its data is used.
+
+    ``data`` is decoded from the stored canonical text on first use, and only
+    after the text has been checked: it must hash to ``data_sha256`` and parse
+    strictly within the bounds a write accepts (no duplicate keys, no integer
+    a double cannot hold, no lone surrogate, nesting at most
+    :data:`MAX_DATA_DEPTH`). A version that fails is *unreadable*: ``damage``
+    names why, and reading ``data`` raises :class:`RecordUnreadable` instead of
+    handing out values nobody wrote. Listings therefore never fail on one bad
+    row; whoever needs the data of that row gets a coded error naming it.
+
+    Records built in memory (``data`` given, no ``data_text``) are taken as
+    they are.
+    """
+
+    __slots__ = ()
 
     def __init__(
         self,
@@ -287,6 +294,47 @@ class Record:
                 f"ledger_revision={self.ledger_revision})")
 
 
+class _Unsealed(_Fields):
+    """A stored version being built: its fields are plain slot stores, then it is sealed."""
+
+    __slots__ = ()
+
+
+def stored_record(id: str, revision: int, kind: str, scope: str, data_text: str,
+                  data_sha256: str, status: str, superseded_by: str | None,
+                  links: tuple[Link, ...], audience: str, sources: tuple[SourceRef, ...],
+                  origin: str, created_at: str, ledger_revision: int, request_id: str | None,
+                  damage: Damage | None) -> Record:
+    """A :class:`Record` of one stored version, its data not decoded yet (the backends' reads).
+
+    The same value ``Record(...)`` gives, built for listings of thousands:
+    the fields are plain slot stores on an unguarded twin of the same layout,
+    which then becomes the immutable :class:`Record` (the guarded stores cost
+    more than the rest of reading a version).
+    """
+    version: Any = _Unsealed()
+    version.id = id
+    version.kind = kind
+    version.scope = scope
+    version.revision = revision
+    version.data_sha256 = data_sha256
+    version.status = status
+    version.superseded_by = superseded_by
+    version.links = links
+    version.audience = audience
+    version.sources = sources
+    version.created_at = created_at
+    version.ledger_revision = ledger_revision
+    version.request_id = request_id
+    version.origin = origin
+    version.data_text = data_text
+    version._data = _UNREAD
+    version._damage = damage
+    version.__class__ = Record
+    sealed: Record = version
+    return sealed
+
+
 @frozen_value
 class Damage:
     """Why a stored version's data cannot be used."""
@@ -326,6 +374,8 @@ _SAFE = 2**53
 
 
 def _strict_int(text: str) -> int:
+    if len(text) < 16:  # at most 15 digits: exact in a double, and read as written
+        return int(text)
     value = read_integer(text)
     # read_integer keeps a literal no double holds exact; such a number was
     # never written by assay (the encoder refuses it), so the text is damaged.

@@ -16,8 +16,14 @@ ticket order. Where open file description locks are missing (not Linux), a
 plain ``flock`` of the file serves: the kernel wakes every waiter and one of
 them wins, which is close to arrival order but not exactly.
 
-- Crash safety: every lock belongs to an open file description; the kernel
-  releases it when its holder exits, however it exits (SIGKILL included),
+- The wait: the main thread of a process that leaves ``SIGALRM`` alone
+  blocks on the lock itself under an interval timer, so the kernel wakes
+  the writer itself when its turn comes. Elsewhere (another thread, or a
+  process with an alarm of its own) a helper thread blocks on the lock and
+  wakes the writer: one more wake-up per turn, the same order and bound.
+- Crash safety: every lock belongs to the writer's open file description
+  of the side file (kept open between its writes); the kernel releases it
+  when its holder exits, however it exits (SIGKILL included),
   and the next ticket's writer goes on.
 - Bound: a writer waits at most its timeout, then gives up (``ledger_busy``,
   nothing written). A writer that gave up keeps its place until its turn
@@ -58,6 +64,9 @@ class WriteQueue:
         self.path = Path(str(ledger_path) + SUFFIX)
         # None until the first write tried the side file; False: fall back.
         self.available: bool | None = None
+        # The side file, open from the first write until close(): a turn is
+        # handed on by unlocking, not by closing the file.
+        self._fd: int | None = None
 
     def _create(self) -> bool:
         """Whether the side file exists (created now if need be) and this process may write it."""
@@ -98,10 +107,12 @@ class WriteQueue:
             self.available = self._create()
         if not self.available:
             return None
-        try:
-            fd = os.open(self.path, _FLAGS)
-        except OSError:
-            return None
+        fd = self._fd
+        if fd is None:
+            try:
+                fd = self._fd = os.open(self.path, _FLAGS)
+            except OSError:
+                return None
         try:
             if _TICKETS:
                 ticket, ready = _take_ticket(fd)
@@ -114,16 +125,29 @@ class WriteQueue:
                 def wait_turn() -> bool:
                     return _flock_now(fd, wait=True)
             if not ready:
-                _wait(fd, timeout, self.path, wait_turn)
+                got = _wait_here(timeout, self.path, wait_turn)
+                if got is None:  # cannot wait on this thread: a helper thread waits
+                    _wait(fd, timeout, timeout, self.path, wait_turn)
+                elif not got:  # the time ran out: a last look, then the helper keeps the place
+                    _wait(fd, 0.0, timeout, self.path, wait_turn)
         except _Abandoned:
+            self._fd = None  # the helper thread closes it when the turn comes
             raise
         except BaseException:
-            os.close(fd)
+            self._fd = None
+            os.close(fd)  # gives the place up, and with it any turn
             raise
-        return lambda: os.close(fd)
+        if _TICKETS:
+            # The turn passes on when the byte of this ticket frees; the byte
+            # of the one before it, held since the turn came, frees with it.
+            return lambda: _range_unlock(fd, _SLOTS + ticket - 1, 2)
+        return lambda: _flock_release(fd)
 
     def close(self) -> None:
-        """Nothing stays open between writes; kept for the store's close."""
+        """Close the side file (a write in progress has handed its turn on by now)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 # Ticket locks need open file description locks and the 64-bit struct flock.
@@ -148,6 +172,21 @@ def _range_lock(fd: int, offset: int, *, wait: bool) -> bool:
     except (BlockingIOError, PermissionError):
         return False
     return True
+
+
+def _range_unlock(fd: int, offset: int, length: int) -> None:
+    """Unlock ``length`` bytes from ``offset`` held by this open file description."""
+    import fcntl
+    import struct
+
+    request = struct.pack("hhqqi4x", fcntl.F_UNLCK, os.SEEK_SET, offset, length, 0)
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)
+
+
+def _flock_release(fd: int) -> None:
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _take_ticket(fd: int) -> tuple[int, bool]:
@@ -186,7 +225,52 @@ def _mode_for(ledger: Path) -> int:
     return 0o600 | (0o060 if mode & 0o020 else 0) | (0o006 if mode & 0o002 else 0)
 
 
-def _wait(fd: int, timeout: float, path: Path, wait_turn: Callable[[], bool]) -> None:
+class _Expired(Exception):
+    """Raised by the interval timer's signal inside a wait that ran out of time."""
+
+
+def _expired(signum: int, frame: object) -> None:
+    raise _Expired
+
+
+def _wait_here(timeout: float, path: Path, wait_turn: Callable[[], bool]) -> bool | None:
+    """Wait for the turn on this thread, bounded by an interval timer.
+
+    True when the turn came, False when the time ran out, None when this
+    thread cannot wait so: only the main thread takes signals, and only
+    while nothing else uses ``SIGALRM`` or the real-time interval timer (a
+    test runner's timeout, say). Here the kernel wakes the waiting thread
+    itself when the turn comes, one wake-up per hand-off; :func:`_wait`
+    needs a helper thread and two.
+    """
+    import signal
+    import threading
+
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL
+            or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)):
+        return None
+    try:
+        signal.signal(signal.SIGALRM, _expired)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, max(timeout, 0.001))
+            got = wait_turn()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Expired:
+        return False
+    except OSError:
+        got = False
+    finally:
+        # The timer is disarmed first, so no alarm can meet the default action.
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    if not got:
+        raise TimeoutError(f"cannot lock the writers' queue {path}")
+    return True
+
+
+def _wait(fd: int, timeout: float, bound: float, path: Path,
+          wait_turn: Callable[[], bool]) -> None:
     """Wait for the turn on ``fd`` at most ``timeout`` seconds, or raise :class:`TimeoutError`.
 
     Locks have no timeout, so a helper thread blocks in ``wait_turn`` while
@@ -218,7 +302,7 @@ def _wait(fd: int, timeout: float, path: Path, wait_turn: Callable[[], bool]) ->
         with guard:
             if not got.is_set():
                 abandoned = True
-                raise _Abandoned(f"no turn in the writers' queue {path} within {timeout:g} s")
+                raise _Abandoned(f"no turn in the writers' queue {path} within {bound:g} s")
     if failed:
         raise TimeoutError(f"cannot lock the writers' queue {path}")
 

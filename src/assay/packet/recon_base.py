@@ -252,6 +252,9 @@ class State:
     texts: dict[int, tuple[bytes, str, str, list[str]]] = field(default_factory=dict)
     bound: dict[tuple[int, str, Any, int], bool] = field(default_factory=dict)
     outside: dict[str, bytes] = field(default_factory=dict)
+    rels: dict[str, str | None] = field(default_factory=dict)
+    # Canonical digests of values many records compare against (a source's argv).
+    value_digests: dict[int, tuple[Any, str]] = field(default_factory=dict)
 
 
 class Base:
@@ -319,11 +322,22 @@ class Base:
         """The packet path a recon reference names, or None when it leaves the packet."""
         if type(path) is not str or not path:
             return None
+        if path in self.s.rels:
+            return self.s.rels[path]
         base = str(self.root.root)
         full = os.path.normpath(os.path.join(base, path))
-        if not full.startswith(base + os.sep):
-            return None
-        return os.path.relpath(full, base).replace(os.sep, "/")
+        found = (os.path.relpath(full, base).replace(os.sep, "/")
+                 if full.startswith(base + os.sep) else None)
+        self.s.rels[path] = found
+        return found
+
+    def digest_once(self, value: Any) -> str:
+        """:func:`canonical_digest` of ``value``, computed once per value object."""
+        known = self.s.value_digests.get(id(value))
+        if known is None or known[0] is not value:
+            known = (value, canonical_digest(value))
+            self.s.value_digests[id(value)] = known
+        return known[1]
 
     def read(self, rel: str) -> bytes | PathProblem:
         if rel in self.raw:

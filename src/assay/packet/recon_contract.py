@@ -960,14 +960,26 @@ def _reconciliation(c: _Check, value: dict[str, Any]) -> None:
 
 def strings(value: Any) -> list[str]:
     """Every string value inside ``value`` (object values and array members), in order."""
+    if type(value) is str:
+        return [value]
+    if type(value) is not dict and type(value) is not list:
+        return []
     out: list[str] = []
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if type(item) is str:
-            out.append(item)
-        elif type(item) is list:
-            pending.extend(reversed(item))
-        elif type(item) is dict:
-            pending.extend(reversed(list(item.values())))
+    append = out.append
+    # One iterator per open container: the inner loop runs over a container's
+    # members until it meets a nested one, which it enters (any depth, no recursion).
+    stack = [iter(value.values() if type(value) is dict else value)]
+    while stack:
+        for item in stack[-1]:
+            kind = type(item)
+            if kind is str:
+                append(item)
+            elif kind is dict:
+                stack.append(iter(item.values()))
+                break
+            elif kind is list:
+                stack.append(iter(item))
+                break
+        else:
+            stack.pop()
     return out

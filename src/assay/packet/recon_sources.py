@@ -257,7 +257,7 @@ class Sources(Base):
         elif kind == "command-output":
             checks = [(locator.get("artifactPath") != source.get("outputPath"),
                        "SOURCE_VERSION_MISMATCH", "the command artifact changed"),
-                      (locator.get("commandDigest") != canonical_digest(source.get("argv")),
+                      (locator.get("commandDigest") != self.digest_once(source.get("argv")),
                        "SOURCE_VERSION_MISMATCH", "the command identity changed")]
         elif kind == "connected-resource":
             checks = [(locator.get("system") != source.get("system")

@@ -17,7 +17,7 @@ from typing import Any
 
 from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE
 from assay.packet.model import Claim, Evidence, Link
-from assay.packet.reviews import project
+from assay.packet.reviews import PROJECTION_FAMILY, project
 
 __all__ = ["Doc", "ReviewChecks", "json_pointer", "same"]
 
@@ -76,6 +76,8 @@ class ReviewChecks:
             return None, False
         prior = target.data
         ok = True
+        # Briefs of one projection family show the same view: build it once.
+        expected_by_family: dict[str, Any] = {}
         for brief in briefs.values():
             if not same(brief.data["priorLedger"], ref):
                 self.add("PRIOR_LEDGER_MISMATCH", brief.path, "/priorLedger",
@@ -85,7 +87,11 @@ class ReviewChecks:
             if brief.data["priorRevision"] != prior["revision"]:
                 self.add("LEDGER_REVISION_MISMATCH", brief.path, "/priorRevision",
                          f"the prior ledger is revision {prior['revision']}")
-            expected = project(brief.data["mode"], prior, m)
+            mode = brief.data["mode"]
+            family = PROJECTION_FAMILY.get(mode, mode)
+            if family not in expected_by_family:
+                expected_by_family[family] = project(mode, prior, m)
+            expected = expected_by_family[family]
             if not same(expected, brief.data["projection"]):
                 self.add("REVIEW_BRIEF_MISMATCH", brief.path, "/projection",
                          f"the projection is not the {brief.data['mode']} view of the prior ledger")
@@ -294,6 +300,7 @@ class ReviewChecks:
         coverage_gapped = {cid for _, f in findings.values()
                            if not f["material"] and f["status"] != "resolved"
                            for cid in f["claimIds"]}
+        uncovered = coverage_gapped | coverage_blocked
         needed = {"semantic", "adversarial", "coverage"}
         if requested == "thorough":
             needed.add("redundant-verification")
@@ -318,7 +325,7 @@ class ReviewChecks:
                 elif cid in coverage_gapped:
                     self.add("COVERAGE_ASSURANCE_EXCEEDED", LEDGER_FILE, ptr,
                              f"claim {cid!r} is verified despite an unresolved coverage finding")
-            elif state == "provisional" and cid in coverage_gapped | coverage_blocked:
+            elif state == "provisional" and cid in uncovered:
                 self.add("COVERAGE_ASSURANCE_EXCEEDED", LEDGER_FILE, ptr,
                          f"claim {cid!r} has an unresolved coverage finding and is unresolved, "
                          "not provisional")

@@ -167,6 +167,16 @@ def _scope(manifest: dict[str, Any]) -> dict[str, Any]:
     return {k: request[k] for k in ("questions", "includedScope", "excludedScope")}
 
 
+# Modes whose briefs show the same projection of a ledger.
+PROJECTION_FAMILY = {
+    "semantic": "verification",
+    "redundant-verification": "verification",
+    "adversarial": "scope",
+    "coverage": "scope",
+    "contradiction-resolution": "contradiction",
+}
+
+
 def project(mode: str, ledger: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any]:
     """The selective-blind projection a ``mode`` reviewer sees of ``ledger``.
 
@@ -180,13 +190,14 @@ def project(mode: str, ledger: dict[str, Any], manifest: dict[str, Any]) -> dict
     are not projected because they may still be recorded after the reviews.
     """
     claims = ledger["claims"]
-    if mode in ("semantic", "redundant-verification"):
+    family = PROJECTION_FAMILY.get(mode)
+    if family == "verification":
         return _verification(claims, ledger, manifest)
-    if mode in ("adversarial", "coverage"):
+    if family == "scope":
         return {"scope": _scope(manifest),
                 "claims": [{"claimId": c["claimId"], "statement": c["statement"]}
                            for c in claims]}
-    if mode == "contradiction-resolution":
+    if family == "contradiction":
         chosen = [c for c in claims if c["state"] == "contested"
                   or any(link["relation"] == "contradicts" for link in c["evidence"])]
         return _verification(chosen, ledger, manifest)

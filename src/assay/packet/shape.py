@@ -28,6 +28,7 @@ __all__ = [
     "Sink",
     "array",
     "enum",
+    "forget_matches",
     "integer",
     "nullable",
     "obj",
@@ -95,15 +96,42 @@ def _name(value: Any) -> str:
     return "an object"
 
 
+_MEMO_SIZE = 65_536
+_MEMOS: list[set[str]] = []
+
+
+def forget_matches() -> None:
+    """Empty the memories of matched strings (see :func:`string`); the validator calls this
+    when it finishes, so nothing of one packet stays in memory or speeds up the next."""
+    for memo in _MEMOS:
+        memo.clear()
+
+
 def string(*, empty: bool = False, pattern: str | None = None, max_length: int | None = None,
            what: str = "") -> Check:
-    """A string; non-empty unless ``empty``; optionally matching ``pattern``."""
+    """A string; non-empty unless ``empty``; optionally matching ``pattern``.
+
+    Ids and digests recur across a packet's files: a string that matched the
+    pattern once is remembered (up to :data:`_MEMO_SIZE` of them per check),
+    so a recurrence costs a set lookup instead of a regular-expression match.
+    :func:`forget_matches` empties every such memory.
+    """
     match = re.compile(pattern).fullmatch if pattern else None
+    matched: set[str] = set()
+    if match is not None:
+        _MEMOS.append(matched)
+
+    def learn(value: str) -> bool:
+        if match is None or match(value) is None:
+            return False
+        if len(matched) < _MEMO_SIZE:
+            matched.add(value)
+        return True
 
     def ok(value: Any) -> bool:
         return (type(value) is str and (empty or value != "")
                 and (max_length is None or len(value) <= max_length)
-                and (match is None or match(value) is not None))
+                and (match is None or value in matched or learn(value)))
 
     def report(sink: Sink, value: Any, ptr: str) -> bool:
         if type(value) is not str:

@@ -22,9 +22,11 @@ that is not publishable. Imports the base modules and the packet modules.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,10 +68,20 @@ from assay.packet.model import (
     kind_name,
 )
 from assay.packet.recon_contract import is_recon_layout
-from assay.packet.redaction import REDACTION_MARKER, find_secret, matches_redacted
+from assay.packet.redaction import REDACTION_MARKER, find_secret, find_secrets, matches_redacted
 from assay.packet.review_checks import Doc, ReviewChecks, json_pointer
 from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
-from assay.packet.shape import INSTANT, Check, Sink, enum, integer, nullable, obj, string
+from assay.packet.shape import (
+    INSTANT,
+    Check,
+    Sink,
+    enum,
+    forget_matches,
+    integer,
+    nullable,
+    obj,
+    string,
+)
 
 __all__ = ["check_and_withdraw", "validate"]
 
@@ -120,6 +132,7 @@ class _Compiler(ReviewChecks):
         self.captures: dict[str, bytes] = {}
         self.listed: set[str] = set()
         self.capture_digests: dict[str, str] = {}
+        self.screened: dict[str, str | None] = {}
 
     # -- helpers -------------------------------------------------------
     def add(self, code: str, path: str, pointer: str, message: str) -> None:
@@ -313,6 +326,9 @@ class _Compiler(ReviewChecks):
         results = [d for d in self.docs if d.kind == "review-result"]
         recons = [d for d in results if d.data["reviewKind"] == "reconciliation"]
         assurance = [d for d in results if d.data["reviewKind"] != "reconciliation"]
+        self.screen([finding["excerpt"] for d in dossiers for finding in d.data["findings"]]
+                    + [record["excerpt"] for record in L["evidence"]]
+                    + [record["excerpt"] for d in assurance for record in d.data["newEvidence"]])
         writers: set[str] = set()
         for d in dossiers:
             self.lane_check(d, d.data["laneId"], "/laneId", _GATHER_MODES[d.data["mode"]], lanes,
@@ -599,8 +615,12 @@ class _Compiler(ReviewChecks):
                              f"claim {L['claims'][c]['claimId']!r} cites {found.state} evidence "
                              f"{record['evidenceId']!r} and must stay below supported")
 
+    def screen(self, texts: list[str]) -> None:
+        """Scan ``texts`` for secrets in batches ahead of :meth:`secret`, which reads the result."""
+        self.screened.update(zip(texts, find_secrets(texts), strict=True))
+
     def secret(self, path: str, pointer: str, text: str) -> bool:
-        found = find_secret(text)
+        found = self.screened[text] if text in self.screened else find_secret(text)
         if found is not None:
             self.add("SECRET_IN_EXCERPT", path, pointer,
                      f"a raw secret-shaped value is persisted ({found}); redact it")
@@ -762,6 +782,28 @@ def _recon_manifest(root: PacketRoot) -> bytes | None:
     return raw if is_recon_layout(doc) else None
 
 
+@contextmanager
+def _one_validation() -> Iterator[None]:
+    """Run one validation with the cyclic collector paused; forget its matched ids after.
+
+    Parsed documents are trees of fresh containers that hold no cycles, and
+    a large packet allocates hundreds of thousands of them: each collection
+    would walk all that survived, which costs more than the validation's own
+    checks. The collector is resumed (if it ran before) whatever happens;
+    reference counting frees everything as usual meanwhile. The shape
+    checks' memories of matched ids (:func:`~assay.packet.shape.string`)
+    are emptied, so one packet neither stays in memory nor warms the next.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        forget_matches()
+        if was_enabled:
+            gc.enable()
+
+
 def validate(directory: str | os.PathLike[str], *,
              source_roots: Sequence[str] = ()) -> Validation:
     """Compile the packet at ``directory`` once: a ValidatedRun, or every issue.
@@ -780,10 +822,12 @@ def validate(directory: str | os.PathLike[str], *,
     if raw is not None:
         from assay.packet.recon_check import validate_recon
 
-        return validate_recon(root, raw, source_roots)
+        with _one_validation():
+            return validate_recon(root, raw, source_roots)
     compiler = _Compiler(root)
-    loaded = compiler.structure()
-    run = compiler.meaning(*loaded) if loaded is not None else None
+    with _one_validation():
+        loaded = compiler.structure()
+        run = compiler.meaning(*loaded) if loaded is not None else None
     issues = tuple(sorted(set(compiler.issues),
                           key=lambda i: (i.path, i.pointer, i.code, i.message)))
     if issues:
