@@ -100,6 +100,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
     # Cached bytecode, as an installed assay has: the warm-up runs write it.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("ASSAY_") and k != "PYTHONDONTWRITEBYTECODE"}
+    # The commands run in the bench project: a relative PYTHONPATH (src:.) must
+    # still name this checkout's code there, not whatever assay is installed.
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) if p else p
+                                            for p in env["PYTHONPATH"].split(os.pathsep))
     put_body = __import__("json").dumps(value_rich()).encode()
     commands = [
         ("assay --version", ["--version"], b"", "< 3x"),

@@ -26,9 +26,12 @@ import json
 import math
 import re
 from json.encoder import encode_basestring as _json_string  # C-accelerated
-from typing import Any
 
 from assay.errors import AssayError, pointer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_DEPTH",
@@ -301,7 +304,8 @@ class _Slow(Exception):
     """Internal: the fast path cannot vouch for this document."""
 
 
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+# Compiled (and cached by re) when first met: most keys are ASCII.
+_ASTRAL = "[\U00010000-\U0010ffff]"
 _NONE = type(None)
 
 
@@ -316,7 +320,7 @@ def _check_plain(value: Any, depth: int, max_depth: int = MAX_DEPTH) -> None:
         raise _Slow
     if type(value) is dict:
         keys = "".join(value)
-        if not keys.isascii() and _ASTRAL.search(keys):
+        if not keys.isascii() and re.search(_ASTRAL, keys):
             raise _Slow  # UTF-16 order may differ from code point order
         value = value.values()
     for child in value:

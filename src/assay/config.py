@@ -30,13 +30,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from pathlib import Path
-from typing import Any
 
 from assay.errors import AssayError, ConflictError, UnavailableError, UsageError, pointer
 from assay.ids import validate_principal
 from assay.value import field, frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CONFIG_NAME",
@@ -56,7 +58,8 @@ __all__ = [
 
 CONFIG_NAME = "assay.toml"
 STATE_DIR = ".assay"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_NAME = _ALNUM + "._-"
 # What `assay init` writes as [evidence] ignore: caches that test and lint
 # tools write during a run, which are not changes anyone made to the work.
 DEFAULT_EVIDENCE_IGNORE = (".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache",
@@ -204,11 +207,16 @@ class Project:
         return self.root / STATE_DIR / "ledger.db"
 
 
+def _is_name(text: str) -> bool:
+    """Whether ``text`` is a name, ``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` (a project, goal, command)."""
+    return 0 < len(text) <= 128 and text[0] in _ALNUM and not text.strip(_NAME)
+
+
 def validate_scope(scope: Any, *, field_pointer: str = "") -> str:
     """Return ``scope`` if it is ``global`` or ``project:<name>``, else ``invalid_scope``."""
     if scope == "global":
         return "global"
-    if isinstance(scope, str) and scope.startswith("project:") and _NAME.fullmatch(scope[8:]):
+    if isinstance(scope, str) and scope.startswith("project:") and _is_name(scope[8:]):
         return scope
     raise AssayError(
         f"invalid scope {scope!r}: use 'global' or 'project:<name>'",
@@ -261,17 +269,127 @@ def load_project(cwd: str | os.PathLike[str] | None = None) -> Project:
         )
     path = root / CONFIG_NAME
     try:
-        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise _config_error(path, "", "the file is not valid UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise _config_error(path, "", f"not valid TOML: {exc}") from None
     except OSError as exc:
         raise UnavailableError(
             f"cannot read {path}: {exc.strerror}", code="config_unavailable",
             action="Check the file's permissions.",
         ) from None
+    raw = plain_toml(text)
+    if raw is None:
+        import tomllib  # its parser and regular expressions cost a call more than the call
+
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise _config_error(path, "", f"not valid TOML: {exc}") from None
     return _parse(root, path, raw)
+
+
+# Controls other than tab and newline: TOML allows none of them, and CR only in CRLF.
+_TOML_CONTROL = frozenset(map(chr, (*range(9), *range(11, 32), 127)))
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def plain_toml(text: str) -> dict[str, Any] | None:
+    """``text`` parsed as TOML when it keeps to plain TOML, else None (then tomllib parses it).
+
+    Plain is what ``assay init`` writes and what most projects add: ``[a.b]``
+    headers of bare keys, ``key = value`` lines of bare or quoted keys, and as
+    values strings without escapes, decimal integers, booleans and one-line
+    arrays of those, with comments. Anything else (escapes, literal or
+    multi-line strings, floats, dates, inline tables, dotted keys, arrays of
+    tables, a key or table declared twice, CR) is None. The contract, held by
+    a differential test: the result is always exactly what ``tomllib.loads``
+    returns, in the same order; tomllib alone reports what is wrong with a
+    document.
+    """
+    if not _TOML_CONTROL.isdisjoint(text):
+        return None
+    root: dict[str, Any] = {}
+    table = root
+    headers: set[tuple[str, ...]] = set()
+    for raw_line in text.split("\n"):
+        line = raw_line.strip(" \t")
+        if not line or line[0] == "#":
+            continue
+        if line[0] == "[":
+            end = line.find("]")
+            parts = tuple(line[1:end].split("."))
+            if end < 0 or not _is_rest(line[end + 1:]) or parts in headers or not all(
+                    part and _BARE_KEY.issuperset(part) for part in parts):
+                return None
+            headers.add(parts)
+            table = root
+            for part in parts:
+                table = table.setdefault(part, {})
+                if not isinstance(table, dict):
+                    return None
+            continue
+        if line[0] == '"':
+            end = line.find('"', 1)
+            key, rest = line[1:end], line[end + 1:]
+            if end < 0 or "\\" in key:
+                return None
+        else:
+            end = 0
+            while end < len(line) and line[end] in _BARE_KEY:
+                end += 1
+            key, rest = line[:end], line[end:]
+            if not key:
+                return None
+        rest = rest.lstrip(" \t")
+        if rest[:1] != "=" or key in table:
+            return None
+        got = _toml_value(rest[1:].lstrip(" \t"), array=True)
+        if got is None or not _is_rest(got[1]):
+            return None
+        table[key] = got[0]
+    return root
+
+
+def _is_rest(text: str) -> bool:
+    """Whether ``text`` may end a TOML line: blanks, then a comment or nothing."""
+    text = text.lstrip(" \t")
+    return not text or text[0] == "#"
+
+
+def _toml_value(text: str, *, array: bool) -> tuple[Any, str] | None:
+    """The plain value ``text`` starts with and the text after it, or None."""
+    if text[:1] == '"':
+        end = text.find('"', 1)
+        if end < 0 or text[:3] == '"""' or "\\" in text[1:end]:
+            return None
+        return text[1:end], text[end + 1:]
+    if text[:1] == "[":
+        if not array:
+            return None
+        items: list[Any] = []
+        rest = text[1:].lstrip(" \t")
+        while rest[:1] != "]":
+            got = _toml_value(rest, array=False)
+            if got is None:
+                return None
+            items.append(got[0])
+            rest = got[1].lstrip(" \t")
+            if rest[:1] == ",":
+                rest = rest[1:].lstrip(" \t")
+            elif rest[:1] != "]":
+                return None
+        return items, rest[1:]
+    end = 0
+    while end < len(text) and text[end] not in " \t,]#":
+        end += 1
+    word, rest = text[:end], text[end:]
+    if word in ("true", "false"):
+        return word == "true", rest
+    digits = word[1:] if word[:1] in ("+", "-") else word
+    if (digits.isascii() and digits.isdigit() and len(digits) < 19
+            and (digits == "0" or digits[0] != "0")):
+        return int(word), rest
+    return None
 
 
 _TOP = {"project", "ledger", "evidence", "goals", "memory", "loop", "gate"}
@@ -288,8 +406,8 @@ def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
     _closed(path, project, _PROJECT_KEYS, "project")
     _closed(path, ledger, _LEDGER_KEYS, "ledger")
 
-    name = project.get("name", _default_name(root))
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    name = project["name"] if "name" in project else _default_name(root)
+    if not isinstance(name, str) or not _is_name(name):
         raise _config_error(path, "/project/name", "name must match [A-Za-z0-9][A-Za-z0-9._-]*")
     admitted = project.get("admitted_scopes", [])
     if not isinstance(admitted, list):
@@ -341,7 +459,7 @@ def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
         raise _config_error(path, "/gate/intents", "intents must be a list of record ids")
     seen: list[str] = []
     for index, record_id in enumerate(intents):
-        if not isinstance(record_id, str) or not _RECORD_ID.fullmatch(record_id):
+        if not isinstance(record_id, str) or not re.fullmatch(_RECORD_ID, record_id):
             raise _config_error(path, pointer("gate", "intents", index),
                                 "intents are record ids such as knowledge:NAME")
         if record_id not in seen:
@@ -400,7 +518,8 @@ def _loop_settings(path: Path, raw: dict[str, Any]) -> LoopSettings:
 
 
 _GOAL_KEYS = {"path", "acceptance"}
-_RECORD_ID = re.compile(r"[a-z][a-z0-9-]*:[^\x00-\x1f\x7f]{1,500}")
+# Patterns of the optional sections, compiled (and cached by re) when a section has them.
+_RECORD_ID = r"[a-z][a-z0-9-]*:[^\x00-\x1f\x7f]{1,500}"
 
 
 def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
@@ -410,7 +529,7 @@ def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
     for goal_id in sorted(goals):
         table = goals[goal_id]
         base = ("goals", goal_id)
-        if not _NAME.fullmatch(goal_id):
+        if not _is_name(goal_id):
             raise _config_error(path, pointer(*base),
                                 "a goal id must match [A-Za-z0-9][A-Za-z0-9._-]*")
         if not isinstance(table, dict):
@@ -429,7 +548,7 @@ def _goals(path: Path, raw: dict[str, Any]) -> tuple[GoalConfig, ...]:
                                 "path must be relative and stay inside the project root")
         acceptance = table.get("acceptance")
         if acceptance is not None and (not isinstance(acceptance, str)
-                                       or not _RECORD_ID.fullmatch(acceptance)):
+                                       or not re.fullmatch(_RECORD_ID, acceptance)):
             raise _config_error(path, pointer(*base, "acceptance"),
                                 "acceptance is a record id such as knowledge:NAME")
         out.append(GoalConfig(id=goal_id, path=Path(normal).as_posix(), acceptance=acceptance))
@@ -441,10 +560,10 @@ _COMMAND_KEYS = {"argv", "cwd", "timeout", "env", "phases", "required", "enabled
                  "results", "requirements"}
 _RESULTS_FORMATS = ("junit",)
 # A requirement id as the mapping names it: what an intent's requirement id may be, bounded.
-_REQUIREMENT_ID = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+_REQUIREMENT_ID = r"[^\x00-\x1f\x7f]{1,200}"
 _MAX_MAPPINGS = 1000
 _PHASES = ("before", "after")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
 _MAX_TIMEOUT = 86_400
 
 
@@ -482,7 +601,7 @@ def _evidence_ignore(path: Path, raw: dict[str, Any]) -> tuple[str, ...]:
 
 def _evidence_command(path: Path, name: str, table: Any) -> EvidenceCommand:
     base = ("evidence", "commands", name)
-    if not _NAME.fullmatch(name):
+    if not _is_name(name):
         raise _config_error(path, pointer(*base),
                             "a command name must match [A-Za-z0-9][A-Za-z0-9._-]*")
     if not isinstance(table, dict):
@@ -515,7 +634,7 @@ def _evidence_command(path: Path, name: str, table: Any) -> EvidenceCommand:
     if not isinstance(env, list):
         raise _config_error(path, pointer(*base, "env"), "env must be a list of variable names")
     for index, var in enumerate(env):
-        if not isinstance(var, str) or not _ENV_NAME.fullmatch(var):
+        if not isinstance(var, str) or not re.fullmatch(_ENV_NAME, var):
             raise _config_error(path, pointer(*base, "env", index),
                                 "env entries are variable names like CI or PYTHONPATH")
     phases = table.get("phases", ["after"])
@@ -600,7 +719,7 @@ def _requirement_map(path: Path, base: tuple[str, ...], value: Any
             raise _config_error(path, pointer(*where, glob),
                                 "map a glob to a requirement id or a non-empty list of them")
         for index, rid in enumerate(ids):
-            if not isinstance(rid, str) or not _REQUIREMENT_ID.fullmatch(rid) or not rid.strip():
+            if not isinstance(rid, str) or not re.fullmatch(_REQUIREMENT_ID, rid) or not rid.strip():
                 at = pointer(*where, glob) if isinstance(given, str) else \
                     pointer(*where, glob, index)
                 raise _config_error(path, at, "a requirement id is a non-blank string of at "

@@ -30,7 +30,10 @@ and a rejected write has changed nothing.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 __all__ = [
     "EXIT_ABORTED",
@@ -84,7 +87,8 @@ EXIT_BY_CODE: dict[str, int] = {
     "aborted": EXIT_ABORTED,
 }
 
-_CODE = re.compile(r"^[a-z][a-z0-9_]{0,127}$|^[A-Z][A-Z0-9_]{0,127}$")
+# Compiled (and cached by re) with the first error a call makes: most make none.
+_CODE = r"^[a-z][a-z0-9_]{0,127}$|^[A-Z][A-Z0-9_]{0,127}$"
 _MESSAGE_LIMIT = 2048
 
 
@@ -122,7 +126,7 @@ class AssayError(Exception):
     ) -> None:
         super().__init__(message)
         self.code = code or self.default_code
-        if not _CODE.match(self.code):
+        if not re.match(_CODE, self.code):
             raise ValueError(f"malformed error code {self.code!r}")
         self.exit_code = EXIT_BY_CODE.get(self.code, type(self).exit_code)
         self.message = message

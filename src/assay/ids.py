@@ -6,10 +6,13 @@ Imports only :mod:`assay.errors` and :mod:`assay.canonical`.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from assay.canonical import digest
 from assay.errors import AssayError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_ID_BYTES",
@@ -17,6 +20,7 @@ __all__ = [
     "content_id",
     "invisible_character",
     "is_plain_record_id",
+    "is_word",
     "record_kind",
     "split_record_id",
     "validate_principal",
@@ -25,24 +29,29 @@ __all__ = [
 
 MAX_ID_BYTES = 512
 MAX_PRINCIPAL_CHARS = 128
-_KIND = re.compile(r"[a-z][a-z0-9-]*")
-_PREFIX = re.compile(r"[a-z][a-z0-9]*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-# The common id in one match: a valid kind, then printable ASCII only (no
-# control, invisible or surrogate character can be in it; bytes = length).
-_PLAIN_ID = re.compile(r"[a-z][a-z0-9-]*:[\x20-\x7e]+")
+# Patterns are compiled (and cached by re) when first used: most calls meet
+# only plain ids, which is_word and str methods check without them.
+_PREFIX = r"[a-z][a-z0-9]*"
+_CONTROL = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"
 # Characters that change how text looks without being seen: bidirectional
 # controls (U+202E makes "txt.exe" read "exe.txt") and zero-width ones (two
 # ids that print the same but differ). Names a person reads must not hold them.
-_INVISIBLE = re.compile(
+_INVISIBLE = (
     "[\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
     "\u3164\ufeff\uffa0]"
 )
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_WORD = _LOWER + "0123456789-"
+
+
+def is_word(text: str) -> bool:
+    """Whether ``text`` is ``[a-z][a-z0-9-]*``: a record kind, or a part of an operation name."""
+    return text != "" and text[0] in _LOWER and not text.strip(_WORD)
 
 
 def invisible_character(text: str) -> str | None:
     """The first bidirectional-control or zero-width character in ``text`` (as U+XXXX), or None."""
-    match = _INVISIBLE.search(text)
+    match = re.search(_INVISIBLE, text)
     return None if match is None else f"U+{ord(match.group(0)):04X}"
 
 
@@ -52,7 +61,11 @@ def is_plain_record_id(text: str) -> bool:
     A True answer needs no further check; False means only that
     :func:`split_record_id` must judge it (it may still be valid).
     """
-    return len(text) <= MAX_ID_BYTES and _PLAIN_ID.fullmatch(text) is not None
+    kind, sep, name = text.partition(":")
+    # A valid kind, then printable ASCII only: no control, invisible or
+    # surrogate character can be in it, and its bytes are its length.
+    return (len(text) <= MAX_ID_BYTES and sep != "" and name != "" and name.isascii()
+            and name.isprintable() and is_word(kind))
 
 
 def split_record_id(record_id: Any, *, field: str = "") -> tuple[str, str]:
@@ -64,18 +77,17 @@ def split_record_id(record_id: Any, *, field: str = "") -> tuple[str, str]:
     """
     if not isinstance(record_id, str):
         raise AssayError("a record id must be a string", code="invalid_id", pointer=field or None)
-    if len(record_id) <= MAX_ID_BYTES and _PLAIN_ID.fullmatch(record_id):
-        kind, _, name = record_id.partition(":")
-        return kind, name
     kind, sep, name = record_id.partition(":")
+    if is_plain_record_id(record_id):
+        return kind, name
     problem = None
     if not sep:
         problem = "it has no ':' between kind and name"
-    elif not _KIND.fullmatch(kind):
+    elif not is_word(kind):
         problem = "the kind must match [a-z][a-z0-9-]*"
     elif not name:
         problem = "the name after ':' is empty"
-    elif _CONTROL.search(record_id):
+    elif re.search(_CONTROL, record_id):
         problem = "it holds a control character"
     elif not record_id.isascii() and invisible_character(record_id):
         problem = (f"it holds the invisible character {invisible_character(record_id)} "
@@ -146,6 +158,6 @@ def content_id(prefix: str, content: Any) -> str:
     The same canonical content always gives the same id, whatever its key
     order or whitespace.
     """
-    if not _PREFIX.fullmatch(prefix):
+    if not re.fullmatch(_PREFIX, prefix):
         raise ValueError(f"malformed id prefix {prefix!r}")
     return f"{prefix}-{digest(content)[:8]}"

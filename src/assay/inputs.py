@@ -22,9 +22,12 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Sequence
-from typing import ClassVar
 
 from assay.errors import AssayError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 __all__ = [
     "MAX_FILE_BYTES",

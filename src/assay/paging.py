@@ -19,10 +19,25 @@ Imports only :mod:`assay.canonical`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
 
 from assay.canonical import canonical_bytes
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Generic, TypeVar
+
+    T = TypeVar("T")
+else:
+    T = None
+
+    class Generic:
+        """``typing.Generic`` for type checkers (see assay.value): a base that takes any parameter."""
+
+        __slots__ = ()
+
+        def __class_getitem__(cls, _parameters: object) -> type:
+            return cls
 
 __all__ = [
     "DEFAULT_PAGE_BYTES",
@@ -34,8 +49,6 @@ __all__ = [
     "page_facts",
     "utf8_tail",
 ]
-
-T = TypeVar("T")
 
 # The byte budget of a listing page unless a read declares its own, the most a
 # caller may ask for, and the least (enough for the page's counts and reads).

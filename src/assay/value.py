@@ -6,8 +6,8 @@ own work: importing :mod:`dataclasses` imports :mod:`inspect` (with ``ast``,
 methods and is built twice. :func:`frozen_value` gives the same class (slots,
 an ``__init__`` with the fields in order and their defaults, ``__repr__``,
 ``__eq__``, ``__hash__``, ``__match_args__``, assignment refused, copy and
-pickle) from one small generated ``__init__`` and methods shared by every
-such class. Type checkers read it as a frozen dataclass (PEP 681).
+pickle) from one small generated ``__init__`` (compiled when the class
+makes its first value) and methods shared by every such class. Type checkers read it as a frozen dataclass (PEP 681).
 
 Only what those classes use is supported: fields declared by annotation in
 the class itself (no inheritance of fields), plain defaults, ``field(
@@ -17,11 +17,22 @@ default_factory=...)``, and ``__post_init__``. Imports nothing from assay.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, dataclass_transform
+
+# The typing module costs a short call about as much as dataclasses would, and
+# the modules on every call's path use it only in annotations: they import it
+# for type checkers alone (`TYPE_CHECKING = False`, which they read as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar, dataclass_transform
+
+    T = TypeVar("T")
+else:
+    def dataclass_transform(**_options: object) -> Callable[[object], object]:
+        """``typing.dataclass_transform`` speaks to type checkers: at run time it does nothing."""
+        return lambda function: function
 
 __all__ = ["FrozenInstanceError", "field", "frozen_value", "ordered_frozen_value", "replace"]
 
-T = TypeVar("T")
 _MISSING: Any = object()
 
 
@@ -126,11 +137,21 @@ def _make(cls: type[T], *, order: bool) -> type[T]:
     if "__post_init__" in namespace:
         body.append(" self.__post_init__()")
     source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or [" pass"])
-    exec(source, env)  # noqa: S102 - the text is built from the class's own field names
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    qualname = f"{cls.__qualname__}.__init__"
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # Compiled when the first value is made: compiling costs about as much
+        # as the rest of the class, and a call makes values of few of the
+        # classes it imports.
+        exec(source, env)  # noqa: S102 - the text is built from the class's own field names
+        init = env["__init__"]
+        init.__qualname__ = qualname
+        type.__setattr__(made, "__init__", init)
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = qualname
     namespace.update({
-        "__slots__": names, "__match_args__": names, "__init__": init,
+        "__slots__": names, "__match_args__": names, "__init__": __init__,
         "__setattr__": _setattr, "__delattr__": _delattr,
         "__getstate__": _getstate, "__setstate__": _setstate,
     })

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from foundation_cli import Runner, cli_in
+from hypothesis import given
+from hypothesis import strategies as st
 
-from assay.config import CONFIG_NAME, STATE_DIR, find_project, init_project, load_project
+from assay.config import (
+    CONFIG_NAME,
+    STATE_DIR,
+    find_project,
+    init_project,
+    load_project,
+    validate_scope,
+)
 from assay.errors import AssayError, UsageError
 
 
@@ -269,3 +279,14 @@ def test_init_cli_conflict_exit_status(assay_cli: Runner, tmp_path: Path) -> Non
     ran = assay_cli("init", "--scope", "project:two")
     assert ran.code == 3
     assert ran.error()["code"] == "project_exists"
+
+
+@given(st.text(st.sampled_from("aZ09._-+ :/é\x00\u212a"), max_size=5) | st.just("a" * 128)
+       | st.just("a" * 129))
+def test_validate_scope_name_grammar(name: str) -> None:
+    """project:NAME is a scope exactly when NAME is [A-Za-z0-9][A-Za-z0-9._-]{0,127}."""
+    valid = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", name) is not None
+    try:
+        assert validate_scope("project:" + name) == "project:" + name and valid
+    except AssayError as exc:
+        assert exc.code == "invalid_scope" and not valid

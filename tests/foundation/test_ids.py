@@ -6,10 +6,22 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assay.canonical import digest
 from assay.errors import AssayError
-from assay.ids import MAX_ID_BYTES, content_id, record_kind, split_record_id, validate_record_id
+from assay.ids import (
+    MAX_ID_BYTES,
+    content_id,
+    is_word,
+    record_kind,
+    split_record_id,
+    validate_record_id,
+)
+
+# Text near the grammars' edges: their characters, their neighbours, and some beyond ASCII.
+_EDGY = st.text(st.sampled_from("az09-_.:+/ AZ`{@[\x00\x1f\x7f\x80\u212a\u0131é字"), max_size=8)
 
 
 @pytest.mark.parametrize(
@@ -111,3 +123,16 @@ def test_content_id_rejects_unrepresentable_content() -> None:
     with pytest.raises(AssayError) as info:
         content_id("cr", {"x": float("nan")})
     assert (info.value.code, info.value.pointer) == ("invalid_json", "/x")
+
+
+@given(_EDGY)
+def test_is_word_is_the_kind_grammar(text: str) -> None:
+    """is_word(text) is exactly a full match of [a-z][a-z0-9-]*."""
+    assert is_word(text) == bool(re.fullmatch(r"[a-z][a-z0-9-]*", text))
+
+
+@given(st.text(st.characters(max_codepoint=0x2030), max_size=4))
+def test_plain_name_check_is_printable_ascii(name: str) -> None:
+    """A name that is ASCII and printable is exactly one of [\\x20-\\x7e]+ (the plain ids' names)."""
+    assert bool(name and name.isascii() and name.isprintable()) == bool(
+        re.fullmatch(r"[\x20-\x7e]+", name))

@@ -110,8 +110,11 @@ NEVER_ON_A_CALL = {"click", "pydantic", "mcp", "psycopg", "rich", "anyio", "subp
                    "threading", "hashlib"}
 # Standard modules a plain `get`, `put` or `work check` does without: the value classes on
 # their path are assay.value's, not dataclasses (which imports inspect, ast,
-# dis and tokenize).
-NEVER_ON_GET_OR_PUT = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
+# dis and tokenize); the assay.toml `assay init` writes is plain TOML, read
+# without tomllib (which imports string and compiles regular expressions); the
+# modules on their path import typing for type checkers only.
+NEVER_ON_GET_OR_PUT = {"dataclasses", "inspect", "ast", "dis", "tokenize", "tomllib", "string",
+                       "typing"}
 
 
 @pytest.fixture
@@ -144,6 +147,7 @@ def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
                       full=True, cwd=ledger_project)
     assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.bounds",
                                                                   "assay.ops.ledger"}
+    assert [m for m in modules if m.startswith("assay.intent")] == []  # data holds no intent
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
     assert modules & NEVER_ON_GET_OR_PUT == set()
 

@@ -132,3 +132,18 @@ def test_ledger_open_api_open_store_without_create(tmp_path: Path) -> None:
         assert store.info().ledger_revision == 0
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(("scheme", "names_a_store"), [
+    ("foo", True), ("Foo+bar.baz-1", True), ("z", True), ("SQLITE", False), ("sqlite", False),
+    ("1abc", False), ("+a", False), ("a_b", False), ("é", False), ("", False), ("a:b", False),
+    ("a b", False), ("a/b", False),
+])
+def test_open_store_scheme_is_rfc3986(tmp_path: Path, scheme: str, names_a_store: bool) -> None:
+    """SCHEME://x names another store exactly when SCHEME is [A-Za-z][A-Za-z0-9+.-]*; else a file."""
+    from assay.ledger import open_store
+
+    with pytest.raises(AssayError) as info:
+        open_store(f"{scheme}://x", base=tmp_path, create=False)
+    assert info.value.code == ("invalid_argument" if names_a_store else "ledger_not_found")
+    assert _files(tmp_path) == []

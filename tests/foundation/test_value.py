@@ -128,3 +128,33 @@ def test_value_ordered_compares_field_by_field_as_a_dataclass() -> None:
     assert Version("a", 1) <= Version("a", 1) < Version("a", 2) and Version("b", 0) > Version("a", 9)
     with pytest.raises(TypeError):
         assert Version("a", 1) < DataclassVersion("a", 1)  # type: ignore[operator]
+
+
+def test_value_compiles_its_init_with_its_first_value() -> None:
+    """A class's __init__ is generated when it makes its first value, with the dataclass's signature."""
+    import inspect
+
+    @frozen_value
+    class Pair:
+        a: int
+        b: int = 2
+
+    assert "a" not in inspect.signature(Pair).parameters  # not generated yet
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+        Pair()  # type: ignore[call-arg]
+    assert str(inspect.signature(Pair)) == "(a, b=2)"
+    assert (Pair(1), Pair(1, b=3).b) == (Pair(a=1, b=2), 3)
+
+
+def test_value_subclass_makes_the_first_value() -> None:
+    """A subclass making the first value compiles its base's __init__ for both."""
+
+    @frozen_value
+    class Base:
+        a: int
+
+    class Child(Base):
+        __slots__ = ()
+
+    assert (Child(1).a, Base(2).a) == (1, 2)
+    assert Child.__init__ is Base.__init__

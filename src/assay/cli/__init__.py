@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
     from assay.errors import AssayError
 
 __all__ = ["dispatch", "main"]

@@ -18,7 +18,6 @@ into an exit status and one error object on stderr (:func:`translate`).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 from assay.cli import (
     debug_requested,
@@ -30,7 +29,10 @@ from assay.cli import (
 )
 from assay.ops import Argument
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from assay.errors import AssayError
     from assay.ops import Operation
 

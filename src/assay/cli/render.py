@@ -21,11 +21,14 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from assay.cli import on_terminal
 from assay.errors import EXIT_USAGE, AssayError
 from assay.ops import Operation
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["RAW", "READABLE", "fail", "json_line", "readable", "readable_error"]
 

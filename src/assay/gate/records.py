@@ -29,12 +29,15 @@ Imports the base modules, config and the ledger contract.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from assay.canonical import digest
 from assay.errors import AssayError
 from assay.ids import validate_record_id
 from assay.ledger.store import Link, Reader, Record, Write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "BINDING_KIND",

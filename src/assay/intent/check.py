@@ -46,13 +46,16 @@ Imports the ledger contract, the base modules and its sibling modules.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from assay.errors import AssayError, UnavailableError
 from assay.intent.contract import EvidenceRef, Requirement, RequirementResult, parse_intent_data
 from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable, raw_read
 from assay.intent.test_outcomes import requirement_rollup, rollup_issues
 from assay.ledger.store import Reader, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ADVISORY_CODES",

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from assay.canonical import digest
 from assay.errors import AssayError, ConflictError, UnavailableError
@@ -40,6 +39,10 @@ from assay.ledger.store import Link, Receipt, Record, SourceRef, Store, Write, W
 from assay.provenance.admission import envelope_of_versions, envelopes_of_versions
 from assay.provenance.envelope import Envelope, effective_audience
 from assay.provenance.publish import require_all
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "RESUME_LIMIT",

@@ -47,13 +47,16 @@ inspected, for the report's write basis.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from assay.canonical import canonical_bytes
 from assay.errors import UnavailableError
 from assay.intent.decisions import DECISION_KIND, parse_event, read_stream, replay
 from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable, raw_read
 from assay.ledger.store import Reader, Record, RecordUnreadable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_ACTIVE_IDS",

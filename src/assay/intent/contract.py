@@ -35,12 +35,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from assay.canonical import digest
 from assay.errors import AssayError, pointer
 from assay.ids import is_plain_record_id, split_record_id
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CODE",
@@ -62,8 +65,10 @@ __all__ = [
 
 CODE = "invalid_intent_contract"
 RESULT_STATUSES = ("passed", "failed", "unverified")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# Compiled (and cached by re) when an intent's text first needs them.
+_HEX64 = r"[0-9a-f]{64}"
+_HEX_DIGITS = "0123456789abcdef"
+_COMMAND_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 # The JSON values a requirement and a cited evidence reference add to a
 # readiness report when each carries one issue (measured: 24 and 20 without
 # an issue, about 31 and 30 with one), and what the rest of a report may hold
@@ -427,7 +432,7 @@ def _requirements(value: Any, path: tuple[str | int, ...]) -> tuple[Requirement,
 def _commands(value: Any, path: tuple[str | int, ...]) -> tuple[str, ...]:
     names = _texts(value, path, distinct=True)
     for index, name in enumerate(names):
-        if not _COMMAND_NAME.fullmatch(name):
+        if not re.fullmatch(_COMMAND_NAME, name):
             raise _fail((*path, index), f"{name!r} is not an evidence command name")
     return names
 
@@ -435,7 +440,7 @@ def _commands(value: Any, path: tuple[str | int, ...]) -> tuple[str, ...]:
 def _acceptance(value: Any, path: tuple[str | int, ...]) -> Acceptance:
     acc = _object(value, path, _ACCEPTANCE_KEYS)
     sha = acc["intent_sha256"]
-    if not isinstance(sha, str) or not _HEX64.fullmatch(sha):
+    if not isinstance(sha, str) or not re.fullmatch(_HEX64, sha):
         raise _fail((*path, "intent_sha256"), "must be 64 lowercase hex digits")
     results: list[RequirementResult] = []
     seen: set[str] = set()
@@ -478,7 +483,7 @@ def _evidence(value: Any, path: tuple[str | int, ...]) -> tuple[EvidenceRef, ...
             if (type(record_id) is str and type(revision) is int and revision >= 1
                     and record_id not in seen and is_plain_record_id(record_id)
                     and (sha is None and "data_sha256" not in item
-                         or type(sha) is str and _HEX64.fullmatch(sha))):
+                         or type(sha) is str and len(sha) == 64 and not sha.strip(_HEX_DIGITS))):
                 seen.add(record_id)
                 out.append(EvidenceRef(record_id, revision, sha))
                 continue
@@ -492,7 +497,7 @@ def _evidence(value: Any, path: tuple[str | int, ...]) -> tuple[EvidenceRef, ...
         if not _integer(revision) or revision < 1:
             raise _fail((*epath, "revision"), "must be an integer >= 1")
         sha = ref.get("data_sha256")
-        if "data_sha256" in ref and (not isinstance(sha, str) or not _HEX64.fullmatch(sha)):
+        if "data_sha256" in ref and (not isinstance(sha, str) or not re.fullmatch(_HEX64, sha)):
             raise _fail((*epath, "data_sha256"), "must be 64 lowercase hex digits")
         out.append(EvidenceRef(record_id, revision, sha))
     return tuple(out)

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from assay.errors import AssayError, UnavailableError, pointer
 from assay.ids import content_id
 from assay.intent.snapshot import is_readable
 from assay.ledger.store import Reader, Record
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "DECISION_KIND",
@@ -40,7 +43,7 @@ __all__ = [
 ]
 
 DECISION_KIND = "decision-event"
-_KEY = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+_KEY = r"[^\x00-\x1f\x7f]{1,200}"  # compiled (and cached by re) when first used
 _EVENT_KEYS = {"version", "key", "choice", "reason", "supersedes"}
 
 
@@ -62,7 +65,7 @@ class DecisionEvent:
 
 def validate_key(key: Any, *, where: str = "/key") -> str:
     """Return a decision key (1-200 characters, no control characters, not blank)."""
-    if not isinstance(key, str) or not _KEY.fullmatch(key) or not key.strip():
+    if not isinstance(key, str) or not re.fullmatch(_KEY, key) or not key.strip():
         raise AssayError("a decision key is 1 to 200 characters without control characters",
                          code="invalid_decision_key", pointer=where,
                          action="Use a short stable key such as storage-backend.")

@@ -16,11 +16,14 @@ Imports only the base modules, the intent contract and the ledger contract.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from assay.intent.contract import IntentDocument
 from assay.ledger.store import Record, view_audiences
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["AsOfReader", "IntentRead", "ProjectBinding", "RecordSnapshot", "is_readable",
            "raw_read"]

@@ -22,9 +22,12 @@ what the runner writes reads as absent. Imports the ledger contract only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from assay.ledger.store import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["mapped_ids", "requirement_rollup", "rollup_issues", "rollup_note", "run_results"]
 

@@ -40,7 +40,6 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 from assay.errors import AssayError, EpochConflict, RequestConflict, RevisionConflict
 from assay.ledger.store import (
@@ -59,6 +58,10 @@ from assay.ledger.store import (
     validate_write,
     view_audiences,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps", "now_rfc3339"]
 

@@ -19,13 +19,16 @@ import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from assay.errors import AssayError, UnavailableError
 from assay.ledger import ledger_not_found
 from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.store import SCHEMA_VERSION
 from assay.ledger.write_queue import WriteQueue
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SqliteStore"]
 

@@ -32,14 +32,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections import namedtuple
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from assay.canonical import canonical_bytes, canonical_text, digest_bytes, read_integer
 from assay.errors import AssayError, pointer
 from assay.ids import invisible_character, split_record_id, validate_principal
 from assay.value import field, frozen_value
+
+# The typing module is for type checkers only (see assay.value): at run time
+# the protocols below are plain classes and PreparedWrite a collections.namedtuple.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+    from typing import Any, Literal, NamedTuple, Protocol
+else:
+    Protocol = object
 
 __all__ = [
     "LINK_RELATIONS",
@@ -80,7 +88,8 @@ RECORD_STATUSES = ("current", "retired", "superseded")
 ORIGINS = ("claim", "machine", "derived")
 LINK_RELATIONS = ("requires", "depends-on", "supersedes", "supports", "cites", "derived-from",
                   "relates-to", "blocks", "answers")
-Status = Literal["current", "retired", "superseded"]
+if TYPE_CHECKING:
+    Status = Literal["current", "retired", "superseded"]
 
 
 @frozen_value
@@ -322,7 +331,8 @@ def stored_record(id: str, revision: int, kind: str, scope: str, data_text: str,
     version._data = _UNREAD
     version._damage = damage
     version.__class__ = Record
-    return cast(Record, version)
+    sealed: Record = version
+    return sealed
 
 
 @frozen_value
@@ -575,19 +585,23 @@ class Write:
         }
 
 
-class PreparedWrite(NamedTuple):
-    """A validated write with its canonical data text and digests computed once.
+if TYPE_CHECKING:
+    class PreparedWrite(NamedTuple):
+        """A validated write with its canonical data text and digests computed once.
 
-    A named tuple: it is built on every write, and is internal to the backends.
-    """
+        A named tuple: it is built on every write, and is internal to the backends.
+        """
 
-    write: Write
-    kind: str
-    data_text: str
-    data_sha256: str
-    body_sha256: str | None  # None without a request id
-    links_text: str
-    sources_text: str
+        write: Write
+        kind: str
+        data_text: str
+        data_sha256: str
+        body_sha256: str | None  # None without a request id
+        links_text: str
+        sources_text: str
+else:
+    PreparedWrite = namedtuple("PreparedWrite", ("write", "kind", "data_text", "data_sha256",
+                                                 "body_sha256", "links_text", "sources_text"))
 
 
 @frozen_value
@@ -615,7 +629,7 @@ class LedgerInfo:
 
 
 _AUDIENCE_PREFIX = "private:"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"  # compiled (and cached by re) when first needed
 
 
 def _encodable(text: str) -> bool:
@@ -643,7 +657,7 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
         # case, holds neither: skip the checks.)
         if not isinstance(value, str) or (value.isascii() and value.isprintable()):
             continue
-        if _CONTROL.search(value):
+        if re.search(_CONTROL, value):
             raise AssayError(f"{name} holds a control character", code=code,
                              pointer=base + "/" + name)
         if not _encodable(value):

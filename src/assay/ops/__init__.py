@@ -20,13 +20,16 @@ import importlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import AssayError, UsageError, pointer
+from assay.ids import is_word
 from assay.ops.bounds import Bound
 from assay.value import field, frozen_value
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from assay.config import Project
     from assay.ledger.access import Access
     from assay.ledger.store import Store
@@ -46,8 +49,9 @@ __all__ = [
     "operations",
 ]
 
-Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
-Surface = Literal["cli", "mcp"]
+if TYPE_CHECKING:
+    Binding = Literal["option", "flag", "literal", "literals", "stdin", "json_file"]
+    Surface = Literal["cli", "mcp"]
 
 # Which module declares which operations, in registry order (the order of
 # `assay describe`, `assay --help` and the MCP tool list). The CLI reads it to
@@ -179,10 +183,12 @@ class Result:
     exit_code: int = 0
 
 
-Handler = Callable[["Invocation", dict[str, Any]], Result]
+if TYPE_CHECKING:
+    Handler = Callable[["Invocation", dict[str, Any]], Result]
 
 
-_REFERENCE = re.compile(r"`([a-z][a-z0-9_.-]*)`")
+# Compiled (and cached by re) when a description is first shown.
+_REFERENCE = r"`([a-z][a-z0-9_.-]*)`"
 
 
 @frozen_value
@@ -238,7 +244,7 @@ class Operation:
                     "assay " + word.replace(".", " ")
             return match.group(0)
 
-        return _REFERENCE.sub(spell, text)
+        return re.sub(_REFERENCE, spell, text)
 
     def help(self, surface: Surface) -> str:
         """The description ``surface`` shows: the declared one, plus ``cli_note`` on the CLI."""
@@ -317,7 +323,6 @@ def _resolve(schema: Mapping[str, Any] | Callable[[], Mapping[str, Any]]) -> Map
 
 _REGISTRY: dict[str, Operation] = {}
 _LOADED = False
-_NAME = re.compile(r"[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*")
 
 
 def operation(
@@ -338,7 +343,7 @@ def operation(
 
     A read (``writes=False``) must declare its ``bounds`` (docs/agents.md).
     """
-    if not _NAME.fullmatch(name):
+    if not all(is_word(part) for part in name.split(".")):
         raise ValueError(f"malformed operation name {name!r}")
     if not writes and bounds is None:
         raise ValueError(f"read operation {name!r} declares no bounds")

@@ -19,9 +19,12 @@ module).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["PAGE_FACTS_SCHEMA", "Bound", "max_bytes_argument", "recovering_read"]
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from assay.errors import AssayError, UsageError
 from assay.ops import Argument, Bound, Invocation, Result, operation
 from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
 from assay.paging import page_facts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _RECORD_ID = {"type": "string", "minLength": 1}
 _AT_REVISION = Argument(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from assay.errors import AssayError, ConflictError, ReadRevisionConflict, UsageError, pointer
 from assay.ops import Argument, Bound, Invocation, Result, operation
 from assay.ops.bounds import PAGE_FACTS_SCHEMA, max_bytes_argument, recovering_read
 from assay.paging import DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES, encoded_size, fit, page_facts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _RECORD_ID = {"type": "string", "minLength": 1}
 _REVISION = {"type": "integer", "minimum": 0}
@@ -190,10 +193,11 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
     refused here; nor is a write whose expected revision is already stale (it
     fails as the conflict it is).
     """
-    from assay.intent.contract import check_report_bound, parse_intent_data
-
-    check_report_bound(data)
     intent = data.get("intent") if isinstance(data, dict) else None
+    if intent is not None:  # the intent contract loads only for data that may hold one
+        from assay.intent.contract import check_report_bound, parse_intent_data
+
+        check_report_bound(data)
     if replace:
         return
     if intent is not None:
@@ -209,6 +213,8 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
     stale = expect_revision is not None and expect_revision != (
         current.revision if current is not None else 0)
     if holds and not stale:
+        from assay.intent.contract import parse_intent_data
+
         try:
             parse_intent_data(data)
         except AssayError as exc:

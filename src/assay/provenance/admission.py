@@ -42,7 +42,6 @@ what it admits. Imports the base modules, the ledger contract and access.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from assay.ledger.access import Access
 from assay.ledger.store import Reader, Record
@@ -57,6 +56,10 @@ from assay.provenance.envelope import (
     pack,
 )
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "REASON_LINES",

@@ -30,11 +30,14 @@ from the ledger is :mod:`assay.provenance.admission`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from assay.canonical import canonical_bytes, digest
 from assay.errors import AssayError, pointer
 from assay.value import frozen_value, ordered_frozen_value, replace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_BYTES",

@@ -29,7 +29,6 @@ Imports the base modules, the ledger contract and the sibling modules.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from assay.errors import AssayError, UnavailableError
 from assay.ledger.access import Access
@@ -37,6 +36,10 @@ from assay.ledger.store import Store, WriteBasis
 from assay.provenance.admission import REASON_LINES, failures, item_reason
 from assay.provenance.envelope import Envelope
 from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ATTEMPTS",
