@@ -79,6 +79,10 @@ class SqliteStore(SqlLedger):
             # larger page cache keeps point reads flat as the ledger grows.
             self._conn.execute("PRAGMA mmap_size = 268435456")
             self._conn.execute("PRAGMA cache_size = -32768")
+            # Every page's cell pointers and sizes are checked as it is read:
+            # without it, a damaged index page can steer a point read to "no
+            # such record" instead of ledger_corrupt.
+            self._conn.execute("PRAGMA cell_size_check = ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
