@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from assay_testing import Project, corrupt_version
 
@@ -137,3 +140,164 @@ def test_integrity_read_records_are_sealed_and_checked_like_built_ones() -> None
     bad = stored_record(**{**fields, "data_text": '{"a":2}'})
     with pytest.raises(RecordUnreadable):
         bad.data  # noqa: B018
+
+
+# ------------------------------- the stored text's checks held to their plain form
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object to write as these (key, value) pairs, in this order, repeats and all."""
+
+
+_WS = st.sampled_from(["", "", "", " ", "  ", "\n", "\t", "\r\n"])
+# Strings biased towards what the escape and duplicate-key checks must see through.
+_CHARS = st.sampled_from([":", " ", '"', "\\", "a", "é", "\x01", "\ud800", "\U0001f600", ","])
+_STRINGS = st.lists(_CHARS, max_size=6).map("".join) | st.text(max_size=6)
+_SCALARS = (st.none() | st.booleans() | st.integers(-(2**60), 2**60)
+            | st.sampled_from([9007199254740993, 123456789012345680000, -(2**53)])
+            | st.floats() | _STRINGS)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda children: st.lists(children, max_size=4)
+    | st.lists(st.tuples(_STRINGS, children), max_size=4).map(_Pairs),
+    max_leaves=25,
+)
+
+
+@st.composite
+def _string_literal(draw: st.DrawFn, text: str) -> str:
+    """``text`` as a JSON string literal, each character written plainly or as an escape."""
+    out = []
+    for char in text:
+        how = draw(st.sampled_from(["plain", "plain", "plain", "u", "U"]))
+        if how == "plain" and (char in '"\\' or ord(char) < 0x20 or 0xD800 <= ord(char) <= 0xDFFF):
+            how = "u"
+        if how == "plain":
+            out.append(char)
+        elif ord(char) > 0xFFFF:  # a surrogate pair
+            high, low = divmod(ord(char) - 0x10000, 0x400)
+            out.append(f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04X}")
+        else:
+            out.append(f"\\u{ord(char):04x}" if how == "u" else f"\\u{ord(char):04X}")
+    return '"' + "".join(out) + '"'
+
+
+@st.composite
+def _stored_texts(draw: st.DrawFn) -> str:
+    """JSON text as assay writes it, or written otherwise, or damaged and forged.
+
+    Whitespace between any tokens, keys repeated within an object, any
+    character escaped (a colon, a quote, a lone surrogate), NaN, integers past
+    2**53, nesting around the depth bound, and a character of damage.
+    """
+    def render(value: Any) -> str:
+        ws = draw(_WS)
+        if isinstance(value, _Pairs):
+            pairs = list(value)
+            if pairs and draw(st.booleans()):  # a key twice
+                pairs.append((pairs[draw(st.integers(0, len(pairs) - 1))][0], draw(_SCALARS)))
+            body = ",".join(draw(_WS) + draw(_string_literal(k)) + draw(_WS) + ":" + render(v)
+                            for k, v in pairs)
+            return ws + "{" + body + draw(_WS) + "}" + ws
+        if isinstance(value, list):
+            return ws + "[" + ",".join(render(v) for v in value) + draw(_WS) + "]" + ws
+        if isinstance(value, str):
+            return ws + draw(_string_literal(value)) + ws
+        if isinstance(value, float) and not math.isfinite(value):
+            return ws + draw(st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400"])) + ws
+        return ws + json.dumps(value) + ws
+
+    text = render(draw(_VALUES))
+    if draw(st.integers(0, 3)) == 0:
+        depth = draw(st.integers(95, 105))
+        opener = draw(st.sampled_from(["[", '{"k":']))
+        text = opener * depth + text + ("]" if opener == "[" else "}") * depth
+    if draw(st.integers(0, 4)) == 0:
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(['"', ":", ",", "\\", "}", "]", "{", " "])) \
+            + text[at + draw(st.integers(0, 2)):]
+    return text
+
+
+def _strict_reading(text: str) -> Any:
+    """The checks of a stored text in their plain form: strict parse, surrogate escapes, exact depth."""
+    from assay.canonical import canonical_bytes
+    from assay.ledger.store import _STRICT, MAX_DATA_DEPTH, Damage, _Damaged, _depth
+
+    value = _STRICT.decode(text)
+    if "\\ud" in text or "\\uD" in text:
+        canonical_bytes(value)
+    if _depth(value) > MAX_DATA_DEPTH:
+        raise _Damaged(Damage("too_deep", ""))
+    return value
+
+
+def _outcome(read: Any, text: str) -> tuple[str, str]:
+    """What a reading of ``text`` gives: its value spelled exactly (types, key order), or its error."""
+    from assay.errors import AssayError
+    from assay.ledger.store import _Damaged
+
+    try:
+        return "value", repr(read(text))
+    except _Damaged as exc:
+        return "damaged", exc.damage.reason
+    except AssayError as exc:
+        return "damaged", exc.code
+    except (ValueError, RecursionError):
+        return "damaged", "not_json"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_stored_texts())
+def test_integrity_stored_text_checks_match_their_plain_form(text: str) -> None:
+    """decode_stored accepts exactly what the plain checks accept, with the same value or reason."""
+    from assay.canonical import digest_bytes
+    from assay.ledger.store import decode_stored
+
+    try:
+        sha = digest_bytes(text.encode())
+    except UnicodeEncodeError:
+        return  # a raw lone surrogate: not_text before any parse
+    assert _outcome(lambda t: decode_stored(t, sha), text) == _outcome(_strict_reading, text)
+
+
+_NESTED = st.recursive(st.none() | st.integers() | st.text(max_size=3),
+                       lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c,
+                                                                           max_size=3),
+                       max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_NESTED, st.integers(0, 12), st.integers(0, 8))
+def test_integrity_level_count_bounds_the_depth(value: Any, wraps: int, bound: int) -> None:
+    """The level count sends every value nested deeper than the bound to the exact walk."""
+    from assay.ledger.store import _depth, _nests_past
+
+    for i in range(wraps):
+        value = [value] if i % 2 else {"k": value}
+    if _depth(value) > bound:
+        assert _nests_past(value, bound)
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ('{"a" :1,"a":2}', "not_json"),
+    ('{"a"\n:1,"a":2}', "not_json"),
+    ('{"a"\t:1,"a":2}', "not_json"),
+    ('{"a":"\\":","a":2}', "not_json"),  # an escaped quote and a colon inside a string
+    ('{"\\u0061":1,"a":2}', "not_json"),  # the same key, once escaped
+    ('{"x":[{"b":1},{"b":1,"b":1}]}', "not_json"),
+    ('{"a":1,"a":1}', "not_json"),
+    ('{"a\\ud800":1}', "lone_surrogate"),
+    ('{"n":-9007199254740993}', "unsafe_integer"),
+    ("[" * 101 + "]" * 101, "too_deep"),
+    ('{"a":' * 101 + "1" + "}" * 101, "too_deep"),
+])
+def test_integrity_forged_texts_with_their_digest_are_damage(text: str, reason: str) -> None:
+    """Forged stored text with a matching digest is damage, whatever its spacing or escapes."""
+    from assay.canonical import digest_bytes
+    from assay.ledger.store import Damage, decode_stored
+
+    with pytest.raises(Exception) as caught:
+        decode_stored(text, digest_bytes(text.encode()))
+    damage = caught.value.damage  # type: ignore[attr-defined]
+    assert isinstance(damage, Damage) and damage.reason == reason

@@ -30,6 +30,7 @@ signal is the ledger revision, a single counter across all partitions.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections import namedtuple
@@ -407,10 +408,10 @@ def decode_stored(text: str, data_sha256: str) -> Any:
     Raises ``_Damaged`` (internal) naming why the text cannot be used. The
     digest is checked first: most damage (a value edited in place) stops
     there, before any parsing. Cost on top of parsing: one SHA-256 of the
-    text, a duplicate-key check per object and a count of its brackets; the
-    escape and depth walks run only when that text could need them. One
-    decoder serves every call (building one per call costs more than a small
-    record's parse).
+    text, a duplicate-key check per object and a count of the value's
+    levels (in C); the escape and depth walks run only when that text could
+    need them. One decoder serves every call (building one per call costs
+    more than a small record's parse).
     """
     try:
         raw = text.encode("utf-8")
@@ -433,30 +434,31 @@ def decode_stored(text: str, data_sha256: str) -> Any:
         raise _Damaged(Damage(exc.code, f"the stored data cannot be canonicalised: {exc.message}")) \
             from None
     # Nesting past the bound takes more than 2 * MAX_DATA_DEPTH brackets.
-    if len(raw) > 2 * MAX_DATA_DEPTH and _may_nest_too_deep(raw) \
+    if len(raw) > 2 * MAX_DATA_DEPTH and _nests_past(value, MAX_DATA_DEPTH) \
             and _depth(value) > MAX_DATA_DEPTH:
         raise _Damaged(Damage("too_deep",
                               f"the stored data is nested deeper than {MAX_DATA_DEPTH} levels"))
     return value
 
 
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_referents = gc.get_referents
 
 
-def _may_nest_too_deep(raw: bytes) -> bool:
-    """Whether the text's brackets could nest past the bound (a cheap upper bound).
+def _nests_past(value: Any, bound: int) -> bool:
+    """Whether a parsed value could nest deeper than ``bound`` (a cheap upper bound, in C).
 
-    Keeps the brackets only and strips innermost pairs one level per pass,
-    all in C: text nested within the bound empties in that many passes.
-    Brackets inside strings can only keep it from emptying, which sends the
-    caller to the exact walk of the value.
+    Goes down the value one level per call: the referents of a level's
+    containers are the next level (a JSON object's values, an array's items;
+    scalars have none, and the collector must see every object a container
+    holds). A value whose levels run out within ``bound`` steps nests at
+    most ``bound`` deep; one that does not is sent to the exact walk.
     """
-    shape = raw.translate(None, _NOT_BRACKETS)
-    for _ in range(MAX_DATA_DEPTH):
-        if not shape:
+    level = [value]
+    for _ in range(bound):
+        level = _referents(*level)
+        if not level:
             return False
-        shape = shape.replace(b"[]", b"").replace(b"{}", b"")
-    return bool(shape)
+    return True
 
 
 def _depth(value: Any) -> int:
