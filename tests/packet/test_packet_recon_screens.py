@@ -2,17 +2,26 @@
 
 Secrets of all a packet's documents are screened in one scan and each
 document scanned alone only when that scan fires; two lists are compared
-member by member. Each must give what the direct check gives.
+member by member; a finding's pointer comes from an index of its array
+built once. Each must give what the direct check gives.
 """
 
 from __future__ import annotations
 
+import tempfile
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.packet.recon_base import same_json, same_json_members, secret_rules, secret_rules_each
+from assay.packet.layout import PacketRoot
+from assay.packet.recon_base import (
+    Base,
+    same_json,
+    same_json_members,
+    secret_rules,
+    secret_rules_each,
+)
 
 # Pieces that make assay's rules or the recon tool's own two patterns fire,
 # nearly fire, or fire only next to each other (the separator's ";" and
@@ -64,3 +73,22 @@ def test_members_compare_as_the_whole_lists(a: list[Any], b: list[Any]) -> None:
     # A reordered copy of a: equal canonical forms, another repr.
     twin = [dict(reversed(list(v.items()))) if isinstance(v, dict) else v for v in a]
     assert same_json_members(a, twin) == same_json(a, twin)
+
+
+IDS = st.one_of(st.sampled_from(["a", "b", "1", ""]), st.sampled_from([0, 1, 1.0, 2, True, False]),
+                st.none(), st.lists(st.sampled_from(["a", 1]), max_size=2),
+                st.dictionaries(st.sampled_from(["a"]), st.sampled_from([1]), max_size=1))
+MEMBERS = st.one_of(st.fixed_dictionaries({}, optional={"id": IDS, "other": IDS}),
+                    IDS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(MEMBERS, max_size=10), st.lists(IDS, min_size=1, max_size=6))
+def test_finding_pointers_index_as_the_first_match(members: list[Any], wanted: list[Any]) -> None:
+    """A finding points at the first object whose id equals it, as a scan finds it
+    (hostile ids: numbers equal to booleans, unhashable ids, no id at all)."""
+    base = Base(PacketRoot(tempfile.gettempdir()), b"{}", ())
+    for name in wanted:
+        first = next((index for index, value in enumerate(members)
+                      if type(value) is dict and value.get("id") == name), None)
+        assert base._index(members, "id", name) == first

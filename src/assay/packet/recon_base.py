@@ -13,6 +13,7 @@ them. Imports the base modules and the packet modules.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -301,6 +302,9 @@ class State:
     rels: dict[str, str | None] = field(default_factory=dict)
     # Canonical digests of values many records compare against (a source's argv).
     value_digests: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    # The first index of each id in a listed document array (see Base._index).
+    positions: dict[tuple[int, str], tuple[list[Any], dict[Any, int]]] = field(
+        default_factory=dict)
 
 
 class Base:
@@ -339,10 +343,29 @@ class Base:
         self.err(code, where, message, LEDGER_FILE, json_pointer(where))
 
     def _index(self, values: Any, key: str, wanted: Any) -> int | None:
-        for index, value in enumerate(items(values)):
-            if type(value) is dict and value.get(key) == wanted:
-                return index
-        return None
+        """The index of the first object in ``values`` whose ``key`` equals ``wanted``.
+
+        Each list is indexed once, at its first finding, so a packet with a
+        finding on every claim is not scanned once per finding. Unhashable
+        values (hostile ids) equal no hashable one; an unhashable ``wanted``
+        is looked for one by one.
+        """
+        members = items(values)
+        try:
+            hash(wanted)
+        except TypeError:
+            return next((index for index, value in enumerate(members)
+                         if type(value) is dict and value.get(key) == wanted), None)
+        known = self.s.positions.get((id(members), key))
+        if known is None or known[0] is not members:
+            first: dict[Any, int] = {}
+            for index, value in enumerate(members):
+                if type(value) is dict:
+                    with contextlib.suppress(TypeError):
+                        first.setdefault(value.get(key), index)
+            known = (members, first)
+            self.s.positions[(id(members), key)] = known
+        return known[1].get(wanted)
 
     def at_evidence(self, code: str, evidence_id: Any, message: str) -> None:
         index = self._index(self.L and self.L.get("evidence"), "id", evidence_id)
