@@ -13,11 +13,13 @@ them. Imports the base modules and the packet modules.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from assay.canonical import fingerprint
@@ -44,9 +46,10 @@ from assay.redaction import scan
 
 __all__ = [
     "ASSURANCE_KINDS", "BRIEF_MODE", "CONTROLLER", "OUTCOME_CODES", "PASS_ARTIFACTS", "REQUIRED",
-    "REVIEW_WAVE", "Base", "Entry", "State", "canonical_digest", "complete", "gap_names_lane",
-    "gap_names_mode", "has_lane_identity", "js_string", "lane_of", "line_excerpt", "obj",
-    "recon_redact", "same", "same_json", "secret_rules",
+    "REVIEW_WAVE", "Base", "Entry", "ReviewFacts", "State", "canonical_digest", "complete",
+    "gap_names_lane", "gap_names_mode", "has_lane_identity", "js_string", "lane_of",
+    "line_excerpt", "obj", "recon_redact", "same", "same_json", "same_json_members",
+    "secret_rules", "secret_rules_each",
 ]
 
 REQUIRED = {
@@ -122,6 +125,20 @@ def secret_rules(values: Iterable[str]) -> tuple[str, ...]:
     if recon_redact(text) != text:
         found.add("recon_redaction")
     return tuple(sorted(found))
+
+
+def secret_rules_each(groups: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
+    """:func:`secret_rules` of each of ``groups``, in order.
+
+    Screens every distinct value of all groups in one scan: no match runs
+    through the separator, so when their join is clean every group's is
+    (documents of one packet share most strings: a prior ledger, briefs and
+    reviews repeat the ledger's). Only when something fires is each group
+    scanned on its own.
+    """
+    if not secret_rules(chain.from_iterable(groups)):
+        return [()] * len(groups)
+    return [secret_rules(group) for group in groups]
 
 
 def line_excerpt(content: str, lines: list[str], start: Any, end: Any) -> str | None:
@@ -205,6 +222,18 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is str or repr(a) == repr(b) or _same_walk(a, b)
 
 
+def same_json_members(a: list[Any], b: list[Any],
+                      alike: Callable[[Any, Any], bool] = same_json) -> bool:
+    """``same_json(a, b)`` of two lists, decided member by member with ``alike``.
+
+    Two lists have the same canonical form exactly when their members pair
+    up that way, so a caller that already compared (and remembered) most
+    pairs passes its memory as ``alike`` instead of comparing both whole
+    lists again.
+    """
+    return len(a) == len(b) and all(map(alike, a, b))
+
+
 def _same_walk(a: Any, b: Any) -> bool:
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
@@ -233,6 +262,22 @@ class Entry:
     path: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReviewFacts:
+    """What the verified-claim rule reads of one review result, whatever the claim.
+
+    ``brief`` is the review's exact typed brief of this run and of the
+    review's mode, or None.
+    """
+
+    other_run: bool
+    incomplete: bool
+    lane: Any
+    brief: dict[str, Any] | None
+    permitted: bool
+    unresolved: bool
+
+
 @dataclass(slots=True)
 class State:
     """What the cross-file rules share while one packet is checked."""
@@ -249,12 +294,17 @@ class State:
     shown: dict[int, dict[str, dict[Any, dict[str, Any]]]] = field(default_factory=dict)
     records: dict[int, dict[Any, dict[str, Any]]] = field(default_factory=dict)
     by_claim: dict[int, dict[Any, list[dict[str, Any]]]] = field(default_factory=dict)
+    facts: dict[int, ReviewFacts] = field(default_factory=dict)
     texts: dict[int, tuple[bytes, str, str, list[str]]] = field(default_factory=dict)
     bound: dict[tuple[int, str, Any, int], bool] = field(default_factory=dict)
+    sourced: dict[tuple[int, frozenset[Any]], bool] = field(default_factory=dict)
     outside: dict[str, bytes] = field(default_factory=dict)
     rels: dict[str, str | None] = field(default_factory=dict)
     # Canonical digests of values many records compare against (a source's argv).
     value_digests: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    # The first index of each id in a listed document array (see Base._index).
+    positions: dict[tuple[int, str], tuple[list[Any], dict[Any, int]]] = field(
+        default_factory=dict)
 
 
 class Base:
@@ -293,10 +343,29 @@ class Base:
         self.err(code, where, message, LEDGER_FILE, json_pointer(where))
 
     def _index(self, values: Any, key: str, wanted: Any) -> int | None:
-        for index, value in enumerate(items(values)):
-            if type(value) is dict and value.get(key) == wanted:
-                return index
-        return None
+        """The index of the first object in ``values`` whose ``key`` equals ``wanted``.
+
+        Each list is indexed once, at its first finding, so a packet with a
+        finding on every claim is not scanned once per finding. Unhashable
+        values (hostile ids) equal no hashable one; an unhashable ``wanted``
+        is looked for one by one.
+        """
+        members = items(values)
+        try:
+            hash(wanted)
+        except TypeError:
+            return next((index for index, value in enumerate(members)
+                         if type(value) is dict and value.get(key) == wanted), None)
+        known = self.s.positions.get((id(members), key))
+        if known is None or known[0] is not members:
+            first: dict[Any, int] = {}
+            for index, value in enumerate(members):
+                if type(value) is dict:
+                    with contextlib.suppress(TypeError):
+                        first.setdefault(value.get(key), index)
+            known = (members, first)
+            self.s.positions[(id(members), key)] = known
+        return known[1].get(wanted)
 
     def at_evidence(self, code: str, evidence_id: Any, message: str) -> None:
         index = self._index(self.L and self.L.get("evidence"), "id", evidence_id)
@@ -490,8 +559,8 @@ class Base:
                                                  (LEDGER_FILE, LEDGER_FILE, self.L)]
         documents += [(path, e.path, e.value) for path, e in self.s.by_path.items()
                       if e.path not in (MANIFEST_FILE, LEDGER_FILE)]
-        for where, rel, value in documents:
-            rules = secret_rules(strings(value))
+        found = secret_rules_each([strings(value) for _where, _rel, value in documents])
+        for (where, rel, _value), rules in zip(documents, found, strict=True):
             if rules:
                 self.err("UNREDACTED_SECRET", where, "persisted packet data holds a secret-shaped "
                          f"span (rules: {', '.join(rules)})", rel)

@@ -58,6 +58,7 @@ from assay.packet.recon_base import (
     BRIEF_MODE,
     OUTCOME_CODES,
     REQUIRED,
+    ReviewFacts,
     complete,
     gap_names_mode,
     obj,
@@ -142,6 +143,27 @@ class _ReconCheck(Reviews):
             self.s.by_claim[id(review)] = by_claim
         return self.s.by_claim[id(review)]
 
+    def review_facts(self, review: dict[str, Any]) -> ReviewFacts:
+        """What every verified claim checks of one review, whatever the claim (computed once
+        per review)."""
+        assert self.L is not None
+        facts = self.s.facts.get(id(review))
+        if facts is None:
+            brief = self.brief_of(review)
+            run_id = self.L.get("runId")
+            fits = brief is not None and brief.get("runId") == run_id \
+                and brief.get("mode") == BRIEF_MODE.get(str(review.get("reviewKind")))
+            facts = ReviewFacts(
+                other_run=review.get("runId") != run_id,
+                incomplete=review.get("status") != "complete",
+                lane=review.get("reviewerLane"),
+                brief=brief if fits else None,
+                permitted=any(same(x, review.get("brief"))
+                              for x in items(review.get("permittedInputs"))),
+                unresolved=bool(items(review.get("unresolvedIssues"))))
+            self.s.facts[id(review)] = facts
+        return facts
+
     def verified(self, claim: dict[str, Any], achieved: str | None, assurance: set[str],
                  prior_claims: dict[Any, dict[str, Any]], prior: dict[str, Any]) -> None:
         assert self.L is not None
@@ -171,21 +193,19 @@ class _ReconCheck(Reviews):
             if kind not in required and kind != "contradiction-resolution":
                 self.at_claim("REVIEW_KIND_MISMATCH", cid, f"review {rid} has an ineligible kind")
                 continue
-            if review.get("runId") != self.L.get("runId"):
+            facts = self.review_facts(review)
+            if facts.other_run:
                 self.at_claim("REVIEW_RUN_MISMATCH", cid, f"review {rid} is of another run")
-            if review.get("status") != "complete":
+            if facts.incomplete:
                 self.at_claim("INCOMPLETE_INDEPENDENT_REVIEW", cid, f"review {rid} is not complete")
-            if review.get("reviewerLane") in lanes:
+            if facts.lane in lanes:
                 self.at_claim("MISSING_INDEPENDENT_REVIEW", cid, "a review lane is reused")
-            lanes.add(review.get("reviewerLane"))
-            brief = self.brief_of(review)
+            lanes.add(facts.lane)
             basis = prior_claims.get(cid) or claim
-            if brief is None or brief.get("runId") != self.L.get("runId") \
-                    or brief.get("mode") != BRIEF_MODE.get(str(kind)) \
-                    or not self.binds(brief, str(kind), basis,
+            if facts.brief is None \
+                    or not self.binds(facts.brief, str(kind), basis,
                                       prior if cid in prior_claims else self.L) \
-                    or not any(same(x, review.get("brief"))
-                               for x in items(review.get("permittedInputs"))):
+                    or not facts.permitted:
                 self.at_claim("REVIEW_BRIEF_MISMATCH", cid,
                               f"review {rid} is not bound to the expected immutable brief")
             mine = self.dispositions(review).get(cid, [])
@@ -193,7 +213,7 @@ class _ReconCheck(Reviews):
             if len(mine) != 1 or mine[0].get("disposition") != wanted:
                 self.at_claim("REVIEW_DISPOSITION_MISMATCH", cid,
                               f"review {rid} does not support a verified disposition")
-            if items(review.get("unresolvedIssues")):
+            if facts.unresolved:
                 self.at_claim("REVIEW_DISPOSITION_MISMATCH", cid,
                               f"review {rid} retains unresolved issues")
             if kind in required:

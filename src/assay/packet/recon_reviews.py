@@ -23,6 +23,7 @@ from assay.packet.recon_base import (
     obj,
     same,
     same_json,
+    same_json_members,
 )
 from assay.packet.recon_contract import (
     is_int,
@@ -91,9 +92,13 @@ class Reviews(Routing):
                              "locator": record.get("locator")})
         if not same_json(shown.get("evidence"), expected):
             return False
-        cited = {x["sourceId"] for x in expected}
-        sources = [s for s in self.m["sources"] if type(s) is dict and s.get("id") in cited]
-        return same_json(brief.get("sources"), sources)
+        # Most claims cite the same few sources: each set is compared once per brief.
+        cited = frozenset(x["sourceId"] for x in expected)
+        memo = (id(brief), cited)
+        if memo not in self.s.sourced:
+            sources = [s for s in self.m["sources"] if type(s) is dict and s.get("id") in cited]
+            self.s.sourced[memo] = same_json(brief.get("sources"), sources)
+        return self.s.sourced[memo]
 
     def review_bindings(self) -> None:
         assert self.L is not None
@@ -319,18 +324,28 @@ class Reviews(Routing):
                             offered: dict[str, Any]) -> None:
         assert self.L is not None
         old = {e.get("id"): e for e in items(prior.get("evidence")) if type(e) is dict}
+        # Each pair of records is compared once: the comparison of the whole
+        # lists below meets the pairs the records' own checks compared.
+        compared: dict[tuple[int, int], bool] = {}
+
+        def alike(a: Any, b: Any) -> bool:
+            key = (id(a), id(b))
+            if key not in compared:
+                compared[key] = same_json(a, b)
+            return compared[key]
+
         for record in self.L["evidence"]:
             if type(record) is not dict:
                 continue
             eid = record.get("id")
-            if eid in old and not same_json(old[eid], record):
+            if eid in old and not alike(old[eid], record):
                 self.at_evidence("RECONCILIATION_EVIDENCE_DRIFT", eid, f"evidence {eid} changed")
             if eid not in old and (eid not in offered
-                                   or not same_json(offered[str(eid)], record)):
+                                   or not alike(offered[str(eid)], record)):
                 self.at_evidence("RECONCILIATION_EVIDENCE_INVENTION", eid, f"evidence {eid} was "
                                  "not supplied by an incorporated review")
-        if not same_json([*items(prior.get("evidence")), *offered.values()],
-                          self.L["evidence"]):
+        if not same_json_members([*items(prior.get("evidence")), *offered.values()],
+                                 self.L["evidence"], alike):
             self.at_artifact("RECONCILIATION_EVIDENCE_INVENTION", rec.get("id"), "the ledger's "
                              "evidence is not the prior evidence plus the supplied records")
 

@@ -828,8 +828,11 @@ def validate(directory: str | os.PathLike[str], *,
     with _one_validation():
         loaded = compiler.structure()
         run = compiler.meaning(*loaded) if loaded is not None else None
-    issues = tuple(sorted(set(compiler.issues),
-                          key=lambda i: (i.path, i.pointer, i.code, i.message)))
+        issues = tuple(sorted(set(compiler.issues),
+                              key=lambda i: (i.path, i.pointer, i.code, i.message)))
+        # The parsed files go before the collector resumes: its next pass then
+        # walks what the result holds, not every parsed file still alive.
+        del compiler, loaded
     if issues:
         return Validation(issues=issues, run=None)
     return Validation(issues=(), run=run)
