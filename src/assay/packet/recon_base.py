@@ -40,6 +40,7 @@ from assay.packet.recon_contract import (
     is_int,
     items,
     json_pointer,
+    keyable,
     strings,
 )
 from assay.redaction import scan
@@ -504,10 +505,11 @@ class Base:
         for ref in refs:
             if type(ref) is not dict or type(ref.get("path")) is not str:
                 continue
-            key = (ref["path"], ref.get("digest"))
-            if key in checked:
-                continue
-            checked.add(key)
+            digest = ref.get("digest")
+            if keyable(digest):  # a reference checked once per path and digest
+                if (ref["path"], digest) in checked:
+                    continue
+                checked.add((ref["path"], digest))
             self.reference(ref)
         if LEDGER_FILE not in self.s.by_path and type(self.m.get("artifacts")) is list:
             self.at_manifest("MISSING_CANONICAL_LEDGER_REFERENCE", "$.artifacts",

@@ -69,6 +69,7 @@ from assay.packet.recon_contract import (
     LEGAL_TRANSITIONS,
     PROFILES,
     approval_input,
+    distinct,
     items,
 )
 from assay.packet.recon_reviews import Reviews
@@ -180,7 +181,7 @@ class _ReconCheck(Reviews):
             required["redundant-verification"] = "affirmed"
         satisfied: set[str] = set()
         lanes: set[Any] = set()
-        for rid in dict.fromkeys(items(review_ids)):
+        for rid in distinct(items(review_ids)):
             entry = self.s.by_id.get(rid) if isinstance(rid, str) else None
             review = entry.value if entry and type(entry.value) is dict else None
             if review is None or review.get("kind") != "recon.review-result":
@@ -235,7 +236,11 @@ class _ReconCheck(Reviews):
         for index, claim in enumerate(self.L["claims"]):
             for n, rid in enumerate(items(claim.get("reviewIds") if type(claim) is dict
                                           else None)):
-                if rid not in self.s.by_id:
+                if type(rid) is not str:
+                    self.advise("INVALID_TYPE", str(claim.get("id")), "a review id that is not "
+                                "a string: assay's own layout resolves every review id",
+                                LEDGER_FILE, f"/claims/{index}/reviewIds/{n}")
+                elif rid not in self.s.by_id:
                     self.advise("UNKNOWN_REFERENCE", str(claim.get("id")), f"review {rid} is no "
                                 "listed result: assay's own layout resolves every review id",
                                 LEDGER_FILE, f"/claims/{index}/reviewIds/{n}")

@@ -144,6 +144,28 @@ def items(value: Any) -> list[Any]:
     return value if type(value) is list else []
 
 
+def keyable(value: Any) -> bool:
+    """Whether a parsed JSON value can key a dict or set (objects and arrays cannot)."""
+    return type(value) is not dict and type(value) is not list
+
+
+def distinct(values: list[Any]) -> list[Any]:
+    """``values`` without repeats, in order; an object or array is never a repeat of another.
+
+    Repeats are told apart as a dict's keys are (so hostile members never
+    crash a rule); objects and arrays, which cannot be keys, are all kept.
+    """
+    seen: set[Any] = set()
+    out = []
+    for value in values:
+        if keyable(value):
+            if value in seen:
+                continue
+            seen.add(value)
+        out.append(value)
+    return out
+
+
 def text_ids(values: list[Any], key: str = "id") -> set[str]:
     """The string ``key`` of every object in ``values`` (hostile ids are left out)."""
     return {v[key] for v in values if type(v) is dict and isinstance(v.get(key), str)}
@@ -481,7 +503,8 @@ def _execution_v2(c: _Check, value: dict[str, Any], profile: Any) -> None:
     _waves(c, items(waves), "$.execution.waves",
            ("waveId", "mode", "taskClass", "classFloor", "selectionReason", "target", "lanes",
             "conditional"), v2=True)
-    if type(waves) is list and type(value.get("conditions")) is list and profile in _POLICY:
+    if type(waves) is list and type(value.get("conditions")) is list and keyable(profile) \
+            and profile in _POLICY:
         _routing(c, value, waves, value["conditions"], str(profile))
 
 

@@ -26,8 +26,10 @@ from assay.packet.recon_base import (
     same_json_members,
 )
 from assay.packet.recon_contract import (
+    distinct,
     is_int,
     items,
+    keyable,
 )
 from assay.packet.recon_routing import Routing
 
@@ -52,7 +54,7 @@ class Reviews(Routing):
         if key not in cache:
             entries: dict[Any, dict[str, Any]] = {}
             for entry in items(brief.get(key)):
-                if type(entry) is dict:
+                if type(entry) is dict and keyable(entry.get("id")):
                     entries.setdefault(entry.get("id"), entry)
             cache[key] = entries
         return cache[key]
@@ -61,13 +63,15 @@ class Reviews(Routing):
         """A ledger's evidence records by id (computed once per ledger)."""
         if id(ledger) not in self.s.records:
             self.s.records[id(ledger)] = {e.get("id"): e for e in items(ledger.get("evidence"))
-                                          if type(e) is dict}
+                                          if type(e) is dict and keyable(e.get("id"))}
         return self.s.records[id(ledger)]
 
     def binds(self, brief: dict[str, Any], kind: str, claim: dict[str, Any],
               ledger: dict[str, Any]) -> bool:
         """Whether ``brief`` shows ``claim`` exactly as its kind's projection of ``ledger``."""
         memo = (id(brief), kind, claim.get("id"), id(ledger))
+        if not keyable(memo[2]):
+            return self._binds(brief, kind, claim, ledger)
         if memo not in self.s.bound:
             self.s.bound[memo] = self._binds(brief, kind, claim, ledger)
         return self.s.bound[memo]
@@ -76,7 +80,7 @@ class Reviews(Routing):
                ledger: dict[str, Any]) -> bool:
         key = ("provisionalStatements" if kind in ("adversarial", "contradiction-resolution")
                else "claims")
-        shown = self.shown(brief, key).get(claim.get("id"))
+        shown = self.shown(brief, key).get(claim.get("id")) if keyable(claim.get("id")) else None
         if shown is None or shown.get("statement") != claim.get("statement"):
             return False
         if kind not in ("semantic", "redundant-verification"):
@@ -84,7 +88,8 @@ class Reviews(Routing):
         records = self.records(ledger)
         expected = []
         for link in items(claim.get("evidence")):
-            record = records.get(link.get("evidenceId")) if type(link) is dict else None
+            record = records.get(link.get("evidenceId")) \
+                if type(link) is dict and keyable(link.get("evidenceId")) else None
             if record is None:
                 return False
             expected.append({"id": record.get("id"), "sourceId": record.get("sourceId"),
@@ -93,6 +98,8 @@ class Reviews(Routing):
         if not same_json(shown.get("evidence"), expected):
             return False
         # Most claims cite the same few sources: each set is compared once per brief.
+        if not all(keyable(x["sourceId"]) for x in expected):
+            return False  # no listed source has an object or array for its id
         cited = frozenset(x["sourceId"] for x in expected)
         memo = (id(brief), cited)
         if memo not in self.s.sourced:
@@ -102,11 +109,14 @@ class Reviews(Routing):
 
     def review_bindings(self) -> None:
         assert self.L is not None
-        claims = {c.get("id"): c for c in self.L["claims"] if type(c) is dict}
+        claims = {c.get("id"): c for c in self.L["claims"]
+                  if type(c) is dict and keyable(c.get("id"))}
         prior = self.s.prior or {}
-        prior_claims = {c.get("id"): c for c in items(prior.get("claims")) if type(c) is dict}
+        prior_claims = {c.get("id"): c for c in items(prior.get("claims"))
+                        if type(c) is dict and keyable(c.get("id"))}
         owners = {ch.get("id"): c.get("id") for c in self.L["claims"] if type(c) is dict
-                  for ch in items(c.get("challenges")) if type(ch) is dict}
+                  for ch in items(c.get("challenges"))
+                  if type(ch) is dict and keyable(ch.get("id"))}
         for aid, result, _entry in self.artifacts():
             kind = result.get("reviewKind")
             if result.get("kind") != "recon.review-result" or kind == "reconciliation":
@@ -306,8 +316,8 @@ class Reviews(Routing):
                 if not same_json(old.get(key), new.get(key)):
                     self.at_claim("RECONCILIATION_CONTINUITY_MISMATCH", cid,
                                   f"claim {cid} changed its {key} without a typed input")
-            expected = list(dict.fromkeys([*items(old.get("reviewIds")),
-                                           *(a for a, ids in disposers.items() if cid in ids)]))
+            expected = distinct([*items(old.get("reviewIds")),
+                                 *(a for a, ids in disposers.items() if cid in ids)])
             current = items(new.get("reviewIds"))
             if len(expected) != len(set(map(str, current))) or any(x not in current
                                                                     for x in expected):
