@@ -288,3 +288,23 @@ def test_cli_canonical_short_path_matches_click_path(flags: tuple[str, ...], bod
                           capture_output=True, cwd=tmp_path, env=env, timeout=60, check=False)
     assert (short.returncode, short.stdout, short.stderr) == (
         full.returncode, full.stdout, full.stderr)
+
+
+# Runs the real entry point, then reports what the cyclic collector still watches.
+_FROZEN = """
+import gc, sys
+from assay.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    sys.stderr.write(f"{exc.code} {gc.get_freeze_count()} {gc.isenabled()}")
+"""
+
+
+def test_cli_entry_point_freezes_the_collector_after_answering(tmp_path: Path) -> None:
+    """Once a command has answered, its live objects are frozen (skipped at exit) and its status kept."""
+    proc = subprocess.run([sys.executable, "-c", _FROZEN, "--version"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60, check=False)
+    code, frozen, enabled = proc.stderr.split()
+    assert proc.stdout == f"assay {assay.__version__}\n"
+    assert (code, enabled) == ("0", "True") and int(frozen) > 1000

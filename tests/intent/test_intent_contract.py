@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,16 @@ def test_contract_verify_with_names_evidence_commands() -> None:
     with pytest.raises(AssayError) as info:
         parse_intent_data(data)
     assert info.value.pointer == "/data/intent/requirements/0/verify_with/1"
+
+
+@pytest.mark.parametrize("value", [
+    "a" * 64, "0123456789abcdef" * 4, "A" * 64, "a" * 63, "a" * 65, "a" * 63 + "g", " " + "a" * 63,
+    "a" * 63 + "\n", "\n" + "a" * 63, "a" * 32 + "-" + "a" * 31, "٣" * 64, "", 64, None, b"a" * 64,
+    ["a" * 64],
+])
+def test_contract_hex_digest_check_equals_the_pattern(value: object) -> None:
+    """A digest passes the string-method check exactly when it fully matches [0-9a-f]{64}."""
+    from assay.intent.contract import _is_hex64  # the check the quick and full paths share
+
+    expected = isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
+    assert _is_hex64(value) is expected

@@ -40,8 +40,20 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """Entry point of the ``assay`` console script."""
-    sys.exit(dispatch(list(sys.argv[1:] if argv is None else argv)))
+    """Entry point of the ``assay`` console script.
+
+    Once the command has answered, every object still alive is moved out of
+    the cyclic collector's sight (``gc.freeze``): the interpreter's final
+    collection would otherwise walk them all (modules, classes, the
+    command's data) to free memory the exiting process gives back anyway,
+    about a twentieth of a ``work check``. Everything the command opened is
+    closed by then (the ledger by its invocation, output flushed at exit).
+    """
+    status = dispatch(list(sys.argv[1:] if argv is None else argv))
+    import gc
+
+    gc.freeze()
+    sys.exit(status)
 
 
 def dispatch(args: list[str]) -> int:

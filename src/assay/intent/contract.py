@@ -66,7 +66,6 @@ __all__ = [
 CODE = "invalid_intent_contract"
 RESULT_STATUSES = ("passed", "failed", "unverified")
 # Compiled (and cached by re) when an intent's text first needs them.
-_HEX64 = r"[0-9a-f]{64}"
 _HEX_DIGITS = "0123456789abcdef"
 _COMMAND_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 # The JSON values a requirement and a cited evidence reference add to a
@@ -437,10 +436,15 @@ def _commands(value: Any, path: tuple[str | int, ...]) -> tuple[str, ...]:
     return names
 
 
+def _is_hex64(value: Any) -> bool:
+    """Whether ``value`` is 64 lowercase hex digits (``[0-9a-f]{64}``, checked without a pattern)."""
+    return isinstance(value, str) and len(value) == 64 and not value.strip(_HEX_DIGITS)
+
+
 def _acceptance(value: Any, path: tuple[str | int, ...]) -> Acceptance:
     acc = _object(value, path, _ACCEPTANCE_KEYS)
     sha = acc["intent_sha256"]
-    if not isinstance(sha, str) or not re.fullmatch(_HEX64, sha):
+    if not _is_hex64(sha):
         raise _fail((*path, "intent_sha256"), "must be 64 lowercase hex digits")
     results: list[RequirementResult] = []
     seen: set[str] = set()
@@ -497,7 +501,7 @@ def _evidence(value: Any, path: tuple[str | int, ...]) -> tuple[EvidenceRef, ...
         if not _integer(revision) or revision < 1:
             raise _fail((*epath, "revision"), "must be an integer >= 1")
         sha = ref.get("data_sha256")
-        if "data_sha256" in ref and (not isinstance(sha, str) or not re.fullmatch(_HEX64, sha)):
+        if "data_sha256" in ref and not _is_hex64(sha):
             raise _fail((*epath, "data_sha256"), "must be 64 lowercase hex digits")
         out.append(EvidenceRef(record_id, revision, sha))
     return tuple(out)

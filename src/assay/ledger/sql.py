@@ -211,6 +211,41 @@ def _record(row: Sequence[Any]) -> Record:
                          row[9], sources, row[11], row[12], row[13], row[14], damage)
 
 
+def _plain_run(needle: str) -> str:
+    """The longest run of ``needle`` without an ASCII letter (the first, of equal ones)."""
+    best = run = ""
+    for char in needle:
+        if "a" <= char <= "z" or "A" <= char <= "Z":
+            run = ""
+            continue
+        run += char
+        if len(run) > len(best):
+            best = run
+    return best
+
+
+def text_match(needle: str) -> tuple[str, list[str]]:
+    """SQLite's condition (and parameters) that a version's id or data holds ``needle``.
+
+    ``needle`` is already lower case; the match is ``instr(lower(...), needle)``
+    on the id and on the data. SQLite's ``lower`` changes only the bytes
+    ``A``-``Z``, so a run of the needle without ASCII letters must stand in the
+    id exactly as it is for ``lower(id)`` to hold the needle: a plain
+    ``instr`` on it (no copy of the id) rules out almost every id first,
+    as ids are letters, digits and a few separators while a needle usually
+    holds a quote or a space. ``instr`` reads the whole value, NUL bytes and
+    BLOBs included, as ``lower`` does, and the run starts at a character, so
+    it is never skipped as a UTF-8 continuation byte: the result is that of
+    the plain condition on every row, damaged ones included.
+    """
+    run = _plain_run(needle)
+    on_id = "instr(lower(v.id), ?) > 0"
+    if not run:
+        return f"({on_id} OR instr(lower(v.data), ?) > 0)", [needle, needle]
+    return (f"((instr(v.id, ?) > 0 AND {on_id}) OR instr(lower(v.data), ?) > 0)",
+            [run, needle, needle])
+
+
 def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
@@ -364,10 +399,13 @@ class SqlReader:
                 params.append(rel)
         if query:
             needle = query.lower()
-            where.append("(instr(lower(v.id), ?) > 0 OR instr(lower(v.data), ?) > 0)"
-                         if self._ledger.dialect == "sqlite"
-                         else "(strpos(lower(v.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
-            params.extend([needle, needle])
+            if self._ledger.dialect == "sqlite":
+                match, match_params = text_match(needle)
+                where.append(match)
+                params.extend(match_params)
+            else:
+                where.append("(strpos(lower(v.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
+                params.extend([needle, needle])
         return f"record_versions v{joins} WHERE " + " AND ".join(where), params
 
     def find(
