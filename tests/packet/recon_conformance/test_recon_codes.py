@@ -423,6 +423,9 @@ ADVISORIES: list[tuple[str, str, str, Change]] = [
     ("INVALID_JSON", "claims.json", "quick", _not_utf8),
     ("UNKNOWN_REFERENCE", "claim-1", "quick", claim_one(lambda c: c.update(
         reviewIds=["review-9"]))),
+    # An object among the review ids: the recon tool's contract lets it pass.
+    ("INVALID_TYPE", "claim-1", "quick", claim_one(lambda c: c.update(
+        reviewIds=[{"id": "review-1"}]))),
 ]
 
 
