@@ -38,6 +38,7 @@ __all__ = [
     "MAX_NODES",
     "OUTPUT_DEPTH",
     "canonical_bytes",
+    "canonical_data",
     "canonical_text",
     "digest",
     "digest_bytes",
@@ -515,6 +516,22 @@ def _general_text(value: Any, max_nodes: int = MAX_NODES, max_depth: int = MAX_D
 def canonical_bytes(value: Any) -> bytes:
     """Return the UTF-8 bytes of the canonical text; lone surrogates are refused."""
     return _utf8(_text(value), value)
+
+
+def canonical_data(value: Any, max_depth: int) -> tuple[str, bytes, bool]:
+    """The canonical text of ``value``, its UTF-8 bytes, and whether it nests at most ``max_depth`` levels.
+
+    The text and the refusals are those of :func:`canonical_bytes`; the text
+    comes too, so a caller that keeps it need not decode the bytes again. The
+    fast path's walk of the value checks the nesting on the way: True means
+    it vouched for at most ``max_depth`` (itself at most :data:`MAX_DEPTH`)
+    levels of containers, the root being the first; False means it did not
+    (a deeper value, or one the general encoder wrote), and a caller that
+    must know walks the value itself.
+    """
+    fast = _fast_text(value, MAX_NODES, max_depth)
+    text = fast if fast is not None else _general_text(value)
+    return text, _utf8(text, value), fast is not None
 
 
 def _surrogate_pointer(value: Any, path: tuple[str | int, ...] = ()) -> str | None:
