@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import chain
 from json.encoder import encode_basestring as _json_string  # C-accelerated
 
 from assay.errors import AssayError, pointer
@@ -38,6 +39,7 @@ __all__ = [
     "MAX_NODES",
     "OUTPUT_DEPTH",
     "canonical_bytes",
+    "canonical_data",
     "canonical_text",
     "digest",
     "digest_bytes",
@@ -309,39 +311,65 @@ _ASTRAL = "[\U00010000-\U0010ffff]"
 _NONE = type(None)
 
 
-def _check_plain(value: Any, depth: int, max_depth: int = MAX_DEPTH) -> None:
+# The most containers the fast path walks: a value holding more (or one
+# that holds itself many times over) takes the general encoder.
+_WALK_LIMIT = 10 * MAX_NODES
+
+
+def _check_plain(value: Any, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
     """Raise ``_Slow`` unless the C encoder writes the container ``value`` as RFC 8785 does.
 
-    A ``TypeError`` means an object key that is not a string. The node bound
-    is checked on the output (see :func:`_fast_text`), not here: this loop
-    runs once per value and is most of the fast path's cost.
+    A ``TypeError`` means an object key that is not a string. The value is
+    walked one level of nesting at a time (the root is level 1; a container
+    past ``max_depth`` levels fails), and the keys of every object met are
+    checked together at the end: this loop runs once per value and is most
+    of the fast path's cost, so it makes no call per container. The node
+    bound is checked on the output (see :func:`_fast_text`); here only the
+    containers are counted, so that a value that holds itself ends the walk.
     """
-    if depth >= max_depth:
-        raise _Slow
-    if type(value) is dict:
-        keys = "".join(value)
-        if not keys.isascii() and re.search(_ASTRAL, keys):
-            raise _Slow  # UTF-16 order may differ from code point order
-        value = value.values()
-    for child in value:
-        kind = type(child)
-        if kind is str:
-            continue
-        if kind is dict or kind is list or kind is tuple:
-            _check_plain(child, depth + 1, max_depth)
-        elif kind is int:
-            if child > _MAX_EXACT or child < -_MAX_EXACT:
-                raise _Slow
-        elif kind is bool or kind is _NONE:
-            continue
-        elif kind is float:
-            # repr and ECMAScript agree on finite doubles written without an
-            # exponent, except integral ones (1.0 against 1).
-            text = repr(child)
-            if "e" in text or "n" in text or text.endswith(".0"):
-                raise _Slow
-        else:
+    str_, dict_, list_, int_, bool_, none, tuple_ = str, dict, list, int, bool, _NONE, tuple
+    top, bottom = _MAX_EXACT, -_MAX_EXACT
+    level: list[Any] = [value]
+    objects: list[dict[Any, Any]] = []
+    depth = 0
+    budget = min(max_nodes, _WALK_LIMIT)
+    while level:
+        if depth >= max_depth:
             raise _Slow
+        depth += 1
+        budget -= len(level)
+        if budget < 0:
+            raise _Slow
+        below: list[Any] = []
+        for node in level:
+            if type(node) is dict_:
+                objects.append(node)
+                node = node.values()
+            for child in node:
+                kind = type(child)
+                if kind is str_:
+                    continue
+                if kind is dict_ or kind is list_:
+                    below.append(child)
+                elif kind is int_:
+                    if child > top or child < bottom:
+                        raise _Slow
+                elif kind is bool_ or kind is none:
+                    continue
+                elif kind is tuple_:
+                    below.append(child)
+                elif kind is float:
+                    # repr and ECMAScript agree on finite doubles written without an
+                    # exponent, except integral ones (1.0 against 1).
+                    text = repr(child)
+                    if "e" in text or "n" in text or text.endswith(".0"):
+                        raise _Slow
+                else:
+                    raise _Slow
+        level = below
+    keys = "".join(chain.from_iterable(objects))
+    if not keys.isascii() and re.search(_ASTRAL, keys):
+        raise _Slow  # UTF-16 order may differ from code point order
 
 
 def _unexpected(value: Any) -> Any:
@@ -371,7 +399,7 @@ def _fast_text(value: Any, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPT
     if kind is not dict and kind is not list and kind is not tuple:
         return None
     try:
-        _check_plain(value, 0, max_depth)
+        _check_plain(value, max_depth, max_nodes)
     except (_Slow, TypeError):
         return None
     text = _c_text(value)
@@ -515,6 +543,22 @@ def _general_text(value: Any, max_nodes: int = MAX_NODES, max_depth: int = MAX_D
 def canonical_bytes(value: Any) -> bytes:
     """Return the UTF-8 bytes of the canonical text; lone surrogates are refused."""
     return _utf8(_text(value), value)
+
+
+def canonical_data(value: Any, max_depth: int) -> tuple[str, bytes, bool]:
+    """The canonical text of ``value``, its UTF-8 bytes, and whether it nests at most ``max_depth`` levels.
+
+    The text and the refusals are those of :func:`canonical_bytes`; the text
+    comes too, so a caller that keeps it need not decode the bytes again. The
+    fast path's walk of the value checks the nesting on the way: True means
+    it vouched for at most ``max_depth`` (itself at most :data:`MAX_DEPTH`)
+    levels of containers, the root being the first; False means it did not
+    (a deeper value, or one the general encoder wrote), and a caller that
+    must know walks the value itself.
+    """
+    fast = _fast_text(value, MAX_NODES, max_depth)
+    text = fast if fast is not None else _general_text(value)
+    return text, _utf8(text, value), fast is not None
 
 
 def _surrogate_pointer(value: Any, path: tuple[str | int, ...] = ()) -> str | None:

@@ -72,18 +72,20 @@ def test_postgres_put_many_is_one_statement_per_batch(pg_url: str) -> None:
     store = open_store(pg_url)
     calls: list[str] = []
     try:
-        original = psycopg.Connection.execute
+        # Every statement goes through a cursor (connection.execute makes one).
+        original = psycopg.Cursor.execute
 
-        def counting(self: psycopg.Connection, query: object, *args: object, **kw: object) -> object:
+        def counting(self: psycopg.Cursor[object], query: object, *args: object,
+                     **kw: object) -> object:
             calls.append(str(query))
             return original(self, query, *args, **kw)  # type: ignore[arg-type]
 
-        psycopg.Connection.execute = counting  # type: ignore[assignment,method-assign]
+        psycopg.Cursor.execute = counting  # type: ignore[assignment,method-assign]
         try:
             store.put_many([Write(id=f"knowledge:r{i}", data={"i": i}, scope=SCOPE)
                             for i in range(100)])
         finally:
-            psycopg.Connection.execute = original  # type: ignore[method-assign]
+            psycopg.Cursor.execute = original  # type: ignore[method-assign]
         assert len(calls) == 1 and "assay_put_many" in calls[0]
         with store.reader() as r:
             assert r.ledger_revision == 100

@@ -91,6 +91,10 @@ class PostgresStore(SqlLedger):
         except BaseException:
             self._conn.close()
             raise
+        # The cursor every write goes through: a cursor keeps the dumpers it
+        # found for each parameter type, so a new cursor per write (as
+        # connection.execute makes) would look all nineteen up again.
+        self._writes = self._conn.cursor()
 
     def sql(self, statement: str) -> str:
         return statement.replace("?", "%s")
@@ -160,7 +164,7 @@ class PostgresStore(SqlLedger):
         """
         w = p.write
         try:
-            row = self._conn.execute(
+            row = self._writes.execute(
                 "SELECT * FROM assay_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
                 "%s::bigint, %s, %s, %s, %s::bigint, %s)",
                 (w.id, p.kind, w.scope, p.data_text, p.data_sha256, w.status, w.superseded_by,
@@ -205,11 +209,11 @@ class PostgresStore(SqlLedger):
         statement = _PUT_MANY
         try:
             try:
-                rows = self._conn.execute(statement, params).fetchall()
+                rows = self._writes.execute(statement, params).fetchall()
             except psycopg.errors.UndefinedFunction:
                 # A ledger made before batches had their function: add it, once.
                 self._install_functions()
-                rows = self._conn.execute(statement, params).fetchall()
+                rows = self._writes.execute(statement, params).fetchall()
         except psycopg.Error as exc:
             raise _conflict(exc, prepared[0].write, batch=True) from None
         receipts: list[Receipt | None] = [None] * len(prepared)

@@ -13,10 +13,12 @@ checked against the state the write will commit on top of:
 1. take the write lock;
 2. replay or refuse request ids;
 3. check the write basis (epoch, then every record precondition);
-4. per write: append the version in one statement that takes the next
-   ledger revision (the highest stored one plus one) and the record's next
-   revision (its highest plus one), then check the expected revision and
-   index the version's links and request id.
+4. per write: read the record's current revision in its partition and
+   check the expected revision against it, then append the version with the
+   next revision (the current one plus one) and the next ledger revision
+   (the highest stored one plus one), and index the version's links and
+   request id. (This is the SQLite path; the PostgreSQL backend runs the same
+   rules in its server functions.)
 
 Versions are the only copy of a record. They are only ever appended, one per
 write, under the write lock, so the ledger revision (the highest key of
@@ -166,15 +168,17 @@ _NOT_SHADOWED = ("NOT (v.audience = 'project' AND EXISTS (SELECT 1 FROM record_v
 _PREFERRED = "CASE WHEN {a}audience = 'project' THEN 1 ELSE 0 END"
 
 
-# One write is one statement: the next ledger revision and the record's next
-# revision in its partition are read under the write lock by the statement
-# that appends the version; a failed expectation then rolls it back.
+# One write is two statements under the write lock: the record's current
+# revision in its partition (its highest, 0 when absent), read first so a
+# failed expectation is refused before anything is written; then the append.
+# The append leaves the ledger revision to SQLite's rowid (``ledger_revision``
+# is the INTEGER PRIMARY KEY): a NULL key takes the highest stored one plus
+# one, which the statement reports as ``lastrowid``. (One INSERT ... SELECT
+# with RETURNING costs more than both together.)
 _APPEND = (
     "INSERT INTO record_versions (ledger_revision, id, revision, kind, scope, data, data_sha256, "
     "status, superseded_by, links, audience, sources, origin, created_at, request_id) "
-    "SELECT (SELECT coalesce(max(ledger_revision), 0) + 1 FROM record_versions), ?, "
-    "(SELECT coalesce(max(revision), 0) + 1 FROM record_versions WHERE id = ? AND audience = ?), "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? RETURNING revision, ledger_revision"
+    "VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -581,18 +585,21 @@ class SqlLedger:
                 if receipts[index] is not None:
                     continue
                 w = p.write
-                row = self._one(cur, _APPEND, (
-                    w.id, w.id, w.audience, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
-                    w.superseded_by, p.links_text, w.audience, p.sources_text, w.origin, now,
-                    w.request_id))
-                revision, ledger_revision = int(row[0]), int(row[1])
-                if w.expect_revision is not None and w.expect_revision != revision - 1:
+                cur.execute(_CURRENT, (w.id, w.audience))
+                current = int(cur.fetchone()[0])
+                if w.expect_revision is not None and w.expect_revision != current:
                     raise RevisionConflict(
-                        f"{w.id} is at revision {revision - 1}, not {w.expect_revision}",
-                        record_id=w.id, current_revision=revision - 1,
+                        f"{w.id} is at revision {current}, not {w.expect_revision}",
+                        record_id=w.id, current_revision=current,
                         pointer=f"/writes/{index}/expect_revision" if len(prepared) > 1
                         else "/expect_revision",
                     )
+                revision = current + 1
+                cur.execute(_APPEND, (
+                    w.id, revision, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
+                    w.superseded_by, p.links_text, w.audience, p.sources_text, w.origin, now,
+                    w.request_id))
+                ledger_revision = int(cur.lastrowid)
                 self._index_write(cur, p, revision, ledger_revision)
                 receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
                                           w.request_id, False)

@@ -36,7 +36,13 @@ import re
 from collections import namedtuple
 from collections.abc import Mapping, Sequence
 
-from assay.canonical import canonical_bytes, canonical_text, digest_bytes, read_integer
+from assay.canonical import (
+    canonical_bytes,
+    canonical_data,
+    canonical_text,
+    digest_bytes,
+    read_integer,
+)
 from assay.errors import AssayError, pointer
 from assay.ids import invisible_character, split_record_id, validate_principal
 from assay.value import field, frozen_value
@@ -724,11 +730,14 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
         raise AssayError("request_id is a string of 1 to 200 characters", code="invalid_argument",
                          pointer=base + "/request_id")
     try:
-        raw = canonical_bytes(write.data)
+        text, raw, shallow = canonical_data(write.data, MAX_DATA_DEPTH)
     except AssayError as exc:
         exc.pointer = base + "/data" + (exc.pointer or "")
         raise
-    if raw.count(b"[") + raw.count(b"{") > MAX_DATA_DEPTH and _depth(write.data) > MAX_DATA_DEPTH:
+    # Most data is vouched for by the encoder's own walk; else nesting past
+    # the bound takes more than MAX_DATA_DEPTH opening brackets.
+    if not shallow and raw.count(b"[") + raw.count(b"{") > MAX_DATA_DEPTH \
+            and _depth(write.data) > MAX_DATA_DEPTH:
         raise AssayError(
             f"record data is nested deeper than {MAX_DATA_DEPTH} levels",
             code="resource_limit", pointer=base + "/data",
@@ -746,7 +755,7 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
     return PreparedWrite(
         write=write,
         kind=kind,
-        data_text=raw.decode("utf-8"),
+        data_text=text,
         data_sha256=data_sha256,
         # Only a request id is ever checked against the body.
         body_sha256=None if write.request_id is None else

@@ -149,17 +149,26 @@ try:
     _TICKETS = hasattr(_fcntl, "F_OFD_SETLKW") and sys.maxsize > 2**32
 except ImportError:  # pragma: no cover - not POSIX
     pass
+# struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks). The
+# struct module is loaded by the first write (a read-only call never needs it).
+_FLOCK = "hhqqi4x"
+_pack: Callable[..., bytes] | None = None
+
+
+def _lock_request(kind: int, offset: int, length: int) -> bytes:
+    global _pack
+    if _pack is None:
+        from struct import pack
+
+        _pack = pack
+    return _pack(_FLOCK, kind, os.SEEK_SET, offset, length, 0)
 
 
 def _range_lock(fd: int, offset: int, *, wait: bool) -> bool:
     """Lock one byte at ``offset`` for this open file description; False when taken (no wait)."""
-    import fcntl
-    import struct
-
-    # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks).
-    request = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, offset, 1, 0)
+    request = _lock_request(_fcntl.F_WRLCK, offset, 1)
     try:
-        fcntl.fcntl(fd, fcntl.F_OFD_SETLKW if wait else fcntl.F_OFD_SETLK, request)
+        _fcntl.fcntl(fd, _fcntl.F_OFD_SETLKW if wait else _fcntl.F_OFD_SETLK, request)
     except (BlockingIOError, PermissionError):
         return False
     return True
@@ -167,11 +176,7 @@ def _range_lock(fd: int, offset: int, *, wait: bool) -> bool:
 
 def _range_unlock(fd: int, offset: int, length: int) -> None:
     """Unlock ``length`` bytes from ``offset`` held by this open file description."""
-    import fcntl
-    import struct
-
-    request = struct.pack("hhqqi4x", fcntl.F_UNLCK, os.SEEK_SET, offset, length, 0)
-    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)
+    _fcntl.fcntl(fd, _fcntl.F_OFD_SETLK, _lock_request(_fcntl.F_UNLCK, offset, length))
 
 
 def _flock_release(fd: int) -> None:
@@ -182,9 +187,7 @@ def _flock_release(fd: int) -> None:
 
 def _take_ticket(fd: int) -> tuple[int, bool]:
     """Take the next ticket under the counter's flock; with whether the turn is ours already."""
-    import fcntl
-
-    fcntl.flock(fd, fcntl.LOCK_EX)  # held for a few system calls only
+    _fcntl.flock(fd, _fcntl.LOCK_EX)  # held for a few system calls only
     try:
         raw = os.pread(fd, 8, 0)
         last = int.from_bytes(raw, "little") if len(raw) == 8 else 0
@@ -192,7 +195,7 @@ def _take_ticket(fd: int) -> tuple[int, bool]:
         _range_lock(fd, _SLOTS + mine, wait=False)  # no one else holds a fresh ticket
         os.pwrite(fd, mine.to_bytes(8, "little"), 0)
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        _fcntl.flock(fd, _fcntl.LOCK_UN)
     return mine, _range_lock(fd, _SLOTS + last, wait=False)
 
 
