@@ -44,10 +44,18 @@ def _goal(r: dict) -> str:
     return f"{r['goal']}{verdict}" if r["goal"] else ""
 
 
+def _ratio(r: dict) -> str:
+    """The ratio to two decimals, or three where two would round a missed goal onto it."""
+    text = f"{r['ratio']:.2f}x"
+    if r.get("met") is False and text in r["goal"]:
+        text = f"{r['ratio']:.3f}x"
+    return text
+
+
 def _figure(r: dict) -> str:
     """The row's figure its goal is about: the ratio, or the measurement for a goal in units."""
     if r["goal"].rstrip().endswith("x"):
-        return f"{r['ratio']:.2f}x"
+        return _ratio(r)
     return f"{r['assay']:.4g} {r['unit']}"
 
 
@@ -71,7 +79,7 @@ def render(results: dict) -> str:
         for r in rows:
             lines.append(
                 f"| {r['name']} | {r['assay']:.4g} {r['unit']} | {r['baseline']:.4g} {r['unit']} "
-                f"({r['baseline_name']}) | {r['ratio']:.2f}x | {r['spread']:.2g} | {_goal(r)} |")
+                f"({r['baseline_name']}) | {_ratio(r)} | {r['spread']:.2g} | {_goal(r)} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -144,3 +144,16 @@ def test_bench_render_names_a_unit_goal_by_its_measurement() -> None:
     text = render({"measured_at": "t", "machine": {"platform": "p", "python": "3", "cpus": 2},
                    "quick": False, "benchmarks": {"bench_x": [r]}})
     assert "- bench_x: p99: 41.2 ms against <= 20 ms" in text
+
+
+def test_bench_render_never_rounds_a_missed_goal_onto_it() -> None:
+    """A ratio that misses ``>= 0.70x`` by less than the rounding shows three decimals, not 0.70x."""
+    harness, runner = _bench("bench.harness"), _bench("bench.__main__")
+    rows = [harness.row("close", assay=697.0, baseline=1000.0, baseline_name="b", unit="writes/s",
+                        higher_is_better=True, goal=">= 0.70x"),
+            harness.row("clear", assay=710.0, baseline=1000.0, baseline_name="b", unit="writes/s",
+                        higher_is_better=True, goal=">= 0.70x")]
+    text = runner.render({"measured_at": "t", "machine": {"platform": "p", "python": "3", "cpus": 2},
+                          "quick": False, "benchmarks": {"bench_x": rows}})
+    assert "- bench_x: close: 0.697x against >= 0.70x" in text
+    assert "| 0.697x |" in text and "| 0.71x |" in text
