@@ -753,3 +753,15 @@ def materialize(directory: Path) -> list[str]:
 if __name__ == "__main__":  # pragma: no cover - a convenience for inspecting fixtures
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "packet-fixtures")
     print(json.dumps(materialize(target), indent=1))
+
+
+def json_locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every location in a parsed JSON value, as key and index paths (the root first)."""
+    out = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += json_locations(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out += json_locations(item, (*path, index))
+    return out

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from packet_fixtures import boundary_files, validated_packet
+from packet_fixtures import boundary_files, json_locations, validated_packet
 
 from assay.canonical import canonical_text, parse
 from assay.packet.build import example_packet
@@ -44,7 +44,7 @@ def replace_one_value(root: Path, files: list[str], data: st.DataObject,
     name = data.draw(st.sampled_from(files), label="file")
     originals = {n: (root / n).read_bytes() for n in ("manifest.json", name)}
     doc = parse(originals[name])
-    where = data.draw(st.sampled_from(_locations(doc)[1:]), label="where")
+    where = data.draw(st.sampled_from(json_locations(doc)[1:]), label="where")
     target = doc
     for part in where[:-1]:
         target = target[part]
@@ -63,16 +63,6 @@ def replace_one_value(root: Path, files: list[str], data: st.DataObject,
         for n, raw in originals.items():
             (root / n).write_bytes(raw)
 
-
-def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _locations(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            out += _locations(item, (*path, index))
-    return out
 
 
 @settings(max_examples=300, deadline=None,

@@ -9,6 +9,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from packet_fixtures import json_locations
 
 from assay.canonical import parse
 from assay.packet.build import example_packet
@@ -41,17 +42,6 @@ JSON = st.recursive(LEAF, lambda inner: st.lists(inner, max_size=3)
                                       max_size=3), max_leaves=5)
 
 
-def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _places(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            out += _places(item, (*path, index))
-    return out
-
-
 def test_shape_valid_samples_pass() -> None:
     """Every sample document of a valid packet passes both halves of its shape."""
     for shape, doc in SAMPLES:
@@ -65,7 +55,7 @@ def test_shape_fast_and_report_agree(data: st.DataObject) -> None:
     """For any one-value change (or removal) of a sample, ok is False exactly when issues appear."""
     shape, original = data.draw(st.sampled_from(SAMPLES), label="sample")
     doc = copy.deepcopy(original)
-    where = data.draw(st.sampled_from(_places(doc)[1:]), label="where")
+    where = data.draw(st.sampled_from(json_locations(doc)[1:]), label="where")
     target = doc
     for part in where[:-1]:
         target = target[part]

@@ -17,23 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packet_fixtures import json_locations
 
 from assay.packet.layout import file_digest
 from assay.packet.recon_build import recon_packet
 from assay.packet.validate import validate
 
 HOSTILE: tuple[Any, ...] = ({}, [], None, [{}])
-
-
-def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _locations(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            out += _locations(item, (*path, index))
-    return out
 
 
 def _replaced(doc: Any, where: tuple[Any, ...], value: Any) -> Any:
@@ -57,7 +47,7 @@ def test_recon_any_value_replaced_never_crashes(tmp_path: Path, version: int, pr
     failures = []
     cases = 0
     for name in names:
-        for where in _locations(json.loads(original[name]))[1:]:
+        for where in json_locations(json.loads(original[name]))[1:]:
             for value in HOSTILE:
                 changed = json.dumps(_replaced(json.loads(original[name]), where, value)).encode()
                 (root / name).write_bytes(changed)
