@@ -166,12 +166,16 @@ class GateSettings:
     with ``gate bind`` and an active loop); ``on_error`` is what the gate
     answers when it cannot decide (``block``, the default, or ``allow``);
     ``retry_cap`` is how many times in one run of stops the gate may send the
-    agent back before it gives up and lets it stop.
+    agent back before it gives up and lets it stop. ``principal`` is the
+    gated principal: the one the hook acts as, whose work the gate judges
+    (None: the project's ``principal``); what gates it (bindings, pins,
+    approvals) must come from another principal.
     """
 
     intents: tuple[str, ...] = ()
     on_error: str = "block"
     retry_cap: int = 5
+    principal: str | None = None
 
 
 @frozen_value
@@ -200,6 +204,11 @@ class Project:
     def readable_scopes(self) -> tuple[str, ...]:
         """The scopes this project may read: its own, admitted historical ones, global."""
         return (self.scope, *self.admitted_scopes, "global")
+
+    @property
+    def gated_principal(self) -> str:
+        """The principal the stop gate judges and acts as (``[gate] principal``, else the project's)."""
+        return self.gate.principal or self.principal
 
     @property
     def default_ledger_path(self) -> Path:
@@ -453,7 +462,7 @@ _MAX_RETRY_CAP = 100
 def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
     """Parse ``[gate]``: ``intents`` record ids, ``on_error`` block|allow, ``retry_cap`` 0..100."""
     table = _table(path, raw, "gate")
-    _closed(path, table, {"intents", "on_error", "retry_cap"}, "gate")
+    _closed(path, table, {"intents", "on_error", "retry_cap", "principal"}, "gate")
     intents = table.get("intents", [])
     if not isinstance(intents, list):
         raise _config_error(path, "/gate/intents", "intents must be a list of record ids")
@@ -471,7 +480,14 @@ def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
     if not isinstance(cap, int) or isinstance(cap, bool) or not 0 <= cap <= _MAX_RETRY_CAP:
         raise _config_error(path, "/gate/retry_cap",
                             f"retry_cap must be a whole number from 0 to {_MAX_RETRY_CAP}")
-    return GateSettings(intents=tuple(seen), on_error=on_error, retry_cap=cap)
+    principal = table.get("principal")
+    if principal is not None:
+        try:
+            validate_principal(principal)
+        except AssayError as exc:
+            raise _config_error(path, "/gate/principal", exc.message) from None
+    return GateSettings(intents=tuple(seen), on_error=on_error, retry_cap=cap,
+                        principal=principal)
 
 
 def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_ID_BYTES",
     "MAX_PRINCIPAL_CHARS",
+    "RESERVED_KINDS",
     "content_id",
     "invisible_character",
     "is_plain_record_id",
@@ -29,6 +30,10 @@ __all__ = [
 
 MAX_ID_BYTES = 512
 MAX_PRINCIPAL_CHARS = 128
+# Kinds that only assay's own operations write (the stop gate's state, the
+# checks and tests an intent relies on, and the approvals of their changes):
+# a plain put, retire or supersede of one is refused.
+RESERVED_KINDS = frozenset({"gate-session", "gate-binding", "gate-pin", "gate-approval"})
 # Patterns are compiled (and cached by re) when first used: most calls meet
 # only plain ids, which is_word and str methods check without them.
 _PREFIX = r"[a-z][a-z0-9]*"

@@ -217,6 +217,9 @@ class Operation:
     effect: str = ""
     cli_note: str = ""
     writes_ledger: bool | None = None
+    # A person's operation (set-up, keys, pins, approvals, bindings, retiring
+    # records): offered over MCP only in the admin profile, never to the agent.
+    admin: bool = False
 
     @property
     def creates_ledger(self) -> bool:
@@ -338,6 +341,7 @@ def operation(
     cli_note: str = "",
     writes_ledger: bool | None = None,
     bounds: Bound | None = None,
+    admin: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Decorator that registers a handler as the operation ``name``.
 
@@ -369,6 +373,7 @@ def operation(
             cli_note=cli_note,
             writes_ledger=writes_ledger,
             bounds=bounds,
+            admin=admin,
         )
         return handler
 
