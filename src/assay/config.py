@@ -22,7 +22,9 @@ Sections::
                 ladder_terminate, violation_rounds
     [memory]    enabled (false: memory commands perform no reads)
     [gate]      intents (record ids that gate every agent stop here), on_error
-                ("block" or "allow"), retry_cap (blocks in one run of stops)
+                ("block" or "allow"), retry_cap (blocks in one run of stops),
+                principal (the gated principal), default_intent (the intent that
+                unscoped requirement marks of evidence runs belong to)
 """
 
 from __future__ import annotations
@@ -169,13 +171,17 @@ class GateSettings:
     agent back before it gives up and lets it stop. ``principal`` is the
     gated principal: the one the hook acts as, whose work the gate judges
     (None: the project's ``principal``); what gates it (bindings, pins,
-    approvals) must come from another principal.
+    approvals) must come from another principal. ``default_intent`` owns
+    every requirement mark or mapping of an evidence run that names no intent
+    (``R1`` rather than ``knowledge:login#R1``); None leaves such marks to
+    the one intent a run was recorded ``--for``, or to none.
     """
 
     intents: tuple[str, ...] = ()
     on_error: str = "block"
     retry_cap: int = 5
     principal: str | None = None
+    default_intent: str | None = None
 
 
 @frozen_value
@@ -460,9 +466,11 @@ _MAX_RETRY_CAP = 100
 
 
 def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
-    """Parse ``[gate]``: ``intents`` record ids, ``on_error`` block|allow, ``retry_cap`` 0..100."""
+    """Parse ``[gate]``: ``intents`` record ids, ``on_error`` block|allow, ``retry_cap`` 0..100,
+    ``principal``, ``default_intent`` (a record id)."""
     table = _table(path, raw, "gate")
-    _closed(path, table, {"intents", "on_error", "retry_cap", "principal"}, "gate")
+    _closed(path, table, {"intents", "on_error", "retry_cap", "principal", "default_intent"},
+            "gate")
     intents = table.get("intents", [])
     if not isinstance(intents, list):
         raise _config_error(path, "/gate/intents", "intents must be a list of record ids")
@@ -486,8 +494,13 @@ def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
             validate_principal(principal)
         except AssayError as exc:
             raise _config_error(path, "/gate/principal", exc.message) from None
+    default = table.get("default_intent")
+    if default is not None and (not isinstance(default, str)
+                                or not re.fullmatch(_RECORD_ID, default)):
+        raise _config_error(path, "/gate/default_intent",
+                            "default_intent is a record id such as knowledge:NAME")
     return GateSettings(intents=tuple(seen), on_error=on_error, retry_cap=cap,
-                        principal=principal)
+                        principal=principal, default_intent=default)
 
 
 def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:

@@ -322,7 +322,7 @@ def _chapter_intent(story: _Story) -> None:
         handle.write("\n[evidence.commands.calc-compiles]\n"
                      f"argv = {json.dumps([sys.executable, '-m', 'py_compile', 'calc.py'])}\n"
                      'timeout = 60\ndescription = "calc.py compiles"\n')
-    unit = story.call("evidence.run", {"name": "unit", "target": "knowledge:calc#R1"})["data"]
+    unit = story.call("evidence.run", {"name": "unit", "target": ["knowledge:calc#R1"]})["data"]
     cite = f"{unit['receipt']['id']}@{unit['receipt']['revision']}"
     story.show("assay evidence run --for knowledge:calc#R1 -- unit",
                f"{unit['status']} now that calc.add is fixed: {cite}")
@@ -337,7 +337,7 @@ def _chapter_intent(story: _Story) -> None:
                                "note": "the note records the reviewed docstring"})
     check("after recording R1 and R2")
     compiles = story.call("evidence.run", {"name": "calc-compiles",
-                                           "target": "knowledge:calc#R3"})["data"]
+                                           "target": ["knowledge:calc#R3"]})["data"]
     story.call("work.accept", {"id": "knowledge:calc", "from_run": [
         f"{compiles['receipt']['id']}@{compiles['receipt']['revision']}"]})
     story.show("assay evidence run --for knowledge:calc#R3 -- calc-compiles, then work accept",

@@ -113,7 +113,7 @@ async def _story(project: Path) -> dict[str, Any]:
                            "execution_report": {"files_changed": ["calc.py"],
                                                 "claims": [{"id": item, "outcome": "met"}]}}})
 
-        green = await agent.ok("evidence_run", {"name": "unit", "target": "knowledge:calc#R1"})
+        green = await agent.ok("evidence_run", {"name": "unit", "target": ["knowledge:calc#R1"]})
         digest = (await agent.ok("canonical", {"text": json.dumps(intent), "digest": True}))
         await agent.ok("put", {"id": "knowledge:calc", "expect_revision": put["revision"], "data": {
             "intent": intent, "acceptance": {"intent_sha256": digest["digest"], "blockers": [],
