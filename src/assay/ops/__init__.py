@@ -81,6 +81,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "assay.ops.attest": ("attest", "key.generate", "verify-attestation"),
     "assay.ops.hook": ("hook.stop", "hook.tool", "hook.install", "hook.uninstall", "hook.doctor",
                        "gate.bind"),
+    "assay.ops.gate": ("gate.pin", "gate.approve"),
 }
 
 # What each command group is for, in one line of `assay --help` (keep it short:
@@ -100,7 +101,7 @@ GROUPS: dict[str, str] = {
     "loop": "Governed rounds of agent work under a contract.",
     "key": "Signing keys for attestations.",
     "hook": "Harness hooks: gate the agent's stop on proof.",
-    "gate": "Which intents gate a harness session's stop.",
+    "gate": "Bind, pin and approve what gates an agent's stop.",
 }
 
 _HOME: dict[str, str] = {name: module for module, names in DECLARED.items() for name in names}
