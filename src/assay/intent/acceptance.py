@@ -227,6 +227,10 @@ class RunResults:
             for rid in mapped:
                 verdict = run_verdict(version, intent_id, rid, legacy=False)
                 assert verdict is not None
+                if verdict["kind"] in ("other", "unattributed"):
+                    # Recorded --for this intent, but its tests are marked for another.
+                    raise _not_this_intents(verdict, intent_id, rid, f"{record_id}@{revision}",
+                                            where)
                 status, notes = _proposed(str(run["command"]), run, verdict)
                 out.append(Proposal(rid, ((record_id, revision, where),), where, status,
                                     self.notes or notes))

@@ -456,8 +456,8 @@ class _Freshness:
     requirement citing it, so ``next`` lists it once.
     """
 
-    __slots__ = ("_actions", "_citations", "_diff", "_revision", "_workspace", "needed", "read",
-                 "state")
+    __slots__ = ("_actions", "_citations", "_diff", "_revision", "_workspace", "git_runs", "read",
+                 "runs", "state")
 
     def __init__(self, read: IntentRead, binding: ProjectBinding, citations: _Citations) -> None:
         self.read = read
@@ -467,9 +467,10 @@ class _Freshness:
         self._workspace: dict[tuple[str, int], dict[str, Any] | None] = {}
         self._actions: dict[str, str] = {}
         self._diff: Any = None
-        # Whether any cited run observed a git workspace: only then is the
-        # workspace observed and the report says what it was compared with.
-        self.needed = False
+        # Whether any run of assay's runner is cited, and whether one observed a
+        # git workspace: only with runs is the workspace observed at all.
+        self.runs = False
+        self.git_runs = False
         stale: dict[str, list[str]] = {}
         acceptance = read.document.acceptance
         for result in acceptance.results if acceptance else ():
@@ -478,10 +479,11 @@ class _Freshness:
                 cited, run = citations.version(ref)
                 if record is None or record.damage is not None or run is None or cited is None:
                     continue
+                self.runs = True
                 after = (cited.data.get("workspace") or {}).get("after") \
                     if isinstance(cited.data.get("workspace"), dict) else None
                 if isinstance(after, dict) and after.get("status") == "observed":
-                    self.needed = True
+                    self.git_runs = True
                 rid = result.requirement_id
                 if self.revision(ref, rid) is not None or self.workspace(ref) is not None:
                     stale.setdefault(ref.id, [])
@@ -492,7 +494,7 @@ class _Freshness:
 
     @property
     def diff(self) -> Any:
-        if self._diff is None and self.state is not None and self.needed:
+        if self._diff is None and self.state is not None and self.git_runs:
             now = self.state.workspace
             self._diff = now.diff if now is not None else None
         return self._diff
@@ -683,7 +685,7 @@ def _check_ref(read: IntentRead, scopes: tuple[str, ...], req: Requirement,
         out.extend(rollup_issues({"requirement_id": rid, "outcome": "unverified", "tests": 0,
                                   "failed_tests": [], "skipped_tests": [], "missing_globs": []},
                                  where, _rerun(run, read, rid)))
-    if rollup is not None:
+    if kind in ("rollup", "untested"):
         from assay.intent.pin import tests_issue
 
         changed = tests_issue(read.record.id, rid, read.pins.get("checks"), cited, where, gated)
@@ -938,9 +940,9 @@ def _workspace(state: Any, fresh: _Freshness) -> dict[str, Any] | None:
     """Which workspace the report compared the cited runs with (see the module docstring)."""
     if state is None:
         return None
-    if not fresh.needed:
+    if not fresh.runs:
         return {"status": "not_compared", "compared": False,
-                "reason": "no cited run observed a git workspace"}
+                "reason": "no result cites a run of assay's evidence runner"}
     now = state.workspace
     if now is None:
         return {"status": "not_observed", "compared": False,
@@ -950,8 +952,12 @@ def _workspace(state: Any, fresh: _Freshness) -> dict[str, Any] | None:
         summary.update(compared=False, reason=(
             (summary.get("reason") or now.status) + ": the files the cited runs saw cannot be "
             "compared with the current ones"))
-        return summary
-    summary["compared"] = True
+    elif not fresh.git_runs:
+        summary.update(compared=False, reason=(
+            "the cited runs observed no git work tree: the files they saw cannot be compared "
+            "with the current ones"))
+    else:
+        summary["compared"] = True
     return summary
 
 
