@@ -106,3 +106,20 @@ def test_attribution_mapped_tests_carry_their_source(tmp_path: Path) -> None:
     assert rows["tests.test_a::test_one"]["source"]["kind"] == "none"
     assert "source" not in rows["tests.test_a::test_free"]
     assert results["source_texts"] == {}
+
+
+def test_attribution_readme_results_example_runs_as_written(tmp_path: Path) -> None:
+    """The README's [evidence.commands.unit] example, pytest at the head of argv, reads its file."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", readme, re.DOTALL)
+                 if "[evidence.commands.unit]" in b and "results =" in b)
+    toml = block.replace('argv = ["python",', f"argv = [{json.dumps(sys.executable)},")
+    root = make_project(tmp_path / "proj", extra_toml="\n" + toml).root
+    (root / "tests").mkdir()
+    (root / "tests" / "test_export.py").write_text("def test_rows():\n    assert True\n",
+                                                   encoding="utf-8")
+    results = recorded(root)
+    assert (results["status"], results["summary"]["passed"]) == ("read", 1)
+    assert owners(results)["R2"] == (None, "R2")  # the example's glob; no intent owns it here
