@@ -471,7 +471,7 @@ class _Freshness:
         # git workspace: only with runs is the workspace observed at all.
         self.runs = False
         self.git_runs = False
-        stale: dict[str, list[str]] = {}
+        stale: dict[str, dict[str, None]] = {}
         acceptance = read.document.acceptance
         for result in acceptance.results if acceptance else ():
             for ref in result.evidence:
@@ -486,11 +486,9 @@ class _Freshness:
                     self.git_runs = True
                 rid = result.requirement_id
                 if self.revision(ref, rid) is not None or self.workspace(ref) is not None:
-                    stale.setdefault(ref.id, [])
-                    if rid not in stale[ref.id]:
-                        stale[ref.id].append(rid)
+                    stale.setdefault(ref.id, {})[rid] = None
         for evidence_id, rids in stale.items():
-            self._actions[evidence_id] = self._action(evidence_id, rids)
+            self._actions[evidence_id] = self._action(evidence_id, list(rids))
 
     @property
     def diff(self) -> Any:
@@ -920,20 +918,19 @@ def _pin_issues(read: IntentRead, state: Any, citations: _Citations) -> list[dic
     from assay.intent.pin import global_issues
 
     acceptance = read.document.acceptance
-    runs: dict[tuple[str, int], tuple[Record, list[str]]] = {}
+    runs: dict[tuple[str, int], tuple[Record, dict[str, None]]] = {}
     by_requirement: dict[str, list[Record]] = {}
     for result in acceptance.results if acceptance else ():
         for ref in result.evidence:
             cited, run = citations.version(ref)
             if cited is None or run is None:
                 continue
-            entry = runs.setdefault((ref.id, ref.revision), (cited, []))
-            if result.requirement_id not in entry[1]:
-                entry[1].append(result.requirement_id)
+            runs.setdefault((ref.id, ref.revision), (cited, {}))[1][result.requirement_id] = None
             by_requirement.setdefault(result.requirement_id, []).append(cited)
     verify = {r.id: r.verify_with for r in read.document.requirements}
-    return global_issues(read.record.id, read.pins, state, list(runs.values()), by_requirement,
-                         verify)
+    return global_issues(read.record.id, read.pins, state,
+                         [(record, list(rids)) for record, rids in runs.values()],
+                         by_requirement, verify)
 
 
 def _workspace(state: Any, fresh: _Freshness) -> dict[str, Any] | None:
