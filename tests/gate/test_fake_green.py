@@ -211,8 +211,10 @@ def test_fake_green_stale_evidence_is_blocked_whatever_the_message(calc: Project
     assert (changed["paths"], changed["path_count"]) == (["calc.py"], 1)
     out = stop(calc, claude_stop(calc, message))
     assert out["answer"]["decision"] == "block"
+    reason = out["answer"]["reason"]
+    assert "Rerun unit on the current files (calc.py changed) for R1, R2" in reason
     assert "'assay evidence run --for knowledge:calc#R1 --for knowledge:calc#R2 -- unit'" \
-        in out["answer"]["reason"]
+        in reason
     recorded = session(calc)["data"]["decision"]
     assert recorded["intents"][0]["issue_codes"] == ["evidence_workspace_changed"] * 2
 

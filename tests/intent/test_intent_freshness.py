@@ -37,7 +37,8 @@ def setup(root: Path, db: str | None = None, *, git: bool = True, toml: str = UN
     """A project (a committed git work tree unless ``git`` is False), intent R1..R3 on unit."""
     project = make_project(root, db=db, git=git, extra_toml=toml)
     (root / "verdict").write_text("pass\n", encoding="utf-8")
-    (root / ".gitignore").write_text(".assay/\nreports/\n", encoding="utf-8")
+    # `verdict` is outside the work (ignored): flipping it changes the outcome, not the files.
+    (root / ".gitignore").write_text(".assay/\nreports/\nverdict\n", encoding="utf-8")
     if git:
         subprocess.run(["git", "add", "-A"], cwd=root, check=True)
         subprocess.run(["git", "commit", "-q", "-m", "start"], cwd=root, check=True)

@@ -472,6 +472,7 @@ class _Freshness:
         self.runs = False
         self.git_runs = False
         stale: dict[str, dict[str, None]] = {}
+        changed: dict[str, dict[str, None]] = {}  # per command, the paths changed since its runs
         acceptance = read.document.acceptance
         for result in acceptance.results if acceptance else ():
             for ref in result.evidence:
@@ -485,10 +486,14 @@ class _Freshness:
                 if isinstance(after, dict) and after.get("status") == "observed":
                     self.git_runs = True
                 rid = result.requirement_id
-                if self.revision(ref, rid) is not None or self.workspace(ref) is not None:
+                moved = self.workspace(ref)
+                if self.revision(ref, rid) is not None or moved is not None:
                     stale.setdefault(ref.id, {})[rid] = None
+                if moved is not None:
+                    changed.setdefault(ref.id, {}).update(dict.fromkeys(moved["paths"]))
         for evidence_id, rids in stale.items():
-            self._actions[evidence_id] = self._action(evidence_id, list(rids))
+            self._actions[evidence_id] = self._action(evidence_id, list(rids),
+                                                      list(changed.get(evidence_id, ())))
 
     @property
     def diff(self) -> Any:
@@ -550,7 +555,7 @@ class _Freshness:
             self._workspace[key] = found
         return self._workspace[key]
 
-    def _action(self, evidence_id: str, rids: list[str]) -> str:
+    def _action(self, evidence_id: str, rids: list[str], paths: list[str]) -> str:
         intent_id = self.read.record.id
         current = self.read.evidence.get(evidence_id)
         run = run_facts(current)
@@ -566,7 +571,11 @@ class _Freshness:
             return (f"Record its current run for {', '.join(rids)}: 'assay work accept "
                     f"--from-run {evidence_id}@{current.revision} -- {intent_id}'")
         targets = [arg for rid in rids for arg in ("--for", f"{intent_id}#{rid}")]
-        return (f"Rerun {command} on the current files for {', '.join(rids)}, then record the "
+        files = ""
+        if paths:
+            files = f" ({', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''} changed)"
+        return (f"Rerun {command} on the current files{files} for {', '.join(rids)}, then "
+                "record the "
                 f"run it prints: {_quoted(['evidence', 'run', *targets, '--', command])}, then "
                 f"'assay work accept --from-run {evidence_id}@{current.revision + 1} -- "
                 f"{intent_id}'")

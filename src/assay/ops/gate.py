@@ -186,11 +186,14 @@ def gate_approve(inv: Invocation, args: dict[str, Any]) -> Result:
         for index, (intent_id, read, report) in enumerate(
                 _reports(inv, reader, binding, intents)):
             pending = _pending(report)
-            if not pending:
-                raise AssayError(f"{intent_id}'s checks and tests are as pinned: nothing to "
-                                 "approve", code="nothing_to_approve", pointer=f"/intent/{index}",
-                                 action=f"See 'assay work check -- {intent_id}'.")
             current = read_pin(reader, intent_id)
+            if not pending:
+                raise AssayError(
+                    f"{intent_id}'s checks and tests are as pinned: nothing to approve"
+                    if current is not None else f"{intent_id} has no pin: nothing to approve",
+                    code="nothing_to_approve", pointer=f"/intent/{index}",
+                    action=f"See 'assay work check -- {intent_id}'." if current is not None
+                    else f"Pin it as it is: 'assay gate pin -- {intent_id}'.")
             revision = (current.revision if current is not None else 0) + 1
             approval = approval_id(intent_id, revision)
             writes.append(approval_write(intent_id, revision, scope, principal, state,
