@@ -62,7 +62,8 @@ a ``record_errors`` entry naming the exact read of the stored text, and a
 damaged intent record gives a report with the single issue
 ``intent_unreadable``. Neither is ever ready.
 
-Imports the ledger contract, the base modules and its sibling modules.
+Imports the ledger contract, the base modules and its sibling modules
+(and, when a report compares runs with the workspace, evidence's freshness).
 """
 
 from __future__ import annotations
