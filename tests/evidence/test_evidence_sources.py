@@ -105,3 +105,15 @@ def test_sources_texts_kept_by_digest_within_the_bound(root: Path) -> None:
 def test_sources_bare_name_drops_parameters() -> None:
     """test_x[1-2] is test_x."""
     assert bare_name("test_x[1-2]") == "test_x"
+
+
+def test_sources_conftest_on_the_way_up_is_digested(root: Path) -> None:
+    """Each conftest.py from the test's directory up to the cwd is digested, comments aside."""
+    (root / "conftest.py").write_text("import pytest  # top\n", encoding="utf-8")
+    (root / "tests" / "conftest.py").write_text("X = 1\n", encoding="utf-8")
+    first = source(root, "tests.test_lock::test_free")["conftest"]
+    assert sorted(first) == ["conftest.py", "tests/conftest.py"]  # type: ignore[arg-type]
+    (root / "conftest.py").write_text("import pytest\n", encoding="utf-8")
+    assert source(root, "tests.test_lock::test_free")["conftest"] == first
+    (root / "tests" / "conftest.py").write_text("X = 2\n", encoding="utf-8")
+    assert source(root, "tests.test_lock::test_free")["conftest"] != first

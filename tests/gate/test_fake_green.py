@@ -180,6 +180,16 @@ def test_fake_green_approval_by_the_gated_principal_is_refused(calc: Project) ->
     assert blocking(check(calc)) == ["check_definition_changed"]
 
 
+def test_fake_green_renaming_the_gated_principal_does_not_make_a_reviewer(calc: Project) -> None:
+    """[gate] principal set to someone else: gate_config_changed, and the agent still cannot approve."""
+    prove(calc)
+    with open(calc.root / "assay.toml", "a", encoding="utf-8") as handle:
+        handle.write('principal = "bob"\n')  # appended to the [gate] table
+    assert issue(check(calc), "gate_config_changed")["fields"] == ["principal"]
+    error = refused(calc, "gate.approve", gate=True, reason="mine now")
+    assert (error.code, error.pointer) == ("gated_principal_cannot_review", "/principal")
+
+
 def test_fake_green_reviewer_approval_adopts_the_change(calc: Project) -> None:
     """A reviewer's approval is recorded, and the change then needs a run of the new check."""
     prove(calc)
@@ -379,6 +389,26 @@ def test_fake_green_rewritten_tests_are_blocked(calc: Project, change: str) -> N
     if change == "changed":
         assert (changed["changes"][0]["added"], changed["changes"][0]["removed"]) == (1, 1)
         assert changed["files"] == ["tests/test_calc.py"]
+    assert_blocked(calc, "requirement_tests_changed")
+
+
+FLIP = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n")
+
+
+def test_fake_green_conftest_turning_failures_into_passes_is_blocked(calc: Project) -> None:
+    """A conftest.py that reports every failed test as passed: the pinned tests' harness changed."""
+    prove(calc)
+    (calc.root / "calc.py").write_text(BROKEN, encoding="utf-8")
+    (calc.root / "conftest.py").write_text(FLIP, encoding="utf-8")
+    op(calc, "work.accept", id=INTENT, from_run=[run(calc, "R1", "R2")])
+    report = check(calc)
+    changed = issue(report, "requirement_tests_changed")
+    assert (changed["changes"][0]["change"], changed["changes"][0]["conftest"]) == (
+        "conftest", ["conftest.py"])
+    assert "conftest.py" in changed["files"]
     assert_blocked(calc, "requirement_tests_changed")
 
 

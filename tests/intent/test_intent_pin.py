@@ -284,3 +284,13 @@ def test_pin_compare_tests_names_each_kind_of_change() -> None:
         {"test": "c", "change": "skipped", "path": "t.py"},
         {"test": "d", "change": "changed", "path": "t.py", "added": 2, "removed": 1},
     ]
+
+
+def test_pin_compare_tests_names_a_changed_conftest() -> None:
+    """A pinned test whose conftest.py digest changed (or appeared) is a conftest change."""
+    pinned = {"a": {"sha256": "1", "outcome": "passed", "path": "t/test_a.py",
+                    "conftest": {"t/conftest.py": "x"}}}
+    now = {"a": {"sha256": "1", "outcome": "passed", "path": "t/test_a.py",
+                 "conftest": {"t/conftest.py": "x", "conftest.py": "y"}}}
+    assert compare_tests(pinned, {}, now, {}) == [
+        {"test": "a", "change": "conftest", "path": "t/test_a.py", "conftest": ["conftest.py"]}]

@@ -34,10 +34,17 @@ What is digested:
   whole file's bytes.
 - ``kind: "none"``: no file (``sha256`` null).
 
+A Python test also records its ``conftest``: the digest (of ``ast.unparse``
+of the module, so again formatting and comments do not count) of every
+``conftest.py`` from the test's directory up to the command's ``cwd``. A
+conftest can rewrite what a test reports (a ``pytest_runtest_makereport``
+hook turning failures into passes) without touching the test, so it is part
+of what the test means.
+
 Files are read as untrusted input: inside the project only, without
 following a symbolic link, regular files of at most :data:`MAX_SOURCE_BYTES`;
-one that cannot be read is ``kind: "none"`` with the ``reason``. Fixtures
-and helpers a test calls are not part of its digest. The digest of
+one that cannot be read is ``kind: "none"`` with the ``reason``. Helpers a
+test imports from other modules are not part of its digest. The digest of
 ``ast.unparse`` text can differ between Python minor versions; the run
 records the version (``host.python``).
 
@@ -84,12 +91,13 @@ class SourceReader:
     directory the test runner reports paths and class names from.
     """
 
-    __slots__ = ("_cwd", "_files", "_root", "_texts", "_total")
+    __slots__ = ("_conftests", "_cwd", "_files", "_root", "_texts", "_total")
 
     def __init__(self, root: str | os.PathLike[str], cwd: str = ".") -> None:
         self._root = os.fspath(root)
         self._cwd = cwd
         self._files: dict[str, tuple[bytes | None, str | None]] = {}
+        self._conftests: dict[str, dict[str, str]] = {}
         self._texts: dict[str, str] = {}
         self._total = 0
 
@@ -157,15 +165,36 @@ class SourceReader:
             return {"path": path, "function": qualname, "kind": "none", "sha256": None,
                     "reason": reason}
         text = _function_text(data, qualname) if qualname else None
+        harness = {"conftest": self._conftest(path)} if path.endswith(".py") else {}
         if text is None:
             return {"path": path, "function": qualname, "kind": "file",
-                    "sha256": hashlib.sha256(data).hexdigest()}
+                    "sha256": hashlib.sha256(data).hexdigest(), **harness}
         sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         if sha not in self._texts and len(text) <= MAX_TEXT_CHARS \
                 and self._total + len(text) <= MAX_TEXT_TOTAL:
             self._texts[sha] = text
             self._total += len(text)
-        return {"path": path, "function": qualname, "kind": "function", "sha256": sha}
+        return {"path": path, "function": qualname, "kind": "function", "sha256": sha,
+                **harness}
+
+    def _conftest(self, path: str) -> dict[str, str]:
+        """``{conftest path: digest}`` from ``path``'s directory up to the command's cwd."""
+        folder = os.path.dirname(path)
+        if folder in self._conftests:
+            return self._conftests[folder]
+        top = os.path.normpath(self._cwd).replace(os.sep, "/")
+        found: dict[str, str] = {}
+        here = folder
+        while True:
+            candidate = f"{here}/conftest.py" if here else "conftest.py"
+            data = self._bytes(candidate)[0]
+            if data is not None:
+                found[candidate] = hashlib.sha256(_normal(data)).hexdigest()
+            if here in ("", ".", top) or not here:
+                break
+            here = os.path.dirname(here)
+        self._conftests[folder] = dict(sorted(found.items()))
+        return self._conftests[folder]
 
 
 _TREES: dict[bytes, ast.Module | None] = {}
@@ -181,6 +210,17 @@ def _tree(data: bytes) -> ast.Module | None:
         if len(_TREES) > 256:  # a cache for one run's files, not for the process
             _TREES.pop(next(iter(_TREES)))
     return _TREES[digest]
+
+
+def _normal(data: bytes) -> bytes:
+    """A module as its syntax tree gives it back (its bytes when it does not parse)."""
+    tree = _tree(data)
+    if tree is None:
+        return data
+    try:
+        return ast.unparse(tree).encode("utf-8", "surrogatepass")
+    except (ValueError, RecursionError):
+        return data
 
 
 def _function_text(data: bytes, qualname: str) -> str | None:

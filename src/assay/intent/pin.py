@@ -52,8 +52,9 @@ What is compared (:func:`global_issues`, :func:`tests_issue`):
   a run of a command it was not pinned to;
 - ``requirement_tests_changed``: a cited run in which a pinned test of the
   requirement is missing (renamed away: its source may reappear under
-  another id), newly skipped (or xfailed), or has another source digest.
-  New tests beside the pinned ones never count;
+  another id), newly skipped (or xfailed), has another source digest, or
+  runs under a changed ``conftest.py``. New tests beside the pinned ones
+  never count;
 - ``gate_config_changed``: the gate's configuration is weaker than pinned in
   some field;
 - ``gate_pin_unreadable``: a pin record that fails its integrity check, is
@@ -264,6 +265,9 @@ def run_tests(record: Record | None, intent_id: str, requirement_id: str
             "sha256": _string(source.get("sha256")),
             "outcome": _string(row.get("outcome")) or "unknown",
         }
+        if isinstance(source.get("conftest"), dict):
+            out[row["id"]]["conftest"] = {k: v for k, v in source["conftest"].items()
+                                          if isinstance(k, str) and isinstance(v, str)}
     texts = _dict(results.get("source_texts"))
     return out, {k: v for k, v in texts.items() if isinstance(k, str) and isinstance(v, str)}
 
@@ -310,6 +314,13 @@ def compare_tests(pinned: Mapping[str, Any], pinned_texts: Mapping[str, str],
             if stat is not None:
                 change.update(added=stat[0], removed=stat[1])
             out.append(change)
+            continue
+        harness, harness_now = _dict(was.get("conftest")), _dict(test.get("conftest"))
+        if "conftest" in was and harness != harness_now:
+            touched = sorted(k for k in {*harness, *harness_now}
+                             if harness.get(k) != harness_now.get(k))
+            out.append({"test": tid, "change": "conftest", "path": test.get("path") or path,
+                        "conftest": touched})
     return out
 
 
@@ -319,6 +330,8 @@ def _change_words(change: Mapping[str, Any]) -> str:
         return f"{change['test']} changed (+{change['added']} -{change['removed']} lines)"
     if kind == "renamed":
         return f"{change['test']} renamed to {change['renamed_to']}"
+    if kind == "conftest":
+        return f"{change['test']} under a changed {', '.join(change['conftest'])}"
     return f"{change['test']} {kind}"
 
 
@@ -527,7 +540,8 @@ def tests_issue(intent_id: str, requirement_id: str, pin_record: Record | None,
     changes = compare_tests(pinned, pinned_texts, now, texts)
     if not changes:
         return None
-    files = sorted({c["path"] for c in changes if c.get("path")})
+    files = sorted({c["path"] for c in changes if c.get("path")}
+                   | {f for c in changes for f in c.get("conftest", ())})
     words = ", ".join(_change_words(c) for c in changes[:_NAMED])
     more = f" and {len(changes) - _NAMED} more" if len(changes) > _NAMED else ""
     return _issue(

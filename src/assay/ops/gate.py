@@ -19,10 +19,19 @@ _INTENTS = Argument("intent", {"type": "array", "items": {"type": "string", "min
 _PIN_CODES = ("check_definition_changed", "requirement_tests_changed")
 
 
-def _reviewer(inv: Invocation) -> str:
-    """The caller, unless it is the gated principal (then ``gated_principal_cannot_review``)."""
+def _reviewer(inv: Invocation, reader: Any) -> str:
+    """The caller, unless it is the gated principal (then ``gated_principal_cannot_review``).
+
+    The gated principal now, and the one the gate's pin names: an agent that
+    renames the gated principal in assay.toml is still the one it was.
+    """
+    from assay.intent.pin import GATE_TARGET, read_pin, usable_pin
+
     principal = inv.principal
     gated = inv.project().gated_principal
+    pinned = usable_pin(read_pin(reader, GATE_TARGET)) or {}
+    if principal in (pinned.get("gated_principal"), (pinned.get("gate") or {}).get("principal")):
+        gated = principal
     if principal == gated:
         raise AssayError(
             f"{principal} is the gated principal (the one the stop gate judges): it cannot "
@@ -96,13 +105,13 @@ def gate_pin(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.pin import read_pin, reviewed_gate_pin, reviewed_intent_pin, usable_pin
     from assay.ops.intent import live_binding
 
-    principal = _reviewer(inv)
     binding = live_binding(inv)
     state = binding.state
     project = inv.project()
     intents = list(dict.fromkeys(args.get("intent") or ()))
     store = inv.store()
     with store.reader() as reader:
+        principal = _reviewer(inv, reader)
         writes = []
         for index, (intent_id, read, report) in enumerate(
                 _reports(inv, reader, binding, intents)):
@@ -171,7 +180,6 @@ def gate_approve(inv: Invocation, args: dict[str, Any]) -> Result:
     )
     from assay.ops.intent import live_binding
 
-    principal = _reviewer(inv)
     intents = list(dict.fromkeys(args.get("intent") or ()))
     if not intents and not args.get("gate"):
         raise UsageError("name the intents whose changes to approve, or --gate",
@@ -183,6 +191,7 @@ def gate_approve(inv: Invocation, args: dict[str, Any]) -> Result:
     store = inv.store()
     writes = []
     with store.reader() as reader:
+        principal = _reviewer(inv, reader)
         for index, (intent_id, read, report) in enumerate(
                 _reports(inv, reader, binding, intents)):
             pending = _pending(report)
