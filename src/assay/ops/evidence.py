@@ -56,7 +56,7 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
                          action="Record the intent first, or check the id with 'assay find'.")
     from assay.intent.contract import parse_intent_data
 
-    known = parse_intent_data(record.data).requirement_ids
+    known = parse_intent_data(record.data, record_id=intent_id).requirement_ids
     if requirement not in known:
         raise AssayError(f"{intent_id} has no requirement {requirement!r}",
                          code="evidence_target_not_found", pointer="/target",

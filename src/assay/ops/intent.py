@@ -368,8 +368,8 @@ def work_new(inv: Invocation, args: dict[str, Any]) -> Result:
             if current is not None and current.revision == expect and current.damage is None \
                     and isinstance(current.data, dict):
                 data = {**current.data, "intent": intent}
-    doc = parse_intent_data(data)
-    check_report_bound(data)
+    doc = parse_intent_data(data, record_id=record_id)
+    check_report_bound(data, record_id=record_id)
     request_id = content_id("new", {"id": record_id, "expect": expect, "data": digest(data)})
     receipt = store.put(Write(id=record_id, data=data, scope=inv.project().scope,
                               expect_revision=expect, request_id=request_id))

@@ -197,7 +197,7 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
     if intent is not None:  # the intent contract loads only for data that may hold one
         from assay.intent.contract import check_report_bound, parse_intent_data
 
-        check_report_bound(data)
+        check_report_bound(data, record_id=record_id)
     if replace:
         return
     if intent is not None:
@@ -216,7 +216,7 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
         from assay.intent.contract import parse_intent_data
 
         try:
-            parse_intent_data(data)
+            parse_intent_data(data, record_id=record_id)
         except AssayError as exc:
             exc.action = (f"{exc.action} The record holds an intent now; to drop or replace it "
                           "anyway, put again with --replace.")
