@@ -126,7 +126,7 @@ def readable(op: Operation, envelope: dict[str, Any]) -> None:
     """Print a readable view of a successful result, every control in it made visible."""
     from rich.markup import escape
 
-    from assay.terminal import visible, visible_data
+    from assay.terminal import json_view, visible, visible_data
 
     special = READABLE.get(op.name)
     if special is not None:
@@ -137,7 +137,7 @@ def readable(op: Operation, envelope: dict[str, Any]) -> None:
     revision = envelope.get("ledger_revision")
     title = f"[bold]{op.name}[/bold]" + (f"  (ledger revision {revision})" if revision else "")
     console.print(title)
-    console.print_json(visible(json.dumps(envelope["data"], ensure_ascii=False)))
+    console.print(json_view(envelope["data"]), soft_wrap=True)
     for step in envelope.get("next", []):
         console.print(f"next: {escape(visible(step))}")
 
