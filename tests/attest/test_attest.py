@@ -222,6 +222,52 @@ def test_verify_returns_what_the_bundle_attests(project: Project) -> None:
     assert out["intent"]["id"] == "knowledge:export"
 
 
+def test_verify_of_a_fresh_bundle_is_not_stale(project: Project) -> None:
+    """Verified against the ledger it was made from, a bundle is not stale and nothing moved on."""
+    attest(project)
+    out = verify(project)
+    assert (out["stale"], out["moved_on"]) == (False, [])
+
+
+def _add_requirement(project: Project) -> None:
+    record = data(project, "get", id="knowledge:export")["record"]
+    grown = copy.deepcopy(record["data"])
+    grown["intent"]["requirements"].append(
+        {"id": "R3", "text": "Footer", "acceptance": "its tests pass"})
+    data(project, "put", id="knowledge:export", data=grown,
+         expect_revision=record["revision"])
+
+
+def test_verify_after_the_intent_grew_and_the_run_was_retired_is_stale(project: Project) -> None:
+    """A ready bundle whose intent gained a requirement and whose run was retired says stale and what moved on."""
+    attest(project)
+    _add_requirement(project)
+    data(project, "retire", id="evidence:unit", expect_revision=1)
+    envelope, code = op(project, "verify-attestation", file=BUNDLE, key=PUBLIC)
+    out = envelope["data"]
+    assert (code, out["verified"], out["verdict"], out["stale"]) == (0, True, "ready", True)
+    assert out["moved_on"] == [
+        {"id": "knowledge:export", "role": "intent", "attested_revision": 2,
+         "current_revision": 3, "status": "current", "change": "newer", "intent_changed": True},
+        {"id": "evidence:unit", "role": "evidence", "attested_revision": 1,
+         "current_revision": 2, "status": "retired", "change": "retired"},
+    ]
+    assert "assay work check -- knowledge:export" in envelope["next"][0]
+
+
+def test_verify_after_a_newer_run_names_it_and_an_unchanged_intent_body(project: Project) -> None:
+    """A newer run of the cited command and an acceptance-only edit: stale, intent_changed false."""
+    attest(project)
+    receipt = data(project, "evidence.run", name="unit")["receipt"]
+    data(project, "work.accept", id="knowledge:export",
+         from_run=[f"{receipt['id']}@{receipt['revision']}"])
+    out = verify(project)
+    assert out["stale"] is True
+    assert [(m["id"], m["change"], m["current_revision"]) for m in out["moved_on"]] == [
+        ("knowledge:export", "newer", 3), ("evidence:unit", "newer", 2)]
+    assert out["moved_on"][0]["intent_changed"] is False
+
+
 def test_verify_with_another_key_fails(project: Project) -> None:
     """A public key of another pair: attestation_signature_invalid naming line 1."""
     attest(project)

@@ -150,7 +150,9 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "and the workspace is clean or has the attested digest), that the attested intent "
         "version and every cited run exist in this ledger with the attested digests and "
         "results, and that no statement was added or removed. Every failure is a coded error; "
-        "success returns what the attestation says, including its verdict. Writes nothing."
+        "success returns what the attestation says, including its verdict, and whether the "
+        "ledger has moved on since (`stale`: the intent or a record its acceptance cites has a "
+        "newer revision, was retired or superseded; `moved_on` lists each). Writes nothing."
     ),
     writes=False,
     bounds=Bound("verification", items=1, max_items=1, whole=True, recover=(
@@ -167,7 +169,15 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "verified": {"const": True}, "keyid": {"type": "string"}, "subject": _SUBJECT,
         "intent": {"type": "object"}, "verdict": {"enum": ["ready", "not_ready"]},
         "ready_to_review": {"type": "boolean"}, "report_sha256": {"type": "string"},
-        "runs": {"type": "array"}, "statements": {"type": "integer"}}},
+        "runs": {"type": "array"}, "statements": {"type": "integer"},
+        "stale": {"type": "boolean"},
+        "moved_on": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "role": {"enum": ["intent", "evidence"]},
+            "attested_revision": {"type": "integer"},
+            "current_revision": {"type": ["integer", "null"]},
+            "status": {"type": ["string", "null"]},
+            "change": {"enum": ["newer", "retired", "superseded", "missing"]},
+            "intent_changed": {"type": ["boolean", "null"]}}}}}},
 )
 def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.attest.bundle import verify_bundle
@@ -180,4 +190,10 @@ def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
         data = verify_bundle(text, key, reader, principal=inv.principal,
                              observation=observation)
         revision = reader.ledger_revision
-    return Result(data, ledger_revision=revision)
+    steps: tuple[str, ...] = ()
+    if data["stale"]:
+        intent_id = data["intent"].get("id")
+        step = (f"The ledger has moved on since this was attested: 'assay work check -- "
+                f"{intent_id}' gives the current verdict; attest again to carry it.")
+        steps = (step,)
+    return Result(data, ledger_revision=revision, next=steps)
