@@ -72,7 +72,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
                          "packet.render", "packet.brief", "packet.admit", "packet.close"),
     "assay.ops.provenance": ("note.add", "note.list", "memory.add", "memory.search",
                              "memory.list", "publish.check", "pending.ask", "pending.answer",
-                             "pending.list"),
+                             "pending.list", "note.adopt", "memory.adopt"),
     "assay.ops.loop": ("loop.start", "loop.next", "loop.status", "loop.stop", "loop.resume",
                        "loop.pause", "loop.gate-check", "loop.approve", "loop.deny",
                        "loop.questions", "loop.schema", "loop.checkpoint", "loop.recover",

@@ -146,6 +146,13 @@ def _memory_off(inv: Invocation) -> bool:
     return not inv.project().memory_enabled
 
 
+def _require_memory(inv: Invocation) -> None:
+    """``memory_disabled`` for the memory writers when memory is switched off."""
+    if _memory_off(inv):
+        raise AssayError("memory is switched off in assay.toml", code="memory_disabled",
+                         pointer="/memory/enabled", action="Set [memory] enabled = true to use it.")
+
+
 _DISABLED = {"enabled": False, "items": [], "count": 0, "more": False, "unavailable": [],
              "envelope": None, "envelope_sha256": None, **page_facts({"entries": 0}, [])}
 
@@ -162,9 +169,7 @@ _DISABLED = {"enabled": False, "items": [], "count": 0, "more": False, "unavaila
     output_schema=_ADDED,
 )
 def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
-    if _memory_off(inv):
-        raise AssayError("memory is switched off in assay.toml", code="memory_disabled",
-                         pointer="/memory/enabled", action="Set [memory] enabled = true to use it.")
+    _require_memory(inv)
     return _add(inv, args, "memory")
 
 
@@ -366,3 +371,92 @@ def pending_list(inv: Invocation, args: dict[str, Any]) -> Result:
                             limit=args.get("limit", 100), after=args.get("after"))
     data = _paged("pending.list", "decisions", args, data, ("state", "limit"))
     return Result(data, ledger_revision=data["ledger_revision"])
+
+
+_IDS = Argument("ids", {"type": "array", "items": {"type": "string", "minLength": 1}},
+                "The entries to adopt (the ids after --); none: list the legacy entries.",
+                binding="literals")
+_LEGACY_ENTRY = {"type": "object", "properties": {
+    "id": {"type": "string"}, "revision": {"type": "integer"},
+    "text": {"type": ["string", "null"]}, "author": {"type": ["string", "null"]},
+    "audience": {"type": "string"}, "scope": {"type": "string"}, "sources": {"type": "array"},
+    "data_sha256": {"type": "string"}, "origin": {"type": "string"},
+    "request_id": {"type": ["string", "null"]}, "created_at": {"type": "string"},
+    "adoptable": {"type": "boolean"}, "reason": {"type": ["string", "null"]},
+    "line": {"type": ["string", "null"]}}}
+_ADOPT = {"type": "object", "properties": {
+    "kind": {"type": "string"}, "entries": {"type": "array", "items": _LEGACY_ENTRY},
+    "count": {"type": "integer"}, "more": {"type": "boolean"},
+    "ledger_revision": {"type": "integer"}, **PAGE_FACTS_SCHEMA,
+    "adopted": {"type": "array", "items": {"type": "object", "properties": {
+        "id": {"type": "string"}, "revision": {"type": "integer"},
+        "adopted_revision": {"type": "integer"}, "data_sha256": {"type": "string"}}}},
+    "adoption": {"type": "object"}, "by": {"type": "string"},
+    "created_at": {"type": ["string", "null"]}}}
+_ADOPT_DESCRIPTION = (
+    "A person's operation. {What} written by an earlier release of assay, before saved context "
+    "carried typed provenance, are withheld by every read as provenance_legacy: nothing in "
+    "them tells them from entries a client put forged. Without `ids` it lists the {kind} "
+    "entries you may read that carry no typed provenance, each whole, with whether it could "
+    "be adopted (and why not); it writes nothing. With `ids` it adopts the entries named: "
+    "each gets a new version with the same data and pinned sources and typed provenance, "
+    "and one adoption: record says who adopted which versions (its created_at, when), all "
+    "in one transaction under the publication gate's write basis, or nothing at all."
+)
+
+
+def _adopt(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
+    from assay.provenance.adoption import adopt, legacy_entries
+
+    access = inv.access()
+    ids = args.get("ids") or []
+    if not ids:
+        with inv.store().reader() as reader:
+            data = legacy_entries(reader, access, kind=kind, scope=args.get("scope"),
+                                  limit=args.get("limit", 50), after=args.get("after"))
+        data = _paged(f"{kind}.adopt", "entries", args, data, ("scope", "limit"))
+        steps: tuple[str, ...] = ()
+        if any(entry["adoptable"] for entry in data["entries"]):
+            step = (f"Read each entry; adopt the ones you recognise: 'assay {kind} adopt -- "
+                    "ID...'")
+            steps = (step,)
+        return Result(data, ledger_revision=data["ledger_revision"], next=steps)
+    out = adopt(inv.store(), access, kind=kind, ids=ids, scope=inv.project().scope)
+    return Result(out, ledger_revision=out["adoption"]["ledger_revision"])
+
+
+_ADOPT_ARGUMENTS = (
+    _IDS, _SCOPE_R,
+    Argument("limit", {"type": "integer", "minimum": 1, "maximum": 200},
+             "List at most this many legacy entries (default 50)."),
+    Argument("after", {"type": "string", "minLength": 1},
+             "List only entries whose id sorts after this id (the next page's cursor)."),
+)
+
+
+@operation(
+    "note.adopt",
+    summary="List notes an earlier release wrote (withheld as legacy), or adopt the ones named.",
+    description=_ADOPT_DESCRIPTION.format(What="Notes", kind="note"),
+    writes=True,
+    admin=True,
+    arguments=_ADOPT_ARGUMENTS,
+    output_schema=_ADOPT,
+)
+def note_adopt(inv: Invocation, args: dict[str, Any]) -> Result:
+    return _adopt(inv, args, "note")
+
+
+@operation(
+    "memory.adopt",
+    summary="List memory an earlier release wrote (withheld as legacy), or adopt the entries named.",
+    description=_ADOPT_DESCRIPTION.format(What="Memory entries", kind="memory") + (
+        " With [memory] enabled = false it is memory_disabled."),
+    writes=True,
+    admin=True,
+    arguments=_ADOPT_ARGUMENTS,
+    output_schema=_ADOPT,
+)
+def memory_adopt(inv: Invocation, args: dict[str, Any]) -> Result:
+    _require_memory(inv)
+    return _adopt(inv, args, "memory")
