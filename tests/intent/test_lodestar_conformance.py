@@ -600,6 +600,22 @@ def test_conformance_malformed_association_on_a_ledger_names_the_record(
     assert any_project.ok("ledger", "info")["data"]["ledger_revision"] == before
 
 
+def test_conformance_attention_names_each_malformed_candidate() -> None:
+    """attention offers only owner-admissible intents and preserves malformed candidate gaps (test/project-attention-admission.test.mjs)."""
+    from assay.intent.views import work_attention
+
+    scene = Scene()
+    scene.intent(ONE, acceptance=True, record_id="knowledge:current")
+    scene.write("knowledge:bad-data", {"intent": ONE, "unrelated": True}, origin="claim")
+    scene.write("knowledge:bad-intent", {"intent": {"version": 99}}, origin="claim")
+    rows = work_attention(RecordSnapshot(list(scene.versions), epoch="e"), scene.binding)["intents"]
+    assert [(r["id"], r["sections"]["intent"]) for r in rows] == [
+        ("knowledge:bad-data", "invalid"), ("knowledge:bad-intent", "invalid"),
+        ("knowledge:current", "valid")]
+    assert [r["error"]["details"]["id"] for r in rows[:2]] == [
+        "knowledge:bad-data", "knowledge:bad-intent"]
+
+
 def test_conformance_explicit_empty_active_keeps_only_the_mission() -> None:
     """explicit empty active branch preserves mission references and excludes requirement references."""
     scene, proof = continuity_scene()
