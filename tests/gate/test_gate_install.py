@@ -91,10 +91,12 @@ def test_hook_install_claude_code_keeps_foreign_entries_byte_for_byte(proj: Proj
                                    "PostToolUseFailure"]
     stops = data["hooks"]["Stop"]
     assert stops[0]["hooks"][0]["command"] == "notify-send 'Claude stopped'"
-    assert stops[1] == {"hooks": [{"type": "command", "timeout": 120,
-                                   "command": f"{EXE} hook stop --harness claude-code"}]}
+    assert stops[1] == {"hooks": [{
+        "type": "command", "timeout": 120,
+        "command": f"{EXE} hook stop --harness claude-code --scope project"}]}
     assert data["hooks"]["PostToolUse"] == [{"matcher": "Bash", "hooks": [
-        {"type": "command", "command": f"{EXE} hook tool --harness claude-code", "timeout": 30}]}]
+        {"type": "command", "command": f"{EXE} hook tool --harness claude-code --scope project",
+         "timeout": 30}]}]
 
 
 def test_hook_install_again_changes_nothing(proj: Project) -> None:
@@ -147,13 +149,13 @@ def test_hook_install_codex_user_scope_creates_hooks_json(proj: Project, tmp_pat
     out = op(proj, "hook.install", harness="codex", scope="user", executable=EXE)
     path = tmp_path / "codex-home" / "hooks.json"
     assert out == {"path": str(path), "created": True,
-                   "changed": ["PostToolUse", "Stop", "SubagentStop"]}
+                   "changed": ["PostToolUse", "Stop", "SubagentStop"], "warnings": []}
     data = json.loads(path.read_text())
     assert list(data) == ["hooks"]
     assert data["hooks"]["SubagentStop"] == [{"hooks": [
         {"type": "command", "command": f"{EXE} hook stop --harness codex", "timeout": 120}]}]
     op(proj, "hook.uninstall", harness="codex", scope="user")
-    assert json.loads(path.read_text()) == {}
+    assert not path.exists()  # install created it: uninstall takes it away
 
 
 def test_hook_install_cursor_keeps_tabs_and_crlf(proj: Project, user_home: Path) -> None:
@@ -189,16 +191,37 @@ def test_hook_install_refuses_hooks_that_are_not_an_object(proj: Project) -> Non
     assert (info.value.code, info.value.pointer) == ("hook_settings_invalid", "/hooks")
 
 
-def test_hook_install_edits_a_symlinked_file_where_it_points(proj: Project, tmp_path: Path) -> None:
-    """A settings file that is a symlink is edited at its target; the link stays a link."""
+def test_hook_install_edits_a_symlinked_user_file_where_it_points(proj: Project, tmp_path: Path,
+                                                                   user_home: Path) -> None:
+    """A user settings file that is a symlink is edited at its target; the link stays a link."""
     target = tmp_path / "dotfiles" / "settings.json"
     target.parent.mkdir()
     target.write_text(CLAUDE_SETTINGS, encoding="utf-8")
-    link = proj.root / ".claude" / "settings.json"
+    link = user_home / ".claude" / "settings.json"
     link.parent.mkdir()
     os.symlink(target, link)
-    op(proj, "hook.install", harness="claude-code", executable=EXE)
+    op(proj, "hook.install", harness="claude-code", scope="user", executable=EXE)
     assert link.is_symlink() and "hook stop" in target.read_text()
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_hook_install_refuses_a_project_file_that_leads_out(proj: Project, tmp_path: Path,
+                                                            linked: str) -> None:
+    """A project's settings file (or its folder) linked out of the project is refused, untouched."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "settings.json").write_text(CLAUDE_SETTINGS, encoding="utf-8")
+    if linked == "file":
+        (proj.root / ".claude").mkdir()
+        os.symlink(outside / "settings.json", proj.root / ".claude" / "settings.json")
+    else:
+        os.symlink(outside, proj.root / ".claude")
+    for operation in ("hook.install", "hook.uninstall"):
+        with pytest.raises(AssayError) as info:
+            op(proj, operation, harness="claude-code")
+        assert info.value.code == "hook_settings_outside_project"
+        assert info.value.details["path"] == str(proj.root / ".claude" / "settings.json")
+    assert (outside / "settings.json").read_text(encoding="utf-8") == CLAUDE_SETTINGS
 
 
 def test_hook_doctor_reports_install_and_the_answer_now(proj: Project) -> None:

@@ -39,7 +39,8 @@ async def test_mcp_gate_bind_and_doctor(tmp_path: Path) -> None:
     record_intent(project)
     async with Client(build_server()) as client:
         bound = await client.call_tool("gate_bind", {"cwd": str(project.root), "session": "s-1",
-                                                     "intent": ["knowledge:export"]})
+                                                     "intent": ["knowledge:export"],
+                                                     "principal": "alice"})
         doctor = await client.call_tool("hook_doctor", {"cwd": str(project.root),
                                                         "session": "s-1"})
     assert bound.is_error is False
