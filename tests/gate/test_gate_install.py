@@ -10,6 +10,7 @@ import pytest
 from gate_helpers import gate_project, op, record_intent
 
 from assay.errors import AssayError
+from assay.ops import call
 from assay_testing import Project
 
 EXE = "/opt/assay/bin/assay"
@@ -237,3 +238,66 @@ def test_hook_doctor_reports_install_and_the_answer_now(proj: Project) -> None:
     assert after["would_answer"]["answer"]["decision"] == "block"
     assert "knowledge:export is not ready" in after["would_answer"]["answer"]["reason"]
     assert op(proj, "find", kind="gate-session")["count"] == 0  # doctor records nothing
+
+
+def test_hook_uninstall_keeps_another_tools_entry_that_mentions_assay(proj: Project) -> None:
+    """An entry of another tool that merely runs `assay hook stop` inside its own command is not
+    assay's: uninstall leaves it, byte for byte."""
+    foreign = {"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "mytool wrap -- assay hook stop --harness claude-code"},
+        {"type": "command", "command": "echo 'assay hook stop --harness claude-code'"}]}]}}
+    text = json.dumps(foreign, indent=2) + "\n"
+    path = _claude(proj, text)
+    op(proj, "hook.install", harness="claude-code")
+    op(proj, "hook.uninstall", harness="claude-code")
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_hook_uninstall_removes_the_file_and_folder_install_created(proj: Project) -> None:
+    """Install into a project without .claude, then uninstall: no file and no folder are left."""
+    out = op(proj, "hook.install", harness="claude-code")
+    assert out["created"] is True
+    assert op(proj, "hook.uninstall", harness="claude-code")["exists"] is False
+    assert not (proj.root / ".claude").exists()
+
+
+def test_hook_install_project_command_is_the_same_in_every_clone(proj: Project,
+                                                                 tmp_path: Path) -> None:
+    """The project entry names no path of this machine: two clones get the same bytes."""
+    other = gate_project(tmp_path / "clone")
+    first = Path(op(proj, "hook.install", harness="codex")["path"]).read_text()
+    second = Path(op(other, "hook.install", harness="codex")["path"]).read_text()
+    assert first == second and str(proj.root) not in first
+    command = json.loads(first)["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert command.startswith("sh -c 'command -v assay") and command.endswith(
+        "assay-hook hook stop --harness codex --scope project")
+
+
+def test_hook_install_warns_of_a_local_ledger_and_names_what_gates(tmp_path: Path) -> None:
+    """On a SQLite ledger a project install warns that teammates' clones gate on their own
+    ledgers; with nothing in [gate] intents, next names them and gate bind."""
+    project = gate_project(tmp_path / "proj", gate="")
+    inv_out = call(
+        "hook.install", {"harness": "claude-code", "cwd": str(project.root)})[0]
+    assert "stays on this machine" in inv_out["data"]["warnings"][0]
+    assert "[gate] intents" in inv_out["next"][0] and "assay gate bind" in inv_out["next"][0]
+
+
+def test_hook_doctor_warns_of_a_command_that_cannot_start(proj: Project) -> None:
+    """An entry whose command is missing here, or a machine path in a project file, is named."""
+    op(proj, "hook.install", harness="claude-code", executable="/nowhere/bin/assay")
+    out = op(proj, "hook.doctor", harness="claude-code", executable="/nowhere/bin/assay")
+    project_file = next(f for f in out["files"] if f["scope"] == "project")
+    assert project_file["command"] == {"commands": [{"runs": "/nowhere/bin/assay", "found": None}],
+                                       "ok": False, "portable": False}
+    warnings = "\n".join(out["warnings"])
+    assert "/nowhere/bin/assay is not found here" in warnings
+    assert "a teammate's clone does not have" in warnings
+
+
+def test_hook_doctor_with_nothing_bound_names_gate_intents_and_bind(tmp_path: Path) -> None:
+    """doctor's preview of a session nothing gates points at [gate] intents and gate bind."""
+    project = gate_project(tmp_path / "proj", gate="")
+    out = call(
+        "hook.doctor", {"harness": "claude-code", "cwd": str(project.root)})[0]
+    assert any("[gate] intents" in step and "assay gate bind" in step for step in out["next"])
