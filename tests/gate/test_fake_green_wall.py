@@ -363,7 +363,7 @@ def test_wall_continuing_stops_under_a_held_ledger_are_counted(tmp_path: Path) -
         last = cli_stop(project, payload("claude-code", "stop-continuing", project))
     assert reads(first.returncode, first.stdout.decode(), "")[0] == "block"
     verdict, _ = reads(again.returncode, again.stdout.decode(), "")
-    assert verdict == "allow" and "gave up after 1 blocks" in json.loads(
+    assert verdict == "allow" and "gave up after 1 block:" in json.loads(
         again.stdout)["systemMessage"]
     assert reads(last.returncode, last.stdout.decode(), "")[0] == "allow"
     assert [e["decision"]["event"] for e in spooled(project)] == [
@@ -538,7 +538,7 @@ def test_wall_give_up_tells_the_person(tmp_path: Path, harness: str) -> None:
     proc = cli_stop(project, payload(harness, "stop-continuing", project), "--harness", harness)
     assert reads(proc.returncode, proc.stdout.decode(), proc.stderr.decode())[0] == "allow"
     message = json.loads(proc.stdout)["systemMessage"]
-    assert "gave up after 1 blocks" in message
+    assert "gave up after 1 block:" in message
     assert "'assay get --history -- gate-session:" in message
 
 
@@ -550,7 +550,7 @@ def test_wall_give_up_in_cursor_goes_to_standard_error(tmp_path: Path) -> None:
     proc = cli_stop(project, payload("cursor", "stop", project, loop_count=1),
                     "--harness", "cursor")
     assert proc.returncode == 0 and proc.stdout == b""
-    assert b"gave up after 1 blocks" in proc.stderr
+    assert b"gave up after 1 block:" in proc.stderr
 
 
 # -- 11: a side file planted for the writers' queue -------------------------------------------

@@ -144,7 +144,8 @@ def _notice(event: StopEvent, data: Mapping[str, Any], recorded: bool) -> str | 
     record = session_record_id(event.session_id, event.agent_id)
     if decision["event"] == "gate_gave_up":
         blocks = (data.get("run") or {}).get("blocks")
-        return (f"The stop gate (assay) gave up after {blocks} blocks: the agent is stopping "
+        counted = f"{blocks} block" + ("" if blocks == 1 else "s")
+        return (f"The stop gate (assay) gave up after {counted}: the agent is stopping "
                 "while its work is not shown ready for review. Check the work before trusting "
                 f"it; what the gate answered each time: 'assay get --history -- {record}'.")
     if decision["answer"] == "allow" and decision.get("error"):
