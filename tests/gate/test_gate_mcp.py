@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from gate_helpers import gate_project, payload, record_intent
+from gate_helpers import gate_project, op, payload, record_intent
 from mcp import Client
 
 from assay.mcp.server import build_server
@@ -39,9 +39,28 @@ async def test_mcp_gate_bind_and_doctor(tmp_path: Path) -> None:
     record_intent(project)
     async with Client(build_server()) as client:
         bound = await client.call_tool("gate_bind", {"cwd": str(project.root), "session": "s-1",
-                                                     "intent": ["knowledge:export"]})
+                                                     "intent": ["knowledge:export"],
+                                                     "principal": "alice"})
         doctor = await client.call_tool("hook_doctor", {"cwd": str(project.root),
                                                         "session": "s-1"})
     assert bound.is_error is False
     would = json.loads(doctor.content[0].text)["data"]["would_answer"]
     assert would["decision"]["answer"] == "block"
+
+
+async def test_mcp_put_of_gate_state_and_agent_binding_are_refused(tmp_path: Path) -> None:
+    """Over MCP too: a put of a gate-session record is reserved_kind, and gate_bind by the gated
+    principal is binding_by_gated_principal; nothing is written."""
+    project = gate_project(tmp_path / "proj")
+    record_intent(project)
+    async with Client(build_server()) as client:
+        put = await client.call_tool("put", {"cwd": str(project.root), "id": "gate-session:s-1",
+                                             "data": {"gave_up": None},
+                                             "audience": "private:agent"})
+        bind = await client.call_tool("gate_bind", {"cwd": str(project.root), "session": "s-1",
+                                                    "intent": ["knowledge:export"]})
+    errors = [json.loads(r.content[0].text)["error"] for r in (put, bind)]
+    assert [(e["code"], e.get("pointer")) for e in errors] == [
+        ("reserved_kind", "/id"), ("binding_by_gated_principal", "/principal")]
+    assert op(project, "find", kind="gate-session")["count"] == 0
+    assert op(project, "find", kind="gate-binding")["count"] == 0

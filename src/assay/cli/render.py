@@ -61,7 +61,14 @@ def _get_raw(envelope: dict[str, Any], args: dict[str, Any]) -> str | None:
 
 def _hook_answer(envelope: dict[str, Any], args: dict[str, Any]) -> str:
     # What the harness reads: its answer as one JSON line, or nothing at all.
-    answer = envelope["data"].get("answer")
+    data = envelope["data"]
+    if data.get("harness") == "cursor" and data.get("notice"):
+        # Cursor's stop answer has no field for the person; its hooks log
+        # keeps standard error.
+        import sys
+
+        sys.stderr.write(str(data["notice"]) + "\n")
+    answer = data.get("answer")
     return json_line(answer) if answer is not None else ""
 
 

@@ -489,6 +489,7 @@ class Invocation:
         self._stdin = stdin
         self._project: Project | None = None
         self._store: Store | None = None
+        self._reviewer: Store | None = None
         # Whether store() may create a missing ledger; call() sets it per operation.
         self.creates_ledger = True
 
@@ -504,6 +505,15 @@ class Invocation:
             interactive=self.interactive,
             stdin=self._stdin,
         )
+
+    def fresh(self, cwd: str | None = None) -> Invocation:
+        """A new invocation like this one (in ``cwd`` unless the call named its own), with its
+        own project and store handles: for work on another thread that this one never touches.
+        """
+        inv = Invocation(cwd=self.cwd or cwd, db=self.db, principal=self._principal,
+                         surface=self.surface, interactive=self.interactive, stdin=self._stdin)
+        inv.creates_ledger = self.creates_ledger
+        return inv
 
     def read_stdin(self) -> bytes:
         """Standard input, bounded by :data:`assay.inputs.MAX_INPUT_BYTES`."""
@@ -570,6 +580,21 @@ class Invocation:
                                      principal=self.principal, create=self.creates_ledger)
         return self._store
 
+    def reviewer_store(self) -> Store:
+        """The ledger as a reviewer sees it: the project partition only, whoever the call acts as.
+
+        A handle opened without a principal (see :mod:`assay.ledger.store`):
+        no principal's private version is ever read through it. What judges
+        an agent's work (the stop gate, ``attest``) reads through it, so a
+        private copy of an intent or its evidence never counts.
+        """
+        if self._reviewer is None:
+            from assay.ledger import open_store
+
+            self._reviewer = open_store(self.ledger_url(), base=self.project().root,
+                                        principal=None, create=self.creates_ledger)
+        return self._reviewer
+
     def access(self) -> Access:
         """The read rights of this call: the project's readable scopes and the principal."""
         from assay.ledger.access import Access
@@ -578,9 +603,10 @@ class Invocation:
         return Access.for_project(project.scope, project.admitted_scopes, self.principal)
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        for store in (self._store, self._reviewer):
+            if store is not None:
+                store.close()
+        self._store = self._reviewer = None
 
 
 _MAX_INTEGER = 2**53

@@ -87,7 +87,8 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
     binding = ProjectBinding(root=str(project.root), scope=project.scope,
                              admitted_scopes=tuple(project.admitted_scopes),
                              principal=inv.principal)
-    with inv.store().reader() as reader:
+    # Attested is what the reviewer sees: the project's versions, never a private copy.
+    with inv.reviewer_store().reader() as reader:
         bundle = build_bundle(reader, binding, intent_id, project=project.name,
                               observation=observation, signer=signer)
         revision = reader.ledger_revision
@@ -186,7 +187,7 @@ def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
     key = load_public_key(_path(inv, args["key"], None))
     text = inv.read_input(args["file"], where="/file", label="the attestation")
     observation = _observe(inv)
-    with inv.store().reader() as reader:
+    with inv.reviewer_store().reader() as reader:
         data = verify_bundle(text, key, reader, principal=inv.principal,
                              observation=observation)
         revision = reader.ledger_revision

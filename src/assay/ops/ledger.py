@@ -92,6 +92,32 @@ def parse_sources(values: list[str]) -> tuple[Any, ...]:
     return tuple(sources)
 
 
+# What a person does instead of writing each reserved kind by hand.
+_RESERVED_ACTION = {
+    "gate-session": "The stop gate writes these itself; read them with 'assay get --history "
+                    "-- ID'.",
+    "gate-binding": "A person binds intents to a session: 'assay gate bind --as NAME --session "
+                    "ID -- INTENT'.",
+}
+
+
+def refuse_reserved(record_id: str, where: str = "/id") -> None:
+    """Refuse a plain write, retirement or supersession of a kind only assay's own operations write.
+
+    The stop gate trusts its own state (``gate-session``, ``gate-binding``,
+    ``gate-pin``, ``gate-approval``; :data:`assay.ids.RESERVED_KINDS`) only
+    because nothing but its operations write it, in any audience.
+    """
+    from assay.ids import RESERVED_KINDS
+
+    kind = record_id.partition(":")[0]
+    if kind in RESERVED_KINDS:
+        raise AssayError(
+            f"{kind} records are written only by assay's own operations, not by put, retire or "
+            "supersede", code="reserved_kind", pointer=where, details={"kind": kind},
+            action=_RESERVED_ACTION.get(kind, "Use the assay operation that records it."))
+
+
 def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[Any, ...]:
     """Pin each source to the digest of the exact version named; refuse unknown ones."""
     from assay.ledger.store import SourceRef
@@ -161,6 +187,7 @@ def put(inv: Invocation, args: dict[str, Any]) -> Result:
                 f"the write basis was read for {bound[0]}, not for this project ({project.scope})",
                 code="project_binding_conflict", pointer="/write_basis/project",
                 action="Read again from this project before writing.")
+    refuse_reserved(args["id"])
     store = inv.store()
     if args["id"].startswith("knowledge:"):
         _guard_intent(store, args["id"], args["data"], replace=bool(args.get("replace")),
@@ -428,6 +455,7 @@ def _status_change(inv: Invocation, args: dict[str, Any], status: str,
                    superseded_by: str | None) -> Result:
     from assay.ledger.store import Write
 
+    refuse_reserved(args["id"])
     store = inv.store()
     with store.reader() as reader:
         record = _readable(reader, inv, args["id"])
