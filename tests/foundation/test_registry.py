@@ -153,6 +153,66 @@ def test_registry_declared_table_names_each_operations_module() -> None:
     assert [(op.handler.__module__, op.name) for op in OPERATIONS] == declared
 
 
+# ---------------------------------------------------------------- views declared with their operation
+
+
+def _exported_views() -> dict[str, Any]:
+    """Every function a module of assay.ops.views exports, by its MODULE:FUNCTION reference."""
+    import importlib
+    import pkgutil
+
+    from assay.ops import views
+
+    found = {}
+    for info in pkgutil.iter_modules(views.__path__):
+        module = importlib.import_module(f"assay.ops.views.{info.name}")
+        for name in module.__all__:
+            found[f"{info.name}:{name}"] = getattr(module, name)
+    return found
+
+
+def test_registry_every_declared_view_resolves() -> None:
+    """Each operation's declared view is a function exported by a module of assay.ops.views."""
+    from assay.ops.views import resolve
+
+    exported = _exported_views()
+    for op in OPERATIONS:
+        if op.view:
+            assert op.view in exported, f"{op.name}: no view {op.view}"
+            assert resolve(op.view) is exported[op.view]
+
+
+def test_registry_every_view_is_bound_to_an_operation() -> None:
+    """Every view assay.ops.views exports is declared by a registered operation (none is orphaned)."""
+    declared = {op.view for op in OPERATIONS if op.view}
+    assert set(_exported_views()) - declared == set()
+
+
+def test_registry_raw_text_lives_in_the_operations_module() -> None:
+    """An operation's bare-text function is defined in the module that declares the operation."""
+    raws = [op for op in OPERATIONS if op.raw is not None]
+    assert {op.name for op in raws} >= {"canonical", "get", "hook.stop", "hook.tool"}
+    for op in raws:
+        assert op.raw is not None and op.raw.__module__ == op.handler.__module__, op.name
+
+
+def test_registry_refuses_a_view_that_is_not_module_function() -> None:
+    """A view must be declared as MODULE:FUNCTION."""
+    from assay.ops import operation
+
+    for ref in ("work_check", "intent:work:check", "intent:work-check"):
+        with pytest.raises(ValueError, match="MODULE:FUNCTION"):
+            operation("demo.view", summary="s", writes=True, view=ref)(_noop)
+
+
+def test_registry_render_holds_no_view_of_its_own() -> None:
+    """cli/render.py keeps the console and the fallback: no table of views by operation name."""
+    from assay.cli import render
+
+    assert not hasattr(render, "READABLE") and not hasattr(render, "RAW")
+    assert not hasattr(render, "LONG_WORK")
+
+
 # ---------------------------------------------------------------- texts per surface
 
 # Words only the command line has: option spellings, exit statuses, standard

@@ -185,6 +185,7 @@ class Result:
 
 if TYPE_CHECKING:
     Handler = Callable[["Invocation", dict[str, Any]], Result]
+    RawText = Callable[[dict[str, Any], dict[str, Any]], "str | None"]
 
 
 # Compiled (and cached by re) when a description is first shown.
@@ -220,6 +221,38 @@ class Operation:
     # A person's operation (set-up, keys, pins, approvals, bindings, retiring
     # records): offered over MCP only in the admin profile, never to the agent.
     admin: bool = False
+    # What a write does to its environment, as the MCP tool annotations say it
+    # (see `hints`): it may overwrite or remove what was there, a repeated call
+    # with the same arguments changes nothing more, it runs commands that may
+    # reach anything outside assay.
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    # How the CLI shows a result, declared here so that a renamed operation
+    # keeps it. `view` names the readable view, "MODULE:FUNCTION" in
+    # assay.ops.views (loaded only when a person reads the result). `raw`, a
+    # small function of the operation's own module (it runs on every call),
+    # returns bare text the CLI prints whatever the format, or None for the
+    # normal rendering. `busy` is what a spinner says while a long call runs.
+    view: str = ""
+    raw: RawText | None = None
+    busy: str = ""
+
+    @property
+    def hints(self) -> dict[str, bool]:
+        """What a call does to its environment, as MCP tool annotations state it.
+
+        Every operation says whether it is read-only and whether it reaches an
+        open world; a write also says whether it may be destructive (overwrite
+        or remove) and whether repeating it is idempotent. The ledger keeps
+        every version, so a ledger write on its own is never destructive.
+        """
+        out = {"read_only": not self.writes}
+        if self.writes:
+            out["destructive"] = self.destructive
+            out["idempotent"] = self.idempotent
+        out["open_world"] = self.open_world
+        return out
 
     @property
     def creates_ledger(self) -> bool:
@@ -313,6 +346,8 @@ class Operation:
             "cli": "assay " + " ".join(self.cli_path),
             "cli_note": self.cli_note,
             "mcp_tool": self.tool_name,
+            "admin": self.admin,
+            "hints": self.hints,
             "arguments": [a.describe() for a in self.all_arguments],
             "input_schema": self.input_schema(),
             "output_schema": dict(_resolve(self.output_schema)),
@@ -342,15 +377,26 @@ def operation(
     writes_ledger: bool | None = None,
     bounds: Bound | None = None,
     admin: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    open_world: bool = False,
+    view: str = "",
+    raw: RawText | None = None,
+    busy: str = "",
 ) -> Callable[[Handler], Handler]:
     """Decorator that registers a handler as the operation ``name``.
 
-    A read (``writes=False``) must declare its ``bounds`` (docs/agents.md).
+    A read (``writes=False``) must declare its ``bounds`` (docs/agents.md)
+    and neither ``destructive`` nor ``idempotent`` (hints of a write).
     """
     if not all(is_word(part) for part in name.split(".")):
         raise ValueError(f"malformed operation name {name!r}")
     if not writes and bounds is None:
         raise ValueError(f"read operation {name!r} declares no bounds")
+    if not writes and (destructive or idempotent):
+        raise ValueError(f"read operation {name!r} declares a hint of a write")
+    if view and (view.count(":") != 1 or not all(part.isidentifier() for part in view.split(":"))):
+        raise ValueError(f"{name}: a view is MODULE:FUNCTION in assay.ops.views, not {view!r}")
     if bounds is not None:
         names = {a.name for a in arguments}
         missing = [a for a in (*bounds.arguments, bounds.unbounded or "") if a and a not in names]
@@ -374,6 +420,12 @@ def operation(
             writes_ledger=writes_ledger,
             bounds=bounds,
             admin=admin,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
+            view=view,
+            raw=raw,
+            busy=busy,
         )
         return handler
 

@@ -360,6 +360,7 @@ _TODO_PAGE, _TODO_PAGE_MAX = 25, 1000
 
 @operation(
     "todo.list",
+    view="context:todo_list",
     summary="List a goal's todos a bounded page at a time, or read one todo exactly.",
     description=(
         "With `todo_id`: one complete record (todo.text in full, identity, status and claim, "
@@ -558,6 +559,7 @@ def _context_envelope(inv: Invocation, context: dict[str, Any]) -> dict[str, Any
 
 @operation(
     "work.context",
+    view="context:work_context",
     summary="The heartbeat work context: selected todo, sources with revisions, required reads.",
     description=(
         "Assembles what must be read before dependent work on a goal: the selected todo (the "

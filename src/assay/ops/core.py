@@ -9,8 +9,19 @@ from assay.ops import Argument, Bound, Invocation, Result, describe, lookup, ope
 _DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 
 
+def _canonical_text(envelope: dict[str, Any], args: dict[str, Any]) -> str:
+    # The CLI prints the canonical text (or its digest) bare, whatever the format.
+    data = envelope["data"]
+    if args.get("digest"):
+        return str(data["digest"]) + "\n"
+    if args.get("fingerprint"):
+        return str(data["fingerprint"]) + "\n"
+    return str(data["canonical"]) + "\n"
+
+
 @operation(
     "canonical",
+    raw=_canonical_text,
     summary="The RFC 8785 canonical form (and digest) of one JSON document.",
     description=(
         "Reads one JSON document (`text`) and returns its canonical text, digest and "
@@ -75,6 +86,7 @@ def describe_operations(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "init",
+    view="core:init",
     summary="Create assay.toml and the .assay/ state directory in a project.",
     description=(
         "Writes assay.toml (never overwrites one) and creates .assay/, adding it to "

@@ -67,6 +67,7 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
 
 @operation(
     "evidence.run",
+    view="evidence:evidence_run",
     summary="Run a declared verification command and record what the machine saw.",
     description=(
         "Runs [evidence.commands.NAME] from assay.toml in its own process group (timeout kills "
@@ -208,6 +209,7 @@ _TAIL_BYTES, _MAX_TAIL_BYTES = 4096, 65536
 
 @operation(
     "evidence.list",
+    view="evidence:evidence_list",
     summary="List evidence records: the latest run of each declared command, by id.",
     description=("Read-only. One row per evidence record (its current version), in id order "
                  "after the id named by after, at most limit rows; read_more holds the next "
@@ -250,6 +252,7 @@ def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "evidence.show",
+    view="evidence:evidence_show",
     summary="Show one evidence record (a command NAME or evidence:NAME), or one revision of it.",
     description=(
         "Read-only. The record as stored, with machine_observed from its origin, except that "

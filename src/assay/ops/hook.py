@@ -51,8 +51,17 @@ def _payload(inv: Invocation, args: dict[str, Any]) -> Any:
         return exc  # the gate answers an unreadable payload like any other
 
 
+def _harness_answer(envelope: dict[str, Any], args: dict[str, Any]) -> str:
+    # What the harness reads: its answer as one canonical JSON line, or nothing at all.
+    from assay.canonical import output_text
+
+    answer = envelope["data"].get("answer")
+    return output_text(answer) + "\n" if answer is not None else ""
+
+
 @operation(
     "hook.stop",
+    raw=_harness_answer,
     summary="Answer a harness's Stop or SubagentStop hook: may the agent stop now?",
     description=(
         "Reads the harness's stop payload (Claude Code and Codex Stop and SubagentStop, Cursor "
@@ -81,6 +90,7 @@ def hook_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "hook.tool",
+    raw=_harness_answer,
     summary="Record a shell command the agent ran, as its harness reported it (a claim).",
     description=(
         "Reads a harness's post-tool payload (Claude Code PostToolUse and PostToolUseFailure, "

@@ -109,6 +109,7 @@ def _report_schema() -> dict[str, Any]:
 
 @operation(
     "work.check",
+    view="intent:work_check",
     summary="Is this intent ready for human review? The readiness report of one intent record.",
     description=(
         "Reads one current project knowledge record holding an intent (its data schema is "
@@ -156,6 +157,7 @@ def _paged(data: dict[str, Any], kind: str, read: Callable[[], dict[str, Any]]) 
 
 @operation(
     "work.status",
+    view="intent:work_status",
     summary="List the project's intents with their readiness.",
     description=("Read-only. Intents are listed by id after the id named by after, at most "
                  "limit of them (default 20); omitted counts the intents after the page and "
@@ -219,6 +221,7 @@ def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.attention",
+    busy="checking the project's intents",
     summary="Section-level coverage of up to 20 intents over one snapshot.",
     description=("Read-only. For each intent: acceptance, results, evidence, blockers, "
                  "continuation and continuity coverage, and the first next actions. The first "
@@ -492,6 +495,7 @@ def work_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.resume",
+    view="intent:work_resume",
     summary="The self-contained resume view of an intent, capped at 7,000 UTF-16 code units.",
     description=(
         "Read-only. Recovery state first (latest checkpoint attempt, last good checkpoint, "

@@ -108,6 +108,7 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
 
 @operation(
     "put",
+    view="ledger:receipt",
     summary="Write a new version of a record (a claim), optionally guarded by revision.",
     description=(
         "Writes one record version with origin 'claim'. `expect_revision` 0 requires the record "
@@ -255,8 +256,16 @@ MAX_HISTORY_LIMIT = 1000
 _HISTORY_ONLY = ("limit", "before_revision", "max_bytes")
 
 
+def _raw_data(envelope: dict[str, Any], args: dict[str, Any]) -> str | None:
+    # `get --raw` prints the stored text itself; otherwise the normal rendering.
+    if args.get("raw"):
+        return str(envelope["data"]["raw"]) + "\n"
+    return None
+
+
 @operation(
     "get",
+    raw=_raw_data,
     summary="Read a record: its current version, one revision, or its history page by page.",
     description=(
         "Read-only. Returns the record with the ledger revision it saw and a write basis for a "
@@ -450,6 +459,7 @@ def _status_change(inv: Invocation, args: dict[str, Any], status: str,
 
 @operation(
     "retire",
+    view="ledger:receipt",
     summary="Retire a record: a new version with status retired and the same data.",
     description="Writes one version. Retired records no longer count as evidence.",
     writes=True,
@@ -467,6 +477,7 @@ def retire(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "supersede",
+    view="ledger:receipt",
     summary="Mark a record superseded by another: a new version naming its successor.",
     description="Writes one version. Superseded records no longer count as evidence.",
     writes=True,
@@ -487,6 +498,7 @@ def supersede(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "ledger.info",
+    view="ledger:ledger_info",
     summary="Show the ledger: backend, epoch, revision, schema version and counts.",
     description="Read-only.",
     writes=False,

@@ -115,6 +115,7 @@ def _next_steps(data: dict[str, Any]) -> tuple[str, ...]:
 
 @operation(
     "loop.start",
+    view="loop:loop_round",
     summary="Start a loop: immutable operator acceptance, then the first round's prompt and handle.",
     description=(
         "Creates the loop head in the ledger with the operator acceptance (task, success "
@@ -170,6 +171,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.next",
+    view="loop:loop_round",
     summary="Submit the round's self-evaluation; assay runs the gate and commits one round.",
     description=(
         "Accepts a SelfEvaluation (loop protocol 4.0) for the held attempt named by `handle`. "
@@ -204,6 +206,7 @@ def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.status",
+    view="loop:loop_status",
     summary="Show a loop's state, current submission handle, guidance and last posture.",
     description=("Read-only. Re-anchors a live session: the handle returned is the held one. Also "
                  "shows the held round's gate decisions with their approvals, each enforcement "
@@ -227,6 +230,7 @@ def loop_status(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.stop",
+    view="loop:loop_round",
     summary="Cancel a loop (stop reason: cancelled).",
     description=("Stops the loop under its lease; a loop that already stopped is returned "
                  "unchanged. The terminal event says whether the last committed round was "
@@ -247,6 +251,7 @@ def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.resume",
+    view="loop:loop_round",
     summary="Re-anchor a loop in a new session and return the held prompt with its new handle.",
     description=("Mints a new session (older handles become stale); a paused loop becomes active "
                  "again. With `invocation_lost` the same round and attempt are recompiled as a "
@@ -271,6 +276,7 @@ def loop_resume(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.pause",
+    view="loop:loop_round",
     summary="Pause a loop: nothing is submitted, checked or recovered until it is resumed.",
     description=("Holds the loop under its lease and keeps the held prompt; submissions, gate "
                  "checks, checkpoints and recovery are loop_paused until 'loop resume' continues "
@@ -412,6 +418,7 @@ def loop_schema(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.checkpoint",
+    view="loop:loop_checkpoint",
     summary="Checkpoint the workspace now (a mid checkpoint of the held round).",
     description=(
         "Captures a content-addressed manifest of the git workspace (HEAD, dirty paths, the "
@@ -436,6 +443,7 @@ def loop_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.recover",
+    view="loop:loop_recovered",
     summary="Abandon the current branch: restore a checkpoint, verify it, then get the redo prompt.",
     description=(
         "Records a recovery directive (an event, not a round) naming the abandoned rounds, the "
@@ -483,6 +491,7 @@ def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.explain",
+    view="loop:loop_explain",
     summary="Explain a round's prompt: density level and why, context, budget, coverage, memory.",
     description=("Read-only. Defaults to the held prompt; `round` N explains a committed round "
                  "of the current branch. Lists the restorable checkpoints."),
@@ -525,6 +534,7 @@ def _round_page(data: dict[str, Any], operation: str, args: dict[str, Any],
 
 @operation(
     "loop.replay",
+    view="loop:loop_replay",
     summary="Re-derive stored prompts from their committed facts and check the hashes.",
     description=("Read-only. `round` N (optionally `attempt` A for a rejected attempt) or `all` "
                  "(every committed round, rejected attempt and the held prompt of the current "
@@ -570,6 +580,7 @@ def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.audit",
+    view="loop:loop_audit",
     summary="The loop's history a page of rounds at a time: branches, rounds, rejections, gates.",
     description=("Read-only. Every version of every round (the current branch and abandoned "
                  "ones), rejected attempts, recovery directives with their restore outcome, "

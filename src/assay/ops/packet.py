@@ -155,6 +155,8 @@ def packet_source(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "packet.validate",
+    view="packet:packet_validation",
+    busy="validating the packet",
     summary="Validate a packet once: the derived summary, or every issue (code, path, pointer).",
     description=(
         "Compiles manifest.json, claims.json and every listed artifact exactly once. Returns "
@@ -182,6 +184,8 @@ def packet_validate(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "packet.render",
+    view="packet:packet_validation",
+    busy="validating and rendering the packet",
     summary="Write packet.md for a publishable (complete or honest partial) packet.",
     description=(
         "Validates first. A publishable packet gets packet.md (claims by state, contradictions "

@@ -120,6 +120,7 @@ def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "note.list",
+    view="provenance:saved_entries",
     summary="List the notes you may read whose sources are all still current and readable.",
     description=(
         "Read-only. Filters by scope and audience first; a note whose closure has a missing, "
@@ -170,6 +171,7 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "memory.search",
+    view="provenance:saved_entries",
     summary="Keyword search of the memory you may read, filtered before anything is rendered.",
     description=(
         "Read-only. Every query word must occur in the entry's text. Scope and audience filter "
@@ -210,6 +212,7 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "memory.list",
+    view="provenance:saved_entries",
     summary="List the memory entries you may read, each revalidated through its closure.",
     description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
     writes=False,
@@ -232,6 +235,7 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "publish.check",
+    view="provenance:publish_verdict",
     summary="Run the publication gate on a dependency envelope: publish or withhold, with a reason.",
     description=(
         "Read-only. Revalidates the envelope (`envelope`, from a context read's output) against "
@@ -310,6 +314,7 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "pending.answer",
+    view="provenance:pending_answer",
     summary="Answer a pending decision; its stored envelope is revalidated first.",
     description=(
         "Revalidates the pending record's stored envelope through the publication gate before "

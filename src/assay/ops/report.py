@@ -30,6 +30,8 @@ _MAX_ATTEMPTS = 1000
 
 @operation(
     "report",
+    view="report:report_written",
+    busy="reading the ledger snapshot and writing the report",
     summary="Write a self-contained HTML review report: requirements, evidence, loop, packet.",
     description=(
         "Reads one ledger snapshot and writes one HTML file (no network, inline CSS and SVG): "
