@@ -13,7 +13,7 @@ from foundation_cli import Runner, cli_in
 from jsonschema import Draft202012Validator
 
 from assay.cli.app import build
-from assay.ops import DECLARED, GROUPS, Argument, Operation, Result, operations
+from assay.ops import DECLARED, GROUPS, Argument, Bound, Operation, Result, operations
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = list(operations())
@@ -135,16 +135,33 @@ def test_registry_cli_options_match_arguments(name: str) -> None:
 
 
 def test_registry_every_mcp_tool_comes_from_the_registry() -> None:
-    """The MCP tools are the registry's operations, with the very same input schemas."""
+    """The admin profile's tools are the registry's operations, with the very same input schemas."""
     from assay.mcp.server import tool_definitions
 
-    tools = {tool.name: tool for tool in tool_definitions()}
+    tools = {tool.name: tool for tool in tool_definitions("admin")}
     assert list(tools) == [op.tool_name for op in OPERATIONS]
     for op in OPERATIONS:
         tool = tools[op.tool_name]
         assert tool.input_schema == op.input_schema()
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is (not op.writes)
+
+
+def test_registry_agent_tools_are_the_operations_not_declared_admin() -> None:
+    """The agent profile offers exactly the operations whose declaration is not admin."""
+    from assay.mcp.server import tool_definitions
+
+    assert [t.name for t in tool_definitions()] == [op.tool_name for op in OPERATIONS
+                                                    if not op.admin]
+
+
+def test_registry_a_read_declares_no_hint_of_a_write() -> None:
+    """A read cannot be declared destructive or idempotent (hints only a write has)."""
+    from assay.ops import operation
+
+    with pytest.raises(ValueError, match="hint of a write"):
+        operation("demo.read", summary="s", writes=False, destructive=True,
+                  bounds=Bound("item", items=1, max_items=1, whole=True, recover="r"))(_noop)
 
 
 def test_registry_declared_table_names_each_operations_module() -> None:
@@ -245,7 +262,7 @@ def test_registry_mcp_tool_texts_have_no_cli_words() -> None:
     """No MCP tool title or description holds an option, an exit status, a stream or a command line."""
     from assay.mcp.server import tool_definitions
 
-    for tool in tool_definitions():
+    for tool in tool_definitions("admin"):
         for text in (tool.title or "", tool.description or ""):
             found = CLI_WORDS.search(text)
             assert found is None, f"{tool.name}: {found.group(0)!r} in {text!r}"

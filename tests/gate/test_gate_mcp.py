@@ -1,4 +1,4 @@
-"""The hook operations over MCP: the payload is an argument, the answer is in the envelope."""
+"""The hook operations over MCP (a person's, in the admin profile): the payload is an argument."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ async def test_mcp_hook_stop_takes_the_payload_as_an_argument(tmp_path: Path) ->
     """hook_stop over MCP answers the payload object it is given, as the CLI would print it."""
     project = gate_project(tmp_path / "proj")
     record_intent(project)
-    async with Client(build_server()) as client:
+    async with Client(build_server(profile="admin")) as client:
         result = await client.call_tool(
             "hook_stop", {"payload": payload("codex", "subagent-stop", project)})
     assert result.is_error is False
@@ -37,7 +37,7 @@ async def test_mcp_gate_bind_and_doctor(tmp_path: Path) -> None:
     """gate_bind records a binding and hook_doctor previews the bound session's answer."""
     project = gate_project(tmp_path / "proj", gate="")
     record_intent(project)
-    async with Client(build_server()) as client:
+    async with Client(build_server(profile="admin")) as client:
         bound = await client.call_tool("gate_bind", {"cwd": str(project.root), "session": "s-1",
                                                      "intent": ["knowledge:export"]})
         doctor = await client.call_tool("hook_doctor", {"cwd": str(project.root),

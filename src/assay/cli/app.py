@@ -77,14 +77,22 @@ EXIT_STATUSES = ("Exit status: 0 ok; 1 a negative answer (not ready) or invalid 
 
 
 def _launchers(root: click.Group) -> None:
-    @root.command("mcp", help="Run the MCP server on stdio (one tool per operation).")
+    @root.command("mcp", help=(
+        "Run the MCP server on stdio: one tool per operation of the profile. The agent "
+        "profile (default) leaves out a person's operations (set-up, hooks, keys, bindings, "
+        "approvals, retiring records), and its calls act on the ledger and as the principal "
+        "given here; --profile admin offers every operation, for a person's client."),
+        short_help="Run the MCP server on stdio (the agent's tools by default).")
     @click.option("--cwd", default=None, help="Default project directory for tool calls.")
-    @click.option("--db", default=None, help="Default ledger URL for tool calls.")
-    @click.option("--as", "principal", default=None, help="Default principal for tool calls.")
-    def mcp_command(cwd: str | None, db: str | None, principal: str | None) -> int:
+    @click.option("--db", default=None, help="The ledger URL of every tool call.")
+    @click.option("--as", "principal", default=None, help="The principal of every tool call.")
+    @click.option("--profile", type=click.Choice(["agent", "admin"]), default="agent",
+                  show_default=True, help="Which operations the server offers.")
+    def mcp_command(cwd: str | None, db: str | None, principal: str | None,
+                    profile: str) -> int:
         from assay.mcp.server import serve
 
-        serve(cwd=cwd, db=db, principal=principal)
+        serve(cwd=cwd, db=db, principal=principal, profile=profile)
         return 0
 
     @root.command("demo", help="Tell assay's story on a temporary project with the SQLite ledger.",

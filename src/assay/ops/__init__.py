@@ -55,24 +55,24 @@ if TYPE_CHECKING:
 
 # Which module declares which operations, in registry order (the order of
 # `assay describe`, `assay --help` and the MCP tool list). The CLI reads it to
-# import only the module of the operation it runs; a test holds it equal to
-# what the modules register. An operation missing here still works, at the
+# import only the module of the operation it runs. It is generated from what
+# the modules register (`.venv/bin/python tests/registry_tables.py`), and a
+# test fails when it is stale. An operation missing here still works, at the
 # cost of importing every module to find it.
+# BEGIN generated: DECLARED (tests/registry_tables.py)
 DECLARED: dict[str, tuple[str, ...]] = {
     "assay.ops.core": ("canonical", "describe", "init"),
     "assay.ops.ledger": ("put", "get", "find", "retire", "supersede", "ledger.info"),
     "assay.ops.intent": ("work.check", "work.status", "work.history", "work.attention",
                          "work.prepare-capture", "work.new", "work.accept", "work.checkpoint",
-                         "work.resume",
-                         "decision.record", "decision.show"),
+                         "work.resume", "decision.record", "decision.show"),
     "assay.ops.evidence": ("evidence.run", "evidence.list", "evidence.show", "evidence.observe"),
     "assay.ops.context": ("goal.read", "goal.write", "todo.add", "todo.claim", "todo.update",
                           "todo.complete", "todo.list", "work.context"),
     "assay.ops.packet": ("packet.init", "packet.approve", "packet.source", "packet.validate",
                          "packet.render", "packet.brief", "packet.admit", "packet.close"),
-    "assay.ops.provenance": ("note.add", "note.list", "memory.add", "memory.search",
-                             "memory.list", "publish.check", "pending.ask", "pending.answer",
-                             "pending.list"),
+    "assay.ops.provenance": ("note.add", "note.list", "memory.add", "memory.search", "memory.list",
+                             "publish.check", "pending.ask", "pending.answer", "pending.list"),
     "assay.ops.loop": ("loop.start", "loop.next", "loop.status", "loop.stop", "loop.resume",
                        "loop.pause", "loop.gate-check", "loop.approve", "loop.deny",
                        "loop.questions", "loop.schema", "loop.checkpoint", "loop.recover",
@@ -82,6 +82,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "assay.ops.hook": ("hook.stop", "hook.tool", "hook.install", "hook.uninstall", "hook.doctor",
                        "gate.bind"),
 }
+# END generated: DECLARED
 
 # What each command group is for, in one line of `assay --help` (keep it short:
 # click cuts a line at about 60 characters).
@@ -519,6 +520,9 @@ def describe() -> list[dict[str, Any]]:
 class Invocation:
     """The context one operation call runs in: where, as whom, on which ledger.
 
+    ``reporter`` receives the progress of the commands a call runs (the
+    evidence runner's ``Reporter`` hooks); see :meth:`progress`.
+
     The project and the store are opened lazily and at most once, so an
     operation that needs neither never touches the disk.
     """
@@ -532,6 +536,7 @@ class Invocation:
         surface: str = "api",
         interactive: bool = False,
         stdin: Callable[[int], bytes] | None = None,
+        reporter: Any = None,
     ) -> None:
         self.cwd = cwd
         self.db = db
@@ -539,6 +544,7 @@ class Invocation:
         self.surface = surface
         self.interactive = interactive
         self._stdin = stdin
+        self._reporter = reporter
         self._project: Project | None = None
         self._store: Store | None = None
         # Whether store() may create a missing ledger; call() sets it per operation.
@@ -555,7 +561,23 @@ class Invocation:
             surface=self.surface,
             interactive=self.interactive,
             stdin=self._stdin,
+            reporter=self._reporter,
         )
+
+    def progress(self) -> Any:
+        """Where the commands this call runs report their progress, or None for nowhere.
+
+        The surface's own reporter when it gave one (MCP progress
+        notifications), else the live display on a terminal
+        (:func:`assay.evidence.progress.reporter_for`), else None.
+        """
+        if self._reporter is not None:
+            return self._reporter
+        if not self.interactive:
+            return None
+        from assay.evidence.progress import reporter_for
+
+        return reporter_for(self.interactive)
 
     def read_stdin(self) -> bytes:
         """Standard input, bounded by :data:`assay.inputs.MAX_INPUT_BYTES`."""

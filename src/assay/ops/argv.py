@@ -205,6 +205,8 @@ def command_path(words: list[str]) -> list[str]:
 
 
 def _concrete(op: Operation, params: Mapping[str, Any]) -> bool:
+    if any(arg.binding == "stdin" and arg.required for arg in op.all_arguments):
+        return False
     by_name = {arg.name: arg for arg in op.all_arguments}
     for name, value in params.items():
         if by_name[name].binding in ("stdin", "json_file"):

@@ -39,6 +39,9 @@ def _observe(inv: Invocation) -> Any:
 
 @operation(
     "attest",
+    admin=True,
+    destructive=True,
+    idempotent=True,
     summary="Write a signed in-toto attestation of an intent's readiness and its machine runs.",
     description=(
         "Reads the intent's readiness report and every machine run its acceptance cites from "
@@ -111,6 +114,7 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "key.generate",
+    admin=True,
     summary="Generate an ed25519 key pair for signing attestations.",
     description=(
         "Writes PREFIX.key (the private key, PKCS#8 PEM, readable by its owner only) and "

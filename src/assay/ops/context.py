@@ -129,6 +129,8 @@ def goal_read(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "goal.write",
+    destructive=True,
+    idempotent=True,
     summary="Regenerate a goal file's marked todo regions from the ledger's todos.",
     description=(
         "Rewrites only the block assay generated last time in each todo region marked by assay (or "

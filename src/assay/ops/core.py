@@ -86,6 +86,8 @@ def describe_operations(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "init",
+    admin=True,
+    idempotent=True,
     view="core:init",
     summary="Create assay.toml and the .assay/ state directory in a project.",
     description=(

@@ -67,6 +67,7 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
 
 @operation(
     "evidence.run",
+    open_world=True,
     view="evidence:evidence_run",
     summary="Run a declared verification command and record what the machine saw.",
     description=(
@@ -110,7 +111,6 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
             "and each mapped requirement's outcome.")}}},
 )
 def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
-    from assay.evidence.progress import reporter_for
     from assay.evidence.record import evidence_id, resolve_ref, run_evidence, write_evidence
 
     project = inv.project()
@@ -121,7 +121,7 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
         ref = (args["discriminate"], resolve_ref(project.root, args["discriminate"]))
     store = inv.store()
     run = run_evidence(project, decl, target=target, discriminate_ref=ref,
-                       reporter=reporter_for(inv.interactive))
+                       reporter=inv.progress())
     receipt = write_evidence(store, project, run, request_id=args.get("request_id"))
     contrast = run.data["discriminate"]
     results = run.data.get("results")

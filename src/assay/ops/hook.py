@@ -61,6 +61,7 @@ def _harness_answer(envelope: dict[str, Any], args: dict[str, Any]) -> str:
 
 @operation(
     "hook.stop",
+    admin=True,
     raw=_harness_answer,
     summary="Answer a harness's Stop or SubagentStop hook: may the agent stop now?",
     description=(
@@ -90,6 +91,7 @@ def hook_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "hook.tool",
+    admin=True,
     raw=_harness_answer,
     summary="Record a shell command the agent ran, as its harness reported it (a claim).",
     description=(
@@ -129,6 +131,8 @@ _TARGET = Argument("harness", {"enum": _HARNESSES}, "The harness: claude-code, c
 
 @operation(
     "hook.install",
+    admin=True,
+    idempotent=True,
     summary="Add assay's stop and shell-command hooks to a harness's settings file.",
     description=(
         "Merges the entries into .claude/settings.json, .codex/hooks.json or .cursor/hooks.json "
@@ -157,6 +161,9 @@ def hook_install(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "hook.uninstall",
+    admin=True,
+    destructive=True,
+    idempotent=True,
     summary="Remove assay's hook entries from a harness's settings file, and nothing else.",
     description=(
         "Removes only the entries that run assay's hooks (and an event list or hooks table the "
@@ -235,6 +242,7 @@ def hook_doctor(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "gate.bind",
+    admin=True,
     summary="Bind intents to a harness session: its agent may stop only when they are ready.",
     description=(
         "Adds the intents to the session's gate-binding record (or, with `replace`, makes them "

@@ -470,6 +470,7 @@ def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.checkpoint",
+    idempotent=True,
     summary="Save the intent's plan/actual/delta/continuation view as a handoff record.",
     description=(
         "Writes handoff:NAME (origin derived) only when the semantic signature changed; an "

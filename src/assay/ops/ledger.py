@@ -459,6 +459,7 @@ def _status_change(inv: Invocation, args: dict[str, Any], status: str,
 
 @operation(
     "retire",
+    admin=True,
     view="ledger:receipt",
     summary="Retire a record: a new version with status retired and the same data.",
     description="Writes one version. Retired records no longer count as evidence.",
@@ -477,6 +478,7 @@ def retire(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "supersede",
+    admin=True,
     view="ledger:receipt",
     summary="Mark a record superseded by another: a new version naming its successor.",
     description="Writes one version. Superseded records no longer count as evidence.",

@@ -86,14 +86,14 @@ def _governor(inv: Invocation) -> Any:
     import functools
 
     from assay.evidence.commands import run_command
-    from assay.evidence.progress import reporter_for
     from assay.ledger import open_store
     from assay.loop.engine import Governor
 
     project = inv.project()
     url = inv.ledger_url()
-    # On a terminal the gate's commands show the evidence runner's live line.
-    progress = reporter_for(inv.interactive)
+    # The gate's commands report like the evidence runner's: a live line on a
+    # terminal, progress notifications over MCP.
+    progress = inv.progress()
     runner = functools.partial(run_command, reporter=progress) if progress else run_command
     return Governor(inv.store(), project, runner=runner,
                     open_store=lambda: open_store(url, base=project.root))
@@ -171,6 +171,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.next",
+    open_world=True,
     view="loop:loop_round",
     summary="Submit the round's self-evaluation; assay runs the gate and commits one round.",
     description=(
@@ -351,6 +352,8 @@ _DECIDED = {"type": "object", "properties": {"gateDecision": {"type": "object"},
 
 @operation(
     "loop.approve",
+    admin=True,
+    idempotent=True,
     summary="Approve a loop's ask_user gate, as a principal other than the loop's agent.",
     description=("Records the approval on the gate decision (a new version of its record: who, "
                  "when, why). The loop's agent principal and whoever recorded the gate are "
@@ -366,6 +369,7 @@ def loop_approve(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.deny",
+    admin=True,
     summary="Deny a loop's ask_user gate: citing it stays refused (gate_denied).",
     description=("Records the denial on the gate decision, by a principal other than the loop's "
                  "agent principal and whoever recorded the gate (approval_forbidden otherwise). "
@@ -443,6 +447,7 @@ def loop_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.recover",
+    destructive=True,
     view="loop:loop_recovered",
     summary="Abandon the current branch: restore a checkpoint, verify it, then get the redo prompt.",
     description=(

@@ -101,6 +101,7 @@ def packet_init(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "packet.approve",
+    admin=True,
     summary="Record the explicit user approval of an execution envelope (fingerprint).",
     description=(
         "Checks the envelope as a closed object, computes its canonical SHA-256 fingerprint "
@@ -155,6 +156,8 @@ def packet_source(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "packet.validate",
+    destructive=True,
+    idempotent=True,
     view="packet:packet_validation",
     busy="validating the packet",
     summary="Validate a packet once: the derived summary, or every issue (code, path, pointer).",
@@ -184,6 +187,8 @@ def packet_validate(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "packet.render",
+    destructive=True,
+    idempotent=True,
     view="packet:packet_validation",
     busy="validating and rendering the packet",
     summary="Write packet.md for a publishable (complete or honest partial) packet.",

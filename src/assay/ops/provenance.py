@@ -314,6 +314,7 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "pending.answer",
+    admin=True,
     view="provenance:pending_answer",
     summary="Answer a pending decision; its stored envelope is revalidated first.",
     description=(

@@ -30,6 +30,8 @@ _MAX_ATTEMPTS = 1000
 
 @operation(
     "report",
+    destructive=True,
+    idempotent=True,
     view="report:report_written",
     busy="reading the ledger snapshot and writing the report",
     summary="Write a self-contained HTML review report: requirements, evidence, loop, packet.",
