@@ -53,7 +53,8 @@ def test_registry_names_unique_on_every_surface() -> None:
 @pytest.mark.parametrize("name", OP_NAMES)
 def test_registry_entry_complete(name: str) -> None:
     """Each operation has a summary, a description, writes, and valid input and output JSON Schemas."""
-    entry = next(op for op in OPERATIONS if op.name == name).describe()
+    op = next(op for op in OPERATIONS if op.name == name)
+    entry = op.describe()
     assert entry["summary"].strip() and entry["description"].strip()
     assert isinstance(entry["writes"], bool)
     assert entry["cli"] == "assay " + name.replace(".", " ")
@@ -67,7 +68,7 @@ def test_registry_entry_complete(name: str) -> None:
     for arg in entry["arguments"]:
         assert arg["help"].strip(), arg["name"]
         assert arg["binding"] in {"option", "flag", "literal", "literals", "stdin", "json_file"}
-        assert schema["properties"][arg["name"]]["description"] == arg["help"]
+        assert schema["properties"][arg["name"]]["description"] == op.text(arg["help"], "mcp")
         assert (arg["name"] in schema.get("required", [])) == arg["required"]
 
 
@@ -232,12 +233,31 @@ def test_registry_render_holds_no_view_of_its_own() -> None:
 
 # ---------------------------------------------------------------- texts per surface
 
-# Words only the command line has: option spellings, exit statuses, standard
-# streams, printing and command lines (`assay` followed by one of its commands).
+# Words only the command line has: option spellings and the `--` before
+# literals, exit statuses, standard streams and the `-` that names one, asides
+# about the command line, printing and command lines (`assay` followed by one
+# of its commands).
 COMMANDS = "|".join(sorted({op.cli_path[0] for op in OPERATIONS} | {"mcp", "demo"}))
-CLI_WORDS = re.compile(r"(?<![\w-])--[a-z]|\bexit(s|ed)?( status| code)? \d|\bexit status\b"
-                       r"|\bstandard (input|output|error)\b|\bstd(in|out|err)\b"
+CLI_WORDS = re.compile(r"(?<![\w-])--[a-z]|(?<![\w-])--(?=[\s).,]|$)"
+                       r"|\bexit(s|ed)?( status| code)? \d|\bexit status\b"
+                       r"|\bstandard (input|output|error)\b|\bstd(in|out|err)\b|\bor -(?=[\s).,]|$)"
+                       r"|\bCLI:|\bon the command line\b"
                        rf"|\bprint(s|ed)?\b|\bassay ({COMMANDS})\b", re.IGNORECASE)
+
+
+def _schema_descriptions(schema: Any, where: str = "") -> list[tuple[str, str]]:
+    """Every description inside a JSON Schema, with its JSON pointer."""
+    found: list[tuple[str, str]] = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "description" and isinstance(value, str):
+                found.append((where, value))
+            else:
+                found += _schema_descriptions(value, f"{where}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found += _schema_descriptions(value, f"{where}/{index}")
+    return found
 
 
 def test_registry_every_group_says_what_it_is_for() -> None:
@@ -258,22 +278,68 @@ def test_registry_help_lists_each_group_with_its_purpose(assay_cli: Runner) -> N
     assert " operations." not in ran.stdout
 
 
-def test_registry_mcp_tool_texts_have_no_cli_words() -> None:
-    """No MCP tool title or description holds an option, an exit status, a stream or a command line."""
+@pytest.mark.parametrize("profile", ["agent", "admin"])
+def test_registry_mcp_tool_texts_have_no_cli_words(profile: str) -> None:
+    """No MCP tool title, description or argument description holds a command line's spelling."""
     from assay.mcp.server import tool_definitions
 
-    for tool in tool_definitions("admin"):
-        for text in (tool.title or "", tool.description or ""):
+    for tool in tool_definitions(profile):
+        texts = [("/title", tool.title or ""), ("/description", tool.description or "")]
+        texts += _schema_descriptions(tool.input_schema, "/inputSchema")
+        for where, text in texts:
             found = CLI_WORDS.search(text)
-            assert found is None, f"{tool.name}: {found.group(0)!r} in {text!r}"
+            assert found is None, f"{tool.name}{where}: {found.group(0)!r} in {text!r}"
 
 
 def test_registry_cli_words_scan_catches_cli_words() -> None:
     """The scan above finds each kind of CLI word (so it can fail)."""
     for text in ("with --at-revision N", "Exit 0 when ready", "exit status 1", "exits 1",
-                 "reads standard input", "Prints the receipt", "run assay work check"):
+                 "reads standard input", "Prints the receipt", "run assay work check",
+                 "pairs in order with --evidence", "Why (with --status blocked).",
+                 "The text (the words after --).", "(CLI: a file, or - for stdin)",
+                 "A JSON file or -.", "The payload (on the command line: standard input)."):
         assert CLI_WORDS.search(text), text
     assert CLI_WORDS.search("assay records the command's exit code and `at_revision`") is None
+    assert CLI_WORDS.search("pairs in order with `evidence`; a - b, x-y") is None
+
+
+_POINTS_TO_OUTPUT_SCHEMA = re.compile(r"output[ _]schema|outputSchema", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("profile", ["agent", "admin"])
+def test_registry_tool_pointing_to_an_output_schema_has_one(profile: str) -> None:
+    """A tool whose description points to an output schema carries one, or says `describe` has it."""
+    from assay.mcp.server import tool_definitions
+
+    pointing = []
+    for tool in tool_definitions(profile):
+        for sentence in re.split(r"(?<=\.) ", tool.description or ""):
+            if _POINTS_TO_OUTPUT_SCHEMA.search(sentence):
+                pointing.append(tool.name)
+                assert tool.output_schema is not None or "`describe`" in sentence, sentence
+    assert profile != "agent" or "work_check" in pointing  # the scan sees the one pointer
+
+
+def test_registry_schema_descriptions_found_at_every_depth() -> None:
+    """The scan reads descriptions of properties, items and nested schemas, with their pointers."""
+    schema = {"description": "a", "properties": {"x": {"description": "b", "items": [
+        {"description": "c"}]}}}
+    assert _schema_descriptions(schema) == [("", "a"), ("/properties/x", "b"),
+                                            ("/properties/x/items/0", "c")]
+
+
+def test_registry_argument_help_spelled_per_surface(assay_cli: Runner) -> None:
+    """An argument's help names another argument as an option on the CLI and as itself over MCP."""
+    from assay.mcp.server import tool_definitions
+
+    tool = next(t for t in tool_definitions() if t.name == "todo_update")
+    assert (tool.input_schema["properties"]["blocked_reason"]["description"]
+            == "Why the todo is blocked (with `status` blocked).")
+    ran = assay_cli("todo", "update", "--help")
+    assert "(with --status blocked)" in " ".join(ran.stdout.split())
+    put = assay_cli("put", "--help")
+    assert "The record's JSON data. A JSON file, or - for standard input." in " ".join(
+        put.stdout.split())
 
 
 def test_registry_work_check_help_per_surface(assay_cli: Runner) -> None:

@@ -35,30 +35,31 @@ def _click_type(schema: dict[str, Any]) -> click.ParamType[Any]:
     return click.STRING
 
 
-def _param(arg: Argument) -> click.Parameter:
+def _param(arg: Argument, help_text: str) -> click.Parameter:
     schema = dict(arg.schema)
     opt = arg.cli_name or ""  # every option binding has one; literals never use it
     if arg.binding == "flag":
-        return click.Option([opt, arg.name], is_flag=True, default=None, help=arg.help)
+        return click.Option([opt, arg.name], is_flag=True, default=None, help=help_text)
     if arg.binding == "literal":
         return click.Argument([arg.name], required=arg.required)
     if arg.binding == "literals":
         return click.Argument([arg.name], nargs=-1, required=arg.required)
     if arg.binding == "json_file":
         return click.Option([opt, arg.name], metavar="FILE|-", required=arg.required,
-                            help=arg.help)
+                            help=help_text)
     if schema.get("type") == "array":
         return click.Option([opt, arg.name], multiple=True,
-                            type=_click_type(dict(schema.get("items", {}))), help=arg.help)
+                            type=_click_type(dict(schema.get("items", {}))), help=help_text)
     return click.Option([opt, arg.name], type=_click_type(schema),
-                        required=arg.required, help=arg.help)
+                        required=arg.required, help=help_text)
 
 
 def _leaf(op: Operation) -> click.Command:
     def callback(**params: Any) -> int:
         return execute(op, params)
 
-    params = [_param(a) for a in (*op.all_arguments, *COMMON_OPTIONS) if a.binding != "stdin"]
+    params = [_param(a, op.argument_help(a, "cli"))
+              for a in (*op.all_arguments, *COMMON_OPTIONS) if a.binding != "stdin"]
     return click.Command(
         op.cli_path[-1],
         callback=callback,

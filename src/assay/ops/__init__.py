@@ -133,6 +133,9 @@ class Argument:
     binding: Binding = "option"
     cli: str | None = None
     required: bool = False
+    # What only the command line's help adds (a file, standard input); see
+    # Operation.argument_help.
+    cli_help: str = ""
 
     @property
     def cli_name(self) -> str | None:
@@ -158,6 +161,8 @@ class Argument:
         }
         if self.cli_name:
             out["cli"] = self.cli_name
+        if self.cli_help:
+            out["cli_help"] = self.cli_help
         return out
 
 
@@ -283,6 +288,20 @@ class Operation:
 
         return re.sub(_REFERENCE, spell, text)
 
+    def argument_help(self, arg: Argument, surface: Surface) -> str:
+        """An argument's help as ``surface`` words it (see :meth:`text`).
+
+        The command line adds the argument's ``cli_help``, and for a JSON file
+        argument says how to give the file.
+        """
+        body = self.text(arg.help, surface)
+        if surface == "cli":
+            extra = arg.cli_help or ("A JSON file, or - for standard input."
+                                     if arg.binding == "json_file" else "")
+            if extra:
+                body = f"{body} {self.text(extra, surface)}"
+        return body
+
     def help(self, surface: Surface) -> str:
         """The description ``surface`` shows: the declared one, plus ``cli_note`` on the CLI."""
         body = self.text(self.description or self.summary, surface)
@@ -320,11 +339,15 @@ class Operation:
         return _tool_name(self.name)
 
     def input_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the input object (the MCP tool input schema)."""
+        """The JSON Schema of the input object (the MCP tool input schema).
+
+        Each property's description is its argument's help as MCP words it.
+        """
         props: dict[str, Any] = {}
         required: list[str] = []
         for arg in self.all_arguments:
-            props[arg.name] = {**_resolve(arg.schema), "description": arg.help}
+            props[arg.name] = {**_resolve(arg.schema),
+                               "description": self.argument_help(arg, "mcp")}
             if arg.required:
                 required.append(arg.name)
         schema: dict[str, Any] = {

@@ -294,7 +294,7 @@ def todo_claim(inv: Invocation, args: dict[str, Any]) -> Result:
         Argument("status", {"type": "string", "enum": ["open", "blocked", "archived"]},
                  "The new status."),
         Argument("blocked_reason", {"type": "string", "minLength": 1},
-                 "Why the todo is blocked (with --status blocked)."),
+                 "Why the todo is blocked (with `status` blocked)."),
         _RELATION,
         Argument("clear_relations", {"type": "boolean"}, "Remove every relation.",
                  binding="flag"),

@@ -36,9 +36,9 @@ def _canonical_text(envelope: dict[str, Any], args: dict[str, Any]) -> str:
     arguments=(
         Argument("text", {"type": "string"}, "The JSON document as text.", binding="stdin",
                  required=True),
-        Argument("digest", {"type": "boolean"}, "Print only the lowercase hex SHA-256.",
+        Argument("digest", {"type": "boolean"}, "Only the lowercase hex SHA-256 is wanted (the answer holds it either way).",
                  binding="flag"),
-        Argument("fingerprint", {"type": "boolean"}, "Print only sha256:<hex>.", binding="flag"),
+        Argument("fingerprint", {"type": "boolean"}, "Only sha256:<hex> is wanted (the answer holds it either way).", binding="flag"),
     ),
     output_schema={
         "type": "object",

@@ -16,7 +16,7 @@ _HARNESSES = ["claude-code", "codex", "cursor"]
 _HARNESS = Argument("harness", {"enum": _HARNESSES},
                     "The harness that runs the hook (default: recognised from the payload).")
 _PAYLOAD = Argument("payload", {"type": ["object", "string"]},
-                    "The hook payload the harness sends (on the command line: standard input).")
+                    "The hook payload the harness sends.")
 _SCOPE = Argument("scope", {"enum": ["project", "user"]},
                   "Whose settings: the project's (default) or the user's.")
 _EXECUTABLE = Argument("executable", {"type": "string", "minLength": 1},

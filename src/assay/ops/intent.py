@@ -112,8 +112,9 @@ def _report_schema() -> dict[str, Any]:
     view="intent:work_check",
     summary="Is this intent ready for human review? The readiness report of one intent record.",
     description=(
-        "Reads one current project knowledge record holding an intent (its data schema is "
-        "output_schema.$defs.intent_record_data) and every evidence record its acceptance "
+        "Reads one current project knowledge record holding an intent (the schema of its "
+        "data: `describe` of this operation, output_schema.$defs.intent_record_data) and "
+        "every evidence record its acceptance "
         "cites, from one ledger snapshot, and reports ready_to_review, issues in a fixed order, "
         "next actions, plan/actual/delta, the continuation and a bounded continuity "
         "projection. Evidence must be the current revision of a record in this project or an "
@@ -259,7 +260,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
         "The drafts of the intent given, which is bounded by the input limit (4 MiB).")),
     arguments=(
         _ID,
-        Argument("intent", {"type": "object"}, "The intent object (CLI: a JSON file or -).",
+        Argument("intent", {"type": "object"}, "The intent object.",
                  binding="json_file"),
         _BRIEF,
         Argument("user_reference", {"type": "string"},
@@ -412,7 +413,7 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
     arguments=(
         _ID,
         Argument("requirement", {"type": "array", "items": {"type": "string"}},
-                 "A requirement id (repeatable; pairs in order with --evidence)."),
+                 "A requirement id (repeatable; pairs in order with `evidence`)."),
         Argument("evidence", {"type": "array", "items": {"type": "string"}},
                  "An evidence version ID@REVISION (repeatable)."),
         Argument("status", {"enum": ["passed", "failed", "unverified"]},
@@ -421,8 +422,8 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
         Argument("note", {"type": "string"},
                  "Why the evidence meets the acceptance (default for runs: what assay ran)."),
         Argument("results", {"type": "array"},
-                 "Results [{requirement_id, status?, evidence: [ID@REV], notes?}] (CLI: a JSON "
-                 "file, or -).", binding="json_file"),
+                 "Results [{requirement_id, status?, evidence: [ID@REV], notes?}].",
+                 binding="json_file"),
         Argument("from_run", {"type": "array", "items": {"type": "string"}},
                  "An evidence run ID@REVISION recorded for a requirement of this intent, or one "
                  "with per-test outcomes (repeatable)."),

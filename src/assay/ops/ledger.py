@@ -123,7 +123,7 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
     writes=True,
     arguments=(
         Argument("id", _RECORD_ID, "Record id kind:name.", binding="literal", required=True),
-        Argument("data", {}, "The record's JSON data (CLI: a file, or - for stdin).",
+        Argument("data", {}, "The record's JSON data.",
                  binding="json_file", cli="--data-file", required=True),
         Argument("expect_revision", _REVISION, "Required current revision (0 = must not exist)."),
         Argument("request_id", {"type": "string", "minLength": 1},
@@ -138,7 +138,7 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
                  "A record version this one derives from, ID@REVISION (repeatable)."),
         Argument("scope", {"type": "string"}, "project (default: this project's scope) or global."),
         Argument("write_basis", _WRITE_BASIS,
-                 "A write basis from an earlier read (CLI: a file, or - for stdin).",
+                 "A write basis from an earlier read.",
                  binding="json_file", cli="--write-basis"),
         Argument("replace", {"type": "boolean"},
                  "Allow data that drops or breaks the intent a knowledge record holds.",

@@ -17,7 +17,7 @@ _LOOP = Argument("loop", {"type": "string", "minLength": 1},
                  "The loop id (default: the project's one active loop).")
 _HANDLE = Argument("handle", {"type": ["string", "object"]},
                    "The submission handle {sessionId, roundId, transactionId}, as JSON text "
-                   "exactly as the previous step printed it.", required=True)
+                   "exactly as the previous step returned it.", required=True)
 _INSTRUCTION = Argument("instruction", {"type": "string", "maxLength": 20000},
                         "The user's current instruction to carry in the next prompt (an audit "
                         "fact of that prompt; never a criterion or constraint).")
@@ -191,8 +191,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
     arguments=(
         _HANDLE,
         Argument("evaluation", {"type": "object"},
-                 "The SelfEvaluation: a JSON file, or - for standard input (absent: "
-                 "evaluation_invalid).", binding="json_file"),
+                 "The SelfEvaluation (absent: evaluation_invalid).", binding="json_file"),
         _INSTRUCTION,
     ),
     output_schema=_SUBMITTED,
@@ -315,7 +314,7 @@ def loop_pause(inv: Invocation, args: dict[str, Any]) -> Result:
                         "The risky action, in one line (or give a descriptor)."),
                Argument("descriptor", {"type": "object"},
                         "A structured action {description, scope, effects, reversibility, "
-                        "authorization}: a JSON file, or - for standard input.",
+                        "authorization}.",
                         binding="json_file")),
     output_schema={"type": "object", "properties": {"gateDecision": {"type": "object"},
                                                     "recorded": {"type": "boolean"}}},

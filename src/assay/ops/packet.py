@@ -113,7 +113,7 @@ def packet_init(inv: Invocation, args: dict[str, Any]) -> Result:
     project=False,
     arguments=(
         _DIR,
-        Argument("execution", {"type": "object"}, "The execution envelope (JSON file or -).",
+        Argument("execution", {"type": "object"}, "The execution envelope.",
                  binding="json_file", required=True),
         Argument("approved_at", {"type": "string"}, "Approval instant (default: now, UTC)."),
     ),
@@ -289,7 +289,7 @@ def packet_admit(inv: Invocation, args: dict[str, Any]) -> Result:
         _DIR,
         Argument("status", {"type": "string", "enum": ["complete", "partial", "failed"]},
                  "The terminal status.", required=True),
-        Argument("reason", {"type": "string"}, "Why the run failed (with --status failed)."),
+        Argument("reason", {"type": "string"}, "Why the run failed (with `status` failed)."),
         Argument("mode", {"type": "string"}, "The wave mode that failed, if one did."),
     ),
     output_schema={"type": "object", "properties": {

@@ -19,7 +19,7 @@ _SCOPE_R = Argument("scope", {"type": "string"}, "Only this one of the project's
 # Words after `--` are joined with single spaces, so quoting is optional on
 # the CLI; over MCP a plain string is the usual form.
 _WORDS = {"type": ["string", "array"], "items": {"type": "string"}, "minLength": 1}
-_TEXT = Argument("text", _WORDS, "The text (the words after --).", binding="literals",
+_TEXT = Argument("text", _WORDS, "The text.", binding="literals",
                  required=True)
 
 
@@ -188,7 +188,7 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
                      "rank HITS:ID). "
                      "At most 10,000 candidate entries are scanned.")),
     arguments=(
-        Argument("query", _WORDS, "Words to look for (the words after --).",
+        Argument("query", _WORDS, "Words to look for.",
                  binding="literals", required=True),
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 200},
@@ -250,7 +250,8 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
         "One verdict on the envelope given.")),
     arguments=(
         Argument("file", {"type": "string", "minLength": 1},
-                 "Envelope JSON file, or - for standard input.", binding="literal"),
+                 "A file holding the envelope JSON.", binding="literal",
+                 cli_help="- reads it from standard input."),
         Argument("envelope", {"type": "object"}, "The envelope itself (instead of a file).",
                  binding="json_file", cli="--envelope"),
     ),
@@ -327,7 +328,7 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
     arguments=(
         Argument("id", {"type": "string", "minLength": 1}, "The pending: record id.",
                  required=True),
-        Argument("text", _WORDS, "The answer text (the words after --).", binding="literals"),
+        Argument("text", _WORDS, "The answer text.", binding="literals"),
         Argument("assent", {"type": "boolean"}, "Agree, without text.", binding="flag"),
     ),
     output_schema={"type": "object", "properties": {
