@@ -16,12 +16,10 @@ from typing import Any
 
 import click
 
-from assay.cli import json_requested
+from assay.cli import LAUNCHERS, json_requested
 from assay.cli.direct import COMMON_OPTIONS, command_words, execute, fail, interrupted, translate
 from assay.errors import UsageError
 from assay.ops import GROUPS, Argument, Operation, command_operations, operation_for
-
-_LAUNCHERS = ("mcp", "demo")
 
 
 def _click_type(schema: dict[str, Any]) -> click.ParamType[Any]:
@@ -120,7 +118,11 @@ def build(words: list[str] | tuple[str, ...] = ()) -> click.Group:
     root.params.append(click.Option(["--version"], is_flag=True, expose_value=False,
                                     is_eager=True, help="Print the version and exit.",
                                     callback=_print_version))
-    for op in [] if words[:1] and words[0] in _LAUNCHERS else command_operations(words):
+    # `assay --debug COMMAND` reaches a command's own --debug (assay.cli.dispatch);
+    # here it is for the launchers and for no command at all.
+    root.params.append(click.Option(["--debug"], is_flag=True, expose_value=False,
+                                    help="Show a traceback for internal errors."))
+    for op in [] if words[:1] and words[0] in LAUNCHERS else command_operations(words):
         group = root
         for part in op.cli_path[:-1]:
             sub = group.commands.get(part)
@@ -162,6 +164,22 @@ def _json_line(value: Any) -> str:
     return json_line(value)
 
 
+def _usage_action(exc: click.exceptions.UsageError, args: list[str]) -> str:
+    """What to do about a command line click refused: the literal it lacks, or the command's help."""
+    found = operation_for(command_words(args))
+    if found is None:
+        return "Run 'assay --help' for the commands."
+    op = found[0]
+    command = "assay " + " ".join(op.cli_path)
+    param = getattr(exc, "param", None)
+    if isinstance(exc, click.exceptions.MissingParameter) and isinstance(param, click.Argument):
+        literals = [a.name.upper() for a in op.arguments
+                    if a.binding in ("literal", "literals") and a.required]
+        return (f"Give {' '.join(literals)} after --: '{command} [OPTIONS] -- "
+                f"{' '.join(literals)}' (see '{command} --help').")
+    return f"See '{command} --help' for its options and arguments."
+
+
 def run(args: list[str]) -> int:
     """Run the CLI on ``args`` through click; return the exit status."""
     head = args[: args.index("--")] if "--" in args else args
@@ -172,9 +190,10 @@ def run(args: list[str]) -> int:
                                                  standalone_mode=False)
         return int(result or 0)
     except click.exceptions.NoSuchOption as exc:
-        return fail(UsageError(exc.format_message(), code="unknown_option"), args)
+        return fail(UsageError(exc.format_message(), code="unknown_option",
+                               action=_usage_action(exc, args)), args)
     except click.exceptions.UsageError as exc:
-        return fail(UsageError(exc.format_message()), args)
+        return fail(UsageError(exc.format_message(), action=_usage_action(exc, args)), args)
     except click.exceptions.Abort:
         return interrupted(args, echoed=True)
     except click.exceptions.Exit as exc:

@@ -171,7 +171,7 @@ def translate(exc: Exception, args: list[str]) -> int:
         import traceback
 
         traceback.print_exc()
-    fail(internal_error(exc), args)
+    fail(internal_error(exc, args), args)
     return EXIT_INTERNAL
 
 
