@@ -67,16 +67,15 @@ def test_bounds_default_above_maximum_is_refused(default: Any, maximum: Any) -> 
 
 
 def test_bounds_mcp_tools_show_each_bound() -> None:
-    """Each read tool carries its bound in _meta and in its description, before the effect line."""
+    """Each read tool states its bound in its description, before the effect line (describe has the data)."""
     from assay.mcp.server import tool_definitions
 
     tools = {t.name: t for t in tool_definitions("admin")}
     for op in operations():
         tool = tools[op.tool_name]
+        assert tool.meta is None
         if op.bounds is None:
-            assert tool.meta is None
             continue
-        assert tool.meta == {"assay/bounds": op.bounds.describe()}
         assert tool.description is not None
         assert tool.description.endswith(f"{op.bounds.sentence}\n\n{op.effect_line}")
         assert "--" not in op.bounds.sentence

@@ -349,10 +349,11 @@ def test_registry_work_check_help_per_surface(assay_cli: Runner) -> None:
     ran = assay_cli("work", "check", "--help")
     assert ran.code == 0, ran.stderr
     text = " ".join(ran.stdout.split())
-    assert "with --at- revision N" in text or "with --at-revision N" in text
+    assert "With --at- revision N" in text or "With --at-revision N" in text
     assert "Exit status 0 when ready_to_review, 1 when not." in text
+    assert "when not. Read-only: writes nothing." in text  # the effect line ends the help
     tool = next(t for t in tool_definitions() if t.name == "work_check")
-    assert "with `at_revision` N" in (tool.description or "")
+    assert "With `at_revision` N" in (tool.description or "")
     assert "ready_to_review" in (tool.description or "")
 
 

@@ -62,7 +62,8 @@ def _leaf(op: Operation) -> click.Command:
         op.cli_path[-1],
         callback=callback,
         params=params,
-        help=op.help("cli"),
+        # Like every MCP tool description, the help ends with what a call writes.
+        help=f"{op.help('cli')}\n\n{op.text(op.effect_line, 'cli')}",
         short_help=op.text(op.summary, "cli"),
         epilog=EXIT_STATUSES,
         context_settings={"help_option_names": ["--help", "-h"]},

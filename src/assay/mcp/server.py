@@ -86,7 +86,6 @@ def tool_definitions(profile: str = "agent") -> list[types.Tool]:
                     idempotent_hint=hints.get("idempotent"),
                     open_world_hint=hints["open_world"],
                 ),
-                _meta={"assay/bounds": op.bounds.describe()} if op.bounds is not None else None,
             )
         )
     return tools

@@ -165,7 +165,7 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "and the workspace is clean or has the attested digest), that the attested intent "
         "version and every cited run exist in this ledger with the attested digests and "
         "results, and that no statement was added or removed. Every failure is a coded error; "
-        "success returns what the attestation says, including its verdict. Writes nothing."
+        "success returns what the attestation says, including its verdict."
     ),
     writes=False,
     bounds=Bound("verification", items=1, max_items=1, whole=True, recover=(

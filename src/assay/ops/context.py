@@ -375,7 +375,7 @@ _TODO_PAGE, _TODO_PAGE_MAX = 25, 1000
         "every selected todo; omitted counts what the page left out and read_more holds the "
         "next page's read and the exact read of any todo too large for a page. `all` returns "
         "the whole inventory at once; `thin` gives thin items (titles only), at most 48 to a "
-        "page, and is a usage error with `todo_id`. Writes nothing."
+        "page, and is a usage error with `todo_id`."
     ),
     writes=False,
     bounds=Bound("todo", items=_TODO_PAGE, max_items=_TODO_PAGE_MAX, bytes=DEFAULT_PAGE_BYTES,
@@ -569,7 +569,7 @@ def _context_envelope(inv: Invocation, context: dict[str, Any]) -> dict[str, Any
         "identical), the goal's enabled acceptance when configured, the user obligations in "
         "scope, every source with its revision and status, and required_reads (exact argument "
         "arrays, in order; delivered sources are not in it). complete means no known source "
-        "failure, not that the reads were done. Writes nothing."
+        "failure, not that the reads were done."
     ),
     cli_note="Exit status 1 when a source failed.",
     writes=False,

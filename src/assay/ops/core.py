@@ -25,7 +25,7 @@ def _canonical_text(envelope: dict[str, Any], args: dict[str, Any]) -> str:
     summary="The RFC 8785 canonical form (and digest) of one JSON document.",
     description=(
         "Reads one JSON document (`text`) and returns its canonical text, digest and "
-        "fingerprint. Writes nothing."
+        "fingerprint."
     ),
     cli_note="Prints the bare canonical text, or only the digest with `digest` or `fingerprint`.",
     writes=False,
@@ -67,7 +67,7 @@ def canonical(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "describe",
     summary="Describe every operation (or one): arguments, CLI bindings, JSON Schemas, writes.",
-    description="Returns the operations registry as JSON. Writes nothing.",
+    description="Returns the operations registry as JSON.",
     writes=False,
     bounds=Bound("registry", items=1, max_items=1, whole=True, recover=(
         "The registry as declared; its size does not depend on any ledger or project data.")),

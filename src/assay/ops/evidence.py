@@ -211,7 +211,7 @@ _TAIL_BYTES, _MAX_TAIL_BYTES = 4096, 65536
     "evidence.list",
     view="evidence:evidence_list",
     summary="List evidence records: the latest run of each declared command, by id.",
-    description=("Read-only. One row per evidence record (its current version), in id order "
+    description=("One row per evidence record (its current version), in id order "
                  "after the id named by after, at most limit rows; read_more holds the next "
                  "page's read."),
     writes=False,
@@ -255,7 +255,7 @@ def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
     view="evidence:evidence_show",
     summary="Show one evidence record (a command NAME or evidence:NAME), or one revision of it.",
     description=(
-        "Read-only. The record as stored, with machine_observed from its origin, except that "
+        "The record as stored, with machine_observed from its origin, except that "
         "each output tail shows at most its last tail_bytes bytes (starting on a character). "
         "Each stream keeps its byte count and the SHA-256 of the whole stream; tails lists "
         "every shortened tail, and read_more the read that shows them whole."
@@ -314,7 +314,7 @@ def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
     "evidence.observe",
     summary="Observe the git workspace now (HEAD, branch, dirty paths, fingerprint); run nothing.",
     description=(
-        "Read-only and writes nothing: the same observation an evidence run records before and "
+        "The same observation an evidence run records before and "
         "after its command. `content_sha256` reads and hashes every file instead of using git's "
         "index blob ids for clean files; `files` includes the per-file fingerprints."
     ),

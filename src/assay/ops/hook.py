@@ -186,7 +186,7 @@ def hook_uninstall(inv: Invocation, args: dict[str, Any]) -> Result:
     "hook.doctor",
     summary="Is the hook installed, and what would it answer if the agent stopped now?",
     description=(
-        "Read-only. For each harness (or the one named) and scope: the settings file, whether "
+        "For each harness (or the one named) and scope: the settings file, whether "
         "assay's entries are there as `hook.install` writes them, per event. Then the answer "
         "`hook.stop` would give now to a new stop of `session` (default: a session with no "
         "binding, gated by the project's [gate] intents and loops), with `message` as the "

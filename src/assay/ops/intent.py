@@ -118,7 +118,7 @@ def _report_schema() -> dict[str, Any]:
         "cites, from one ledger snapshot, and reports ready_to_review, issues in a fixed order, "
         "next actions, plan/actual/delta, the continuation and a bounded continuity "
         "projection. Evidence must be the current revision of a record in this project or an "
-        "admitted scope. Writes nothing; with `at_revision` N it answers only while the "
+        "admitted scope. With `at_revision` N it answers only while the "
         "ledger is at N."
     ),
     cli_note="Exit status 0 when ready_to_review, 1 when not.",
@@ -160,7 +160,7 @@ def _paged(data: dict[str, Any], kind: str, read: Callable[[], dict[str, Any]]) 
     "work.status",
     view="intent:work_status",
     summary="List the project's intents with their readiness.",
-    description=("Read-only. Intents are listed by id after the id named by after, at most "
+    description=("Intents are listed by id after the id named by after, at most "
                  "limit of them (default 20); omitted counts the intents after the page and "
                  "read_more holds the next page's read."),
     writes=False,
@@ -192,7 +192,7 @@ def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "work.history",
     summary="An intent record's versions, newest first, with readiness as of each version.",
-    description=("Read-only. Each version's readiness is computed against the ledger as it "
+    description=("Each version's readiness is computed against the ledger as it "
                  "stood when that version was written. At most limit versions (default 20), "
                  "newest first below before_revision; omitted counts the older versions and "
                  "read_more holds the next page's read."),
@@ -224,7 +224,7 @@ def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
     "work.attention",
     busy="checking the project's intents",
     summary="Section-level coverage of up to 20 intents over one snapshot.",
-    description=("Read-only. For each intent: acceptance, results, evidence, blockers, "
+    description=("For each intent: acceptance, results, evidence, blockers, "
                  "continuation and continuity coverage, and the first next actions. The first "
                  "20 intents by id; omitted counts the rest and read_more lists them with "
                  "work status."),
@@ -250,7 +250,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
     "work.prepare-capture",
     summary="Draft (without writing) the one or two guarded puts that record an intent.",
     description=(
-        "Read-only. Give the intent as `intent` (the intent object) or with `brief`, "
+        "Give the intent as `intent` (the intent object) or with `brief`, "
         "`user_reference` and `requirement` 'ID|TEXT|ACCEPTANCE[|PARENT_ID]' (repeatable). "
         "`associate` REQUIREMENT_ID=RECORD_ID and `mission` RECORD_ID add a second save that "
         "associates records through continuation.context. Both drafts are validated."
@@ -500,7 +500,7 @@ def work_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
     view="intent:work_resume",
     summary="The self-contained resume view of an intent, capped at 7,000 UTF-16 code units.",
     description=(
-        "Read-only. Recovery state first (latest checkpoint attempt, last good checkpoint, "
+        "Recovery state first (latest checkpoint attempt, last good checkpoint, "
         "the current read), then mission, guardrails, current work and required reads as "
         "literal argument arrays. must_read_before_action is set when anything was shortened."
     ),
@@ -596,7 +596,7 @@ def _stream(reader: Any, binding: Any, key: str) -> list[Any]:
 @operation(
     "decision.show",
     summary="Replay a decision stream to its current choice (or a named conflict).",
-    description=("Read-only. status is resolved, conflict or unavailable; a superseded event "
+    description=("The status is resolved, conflict or unavailable; a superseded event "
                  "never revives an older choice."),
     cli_note="Exit status 1 unless the status is resolved.",
     writes=False,

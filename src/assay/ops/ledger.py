@@ -268,7 +268,7 @@ def _raw_data(envelope: dict[str, Any], args: dict[str, Any]) -> str | None:
     raw=_raw_data,
     summary="Read a record: its current version, one revision, or its history page by page.",
     description=(
-        "Read-only. Returns the record with the ledger revision it saw and a write basis for a "
+        "Returns the record with the ledger revision it saw and a write basis for a "
         "later guarded write. `raw` gives the stored canonical data text exactly. `history` "
         "returns a page of versions: the newest ones below `before_revision` (default: all), "
         "oldest first within the page, at most `limit` versions and `max_bytes` bytes. A "
@@ -372,7 +372,7 @@ _FIND_FILTERS = ("query", "scope", "kind", "status", "link", "limit")
 @operation(
     "find",
     summary="Find current records by scope, kind, status, link or a text query.",
-    description=("Read-only. Matches the query case-insensitively in ids and canonical data. "
+    description=("Matches the query case-insensitively in ids and canonical data. "
                  "Records come in id order after the id named by after, at most limit of them; "
                  "omitted counts the other matches after the page, and read_more holds the "
                  "next page's read."),
@@ -502,7 +502,7 @@ def supersede(inv: Invocation, args: dict[str, Any]) -> Result:
     "ledger.info",
     view="ledger:ledger_info",
     summary="Show the ledger: backend, epoch, revision, schema version and counts.",
-    description="Read-only.",
+    description="The backend, epoch, ledger revision, schema version and record counts.",
     writes=False,
     bounds=Bound("summary", items=1, max_items=1, whole=True,
                  recover="A fixed set of facts and counts; nothing is ever left out."),

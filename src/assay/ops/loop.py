@@ -208,7 +208,7 @@ def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.status",
     view="loop:loop_status",
     summary="Show a loop's state, current submission handle, guidance and last posture.",
-    description=("Read-only. Re-anchors a live session: the handle returned is the held one. Also "
+    description=("Re-anchors a live session: the handle returned is the held one. Also "
                  "shows the held round's gate decisions with their approvals, each enforcement "
                  "check's count on the ladder, and who paused a paused loop."),
     writes=False,
@@ -384,7 +384,7 @@ def loop_deny(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.questions",
     summary="List a loop's open questions (oq- ids).",
-    description="Read-only. Questions are resolved by resolved_open_question_ids in a submission.",
+    description="Questions are resolved by resolved_open_question_ids in a submission.",
     writes=False,
     bounds=Bound("question", items=10, max_items=10, whole=True, recover=(
         "A loop holds at most ten open questions; all are returned.")),
@@ -406,7 +406,7 @@ def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.schema",
     summary="The JSON Schemas of the loop's wire documents.",
     description=("SelfEvaluation (the normalised shape), SubmissionHandle, "
-                 "RoundContractProposal, SubGoalUpdate and ExecutionClaim. Writes nothing."),
+                 "RoundContractProposal, SubGoalUpdate and ExecutionClaim."),
     writes=False,
     bounds=Bound("schema set", items=1, max_items=1, whole=True, recover=(
         "Fixed documents; nothing depends on ledger data.")),
@@ -497,7 +497,7 @@ def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.explain",
     view="loop:loop_explain",
     summary="Explain a round's prompt: density level and why, context, budget, coverage, memory.",
-    description=("Read-only. Defaults to the held prompt; `round` N explains a committed round "
+    description=("Defaults to the held prompt; `round` N explains a committed round "
                  "of the current branch. Lists the restorable checkpoints."),
     writes=False,
     bounds=Bound("prompt explanation", items=1, max_items=1, whole=True, recover=(
@@ -540,7 +540,7 @@ def _round_page(data: dict[str, Any], operation: str, args: dict[str, Any],
     "loop.replay",
     view="loop:loop_replay",
     summary="Re-derive stored prompts from their committed facts and check the hashes.",
-    description=("Read-only. `round` N (optionally `attempt` A for a rejected attempt) or `all` "
+    description=("`round` N (optionally `attempt` A for a rejected attempt) or `all` "
                  "(every committed round, rejected attempt and the held prompt of the current "
                  "branch), a page of rounds at a time: from `from_round`, at most `limit` rounds; "
                  "read_more holds the next page's read. The answer is negative when a replay on "
@@ -586,7 +586,7 @@ def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.audit",
     view="loop:loop_audit",
     summary="The loop's history a page of rounds at a time: branches, rounds, rejections, gates.",
-    description=("Read-only. Every version of every round (the current branch and abandoned "
+    description=("Every version of every round (the current branch and abandoned "
                  "ones), rejected attempts, recovery directives with their restore outcome, "
                  "gate decisions and the terminal event, for the rounds from from_round, at "
                  "most limit rounds; omitted counts the items of later rounds and read_more "

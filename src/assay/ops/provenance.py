@@ -123,7 +123,7 @@ def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
     view="provenance:saved_entries",
     summary="List the notes you may read whose sources are all still current and readable.",
     description=(
-        "Read-only. Filters by scope and audience first; a note whose closure has a missing, "
+        "Filters by scope and audience first; a note whose closure has a missing, "
         "retired, superseded, modified or unreadable source, or no typed provenance, is omitted "
         "with an unavailable line while the others stay. Returns the union envelope of what it "
         "admitted (known-empty when nothing)."
@@ -174,7 +174,7 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
     view="provenance:saved_entries",
     summary="Keyword search of the memory you may read, filtered before anything is rendered.",
     description=(
-        "Read-only. Every query word must occur in the entry's text. Scope and audience filter "
+        "Every query word must occur in the entry's text. Scope and audience filter "
         "first, then the words, then each entry's whole closure is revalidated; only admitted "
         "entries are rendered. With [memory] enabled = false it returns enabled=false and "
         "reads nothing (not even the ledger)."
@@ -214,7 +214,7 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
     "memory.list",
     view="provenance:saved_entries",
     summary="List the memory entries you may read, each revalidated through its closure.",
-    description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
+    description="Like note list, for memory: records. Disabled memory reads nothing.",
     writes=False,
     bounds=Bound("memory entry", items=100, max_items=1000, arguments=("limit", "after"),
                  recover=_LIST_RECOVER.format(what="Entries")),
@@ -238,7 +238,7 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
     view="provenance:publish_verdict",
     summary="Run the publication gate on a dependency envelope: publish or withhold, with a reason.",
     description=(
-        "Read-only. Revalidates the envelope (`envelope`, from a context read's output) against "
+        "Revalidates the envelope (`envelope`, from a context read's output) against "
         "the current ledger on one snapshot, confirms on a second and retries once if a source "
         "moved; continued change, unknown provenance, a missing, retired, modified or unreadable "
         "source, or an unreadable ledger withhold it."
@@ -350,7 +350,7 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
     "pending.list",
     summary="List pending questions and proposals whose context still holds.",
     description=(
-        "Read-only. Open decisions by default (`state` answered or any). Filters by scope and "
+        "Open decisions by default (`state` answered or any). Filters by scope and "
         "audience first; a decision whose sources were retired, changed or are no longer "
         "readable is an unavailable line. Returns the union envelope of what it admitted."
     ),
