@@ -54,14 +54,21 @@ class _Agent:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    async def call(self, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        result = await self.client.call_tool(tool, args)
+    async def call(self, tool: str, args: dict[str, Any],
+                   progress: list[str] | None = None) -> tuple[dict[str, Any], bool]:
+        async def seen(_progress: float, _total: float | None, message: str | None) -> None:
+            assert progress is not None
+            progress.append(message or "")
+
+        result = await self.client.call_tool(tool, args,
+                                             progress_callback=seen if progress is not None else None)
         envelope = dict(result.structured_content)
         assert json.loads(result.content[0].text) == envelope
         return envelope, bool(result.is_error)
 
-    async def ok(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        envelope, is_error = await self.call(tool, args)
+    async def ok(self, tool: str, args: dict[str, Any],
+                 progress: list[str] | None = None) -> dict[str, Any]:
+        envelope, is_error = await self.call(tool, args, progress)
         assert not is_error and envelope["ok"] is True, envelope
         return envelope["data"]
 
@@ -109,12 +116,14 @@ async def _story(project: Path) -> dict[str, Any]:
                                 "criterion_refs": [criterion], "verify_with": ["unit"]}]}}})
         item = round1["guidance"]["active_contract"]["items"][0]["id"]
         (project / "calc.py").write_text(FIXED, encoding="utf-8")
+        seen["round2_progress"] = []
         seen["round2"] = await agent.ok("loop_next", {
             "handle": round1["submissionHandle"],
             "evaluation": {"outcome": "success", "output_summary": "fixed calc.add",
                            "constraint_violations": [], "should_continue": False,
                            "execution_report": {"files_changed": ["calc.py"],
-                                                "claims": [{"id": item, "outcome": "met"}]}}})
+                                                "claims": [{"id": item, "outcome": "met"}]}}},
+            seen["round2_progress"])
 
         seen["green"], _ = await agent.call("evidence_run", {"name": "unit",
                                                              "target": "knowledge:calc#R1"})
@@ -211,6 +220,13 @@ def test_mcp_e2e_two_round_loop_verified_by_its_contract(story: dict[str, Any]) 
     assert posture["commands"] == [{"commandId": "unit", "required": False, "status": "passed"}]
     assert round2["status"] == "stopped" and round2["stopReason"] == "completed"
     assert round2["terminal"]["committedRounds"] == 2
+
+
+def test_mcp_e2e_loop_round_reports_its_checks_progress(story: dict[str, Any]) -> None:
+    """While loop_next runs the contract's test, the client that asked gets its progress."""
+    progress = story["round2_progress"]
+    assert progress[0] == "unit: started"
+    assert progress[-1].startswith("unit: passed in ")
 
 
 def test_mcp_e2e_report_written(story: dict[str, Any]) -> None:

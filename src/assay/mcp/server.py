@@ -43,8 +43,8 @@ from assay import __version__
 from assay.errors import AssayError, UsageError
 from assay.ops import Invocation, Operation, call, error_envelope, lookup, operations
 
-__all__ = ["PROFILES", "build_server", "invoke", "offered", "serve", "startup_hint",
-           "tool_definitions"]
+__all__ = ["PROFILES", "ProgressReporter", "build_server", "invoke", "offered", "serve",
+           "startup_hint", "tool_definitions"]
 
 # The profiles a server can offer, the agent's first (the default).
 PROFILES = ("agent", "admin")
