@@ -119,6 +119,26 @@ def test_attest_writes_readiness_then_one_test_result_per_run(project: Project) 
         "assay.toml#/evidence/commands/unit", "reports/unit.xml"]
 
 
+def test_attest_next_names_the_public_key_key_generate_wrote(project: Project) -> None:
+    """attest's next step is the verify command with the .pub.json beside the key, ready to run."""
+    envelope, _code = op(project, "attest", intent="knowledge:export")
+    public = project.root.resolve() / PUBLIC
+    bundle = project.root.resolve() / BUNDLE
+    assert envelope["next"] == [
+        f"Verify it: 'assay verify-attestation --key {public} -- {bundle}'"]
+
+
+def test_attest_next_with_a_key_without_its_public_file_is_a_template(project: Project) -> None:
+    """A key with no .pub.json beside it leaves PUBLIC_KEY for a person to fill in, unquoted."""
+    moved = project.root.parent / "signing.key"  # outside the workspace the runs observed
+    (project.root / ".assay/keys/attestation.key").rename(moved)
+    envelope, _code = op(project, "attest", intent="knowledge:export", key=str(moved))
+    bundle = project.root.resolve() / BUNDLE
+    step = (f"Verify it with the public key of {moved.resolve()} (assay verify-attestation "
+            f"--key PUBLIC_KEY -- {bundle}).")
+    assert envelope["next"] == [step]
+
+
 def test_attest_is_byte_identical_for_the_same_ledger_workspace_and_key(project: Project) -> None:
     """Attesting twice gives the same bytes (canonical payloads, deterministic ed25519)."""
     first = attest(project)["bundle_sha256"]

@@ -298,13 +298,15 @@ def test_wall_gate_bind_refuses_a_configured_gated_principal(tmp_path: Path) -> 
 
 
 def test_wall_person_only_operations_are_marked_admin() -> None:
-    """gate.bind, hook.install and hook.uninstall are a person's operations (admin)."""
+    """Binding, installing, uninstalling and answering as the hook are a person's operations (admin).
+
+    The hook's own answers count as the gate's decisions, so the agent may not make them.
+    """
     from assay.ops import lookup
 
-    assert [lookup(n).admin for n in ("gate.bind", "hook.install", "hook.uninstall")] == \
-        [True, True, True]
-    assert [lookup(n).admin for n in ("hook.stop", "hook.tool", "hook.doctor")] == \
-        [False, False, False]
+    names = ("gate.bind", "hook.install", "hook.uninstall", "hook.stop", "hook.tool")
+    assert [lookup(n).admin for n in names] == [True] * len(names)
+    assert lookup("hook.doctor").admin is False
 
 
 # -- 7: outwaiting the hook behind a lock -----------------------------------------------------

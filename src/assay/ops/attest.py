@@ -5,13 +5,12 @@ Handlers import :mod:`assay.attest` (and through it securesystemslib) lazily.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from assay.ops import Argument, Bound, Invocation, Result, operation
-from assay.ops.outfile import OutFile
+from assay.ops.outfile import OutFile, named_path
 
 KEYS_DIR = Path(".assay") / "keys"
 DEFAULT_KEY = "attestation"
@@ -26,8 +25,19 @@ def _path(inv: Invocation, value: str | None, default: Path | None) -> Path:
     if not value:
         assert default is not None
         return inv.project().root / default
-    path = Path(value)
-    return path if path.is_absolute() else Path(inv.cwd or os.getcwd()) / path
+    return named_path(value, inv.cwd)
+
+
+def _verify_step(key: Path, out: Path) -> str:
+    """How to verify a bundle: with the public key `key.generate` wrote beside ``key``, if there."""
+    import shlex
+
+    public = key.with_name(key.name.removesuffix(".key") + ".pub.json")
+    if public.is_file():
+        return (f"Verify it: 'assay verify-attestation --key {shlex.quote(str(public))} -- "
+                f"{shlex.quote(str(out))}'")
+    return (f"Verify it with the public key of {key} (assay verify-attestation --key "
+            f"PUBLIC_KEY -- {shlex.quote(str(out))}).")
 
 
 def _observe(inv: Invocation) -> Any:
@@ -39,6 +49,9 @@ def _observe(inv: Invocation) -> Any:
 
 @operation(
     "attest",
+    admin=True,
+    destructive=True,
+    idempotent=True,
     summary="Write a signed in-toto attestation of an intent's readiness and its machine runs.",
     description=(
         "Reads the intent's readiness report and every machine run its acceptance cites from "
@@ -80,7 +93,8 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
     intent_id = args["intent"]
     validate_record_id(intent_id, field="/intent")
     project = inv.project()
-    signer = load_signer(_path(inv, args.get("key"), KEYS_DIR / f"{DEFAULT_KEY}.key"))
+    key = _path(inv, args.get("key"), KEYS_DIR / f"{DEFAULT_KEY}.key")
+    signer = load_signer(key)
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", intent_id.partition(":")[2]).strip("-.") or "intent"
     out = _path(inv, args.get("out"), ATTESTATIONS_DIR / f"{name}.intoto.jsonl")
     observation = _observe(inv)
@@ -95,7 +109,7 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
     data = bundle.text.encode("utf-8")
     OutFile(out, "attestation_unwritable", "the attestation", ".attestation-").write(data)
     ready = bundle.readiness["ready_to_review"]
-    steps = [f"Verify it: 'assay verify-attestation {out} --key PUBLIC_KEY'"]
+    steps = [_verify_step(key, out)]
     if not ready:
         steps.insert(0, f"The attested verdict is not ready: 'assay work check -- {intent_id}' "
                         "says why.")
@@ -112,6 +126,7 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "key.generate",
+    admin=True,
     summary="Generate an ed25519 key pair for signing attestations.",
     description=(
         "Writes PREFIX.key (the private key, PKCS#8 PEM, readable by its owner only) and "
@@ -153,7 +168,7 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "results, and that no statement was added or removed. Every failure is a coded error; "
         "success returns what the attestation says, including its verdict, and whether the "
         "ledger has moved on since (`stale`: the intent or a record its acceptance cites has a "
-        "newer revision, was retired or superseded; `moved_on` lists each). Writes nothing."
+        "newer revision, was retired or superseded; `moved_on` lists each)."
     ),
     writes=False,
     bounds=Bound("verification", items=1, max_items=1, whole=True, recover=(

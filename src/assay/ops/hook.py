@@ -24,7 +24,7 @@ _HARNESSES = ["claude-code", "codex", "cursor"]
 _HARNESS = Argument("harness", {"enum": _HARNESSES},
                     "The harness that runs the hook (default: recognised from the payload).")
 _PAYLOAD = Argument("payload", {"type": ["object", "string"]},
-                    "The hook payload the harness sends (on the command line: standard input).")
+                    "The hook payload the harness sends.")
 _SCOPE = Argument("scope", {"enum": ["project", "user"]},
                   "Whose settings: the project's (default) or the user's.")
 _HOOK_SCOPE = Argument(
@@ -109,8 +109,24 @@ def _payload(inv: Invocation, args: dict[str, Any]) -> Any:
         return exc  # the gate answers an unreadable payload like any other
 
 
+def _harness_answer(envelope: dict[str, Any], args: dict[str, Any]) -> str:
+    # What the harness reads: its answer as one canonical JSON line, or nothing at all.
+    from assay.canonical import output_text
+
+    data = envelope["data"]
+    if data.get("harness") == "cursor" and data.get("notice"):
+        # Cursor's stop answer has no field for the person; its hooks log keeps standard error.
+        import sys
+
+        sys.stderr.write(str(data["notice"]) + "\n")
+    answer = data.get("answer")
+    return output_text(answer) + "\n" if answer is not None else ""
+
+
 @operation(
     "hook.stop",
+    admin=True,
+    raw=_harness_answer,
     summary="Answer a harness's Stop or SubagentStop hook: may the agent stop now?",
     description=(
         "Reads the harness's stop payload (Claude Code and Codex Stop and SubagentStop, Cursor "
@@ -143,6 +159,8 @@ def hook_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "hook.tool",
+    admin=True,
+    raw=_harness_answer,
     summary="Record a shell command the agent ran, as its harness reported it (a claim).",
     description=(
         "Reads a harness's post-tool payload (Claude Code PostToolUse and PostToolUseFailure, "
@@ -201,6 +219,8 @@ def _nothing_gates(project: Project) -> str | None:
 
 @operation(
     "hook.install",
+    admin=True,
+    idempotent=True,
     summary="Add assay's stop and shell-command hooks to a harness's settings file.",
     description=(
         "Merges the entries into .claude/settings.json, .codex/hooks.json or .cursor/hooks.json "
@@ -214,7 +234,6 @@ def _nothing_gates(project: Project) -> str | None:
         "left alone. A person's operation."),
     writes=True,
     writes_ledger=False,
-    admin=True,
     effect="Writes the harness's settings file; nothing to the ledger.",
     arguments=(_TARGET, _SCOPE, _EXECUTABLE),
     output_schema={"type": "object", "properties": {
@@ -243,6 +262,9 @@ def hook_install(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "hook.uninstall",
+    admin=True,
+    destructive=True,
+    idempotent=True,
     summary="Remove assay's hook entries from a harness's settings file, and nothing else.",
     description=(
         "Removes only the entries that run assay's hooks as `hook.install` writes them (and an "
@@ -251,7 +273,6 @@ def hook_install(inv: Invocation, args: dict[str, Any]) -> Result:
         "with its folder when that is then empty. A person's operation."),
     writes=True,
     writes_ledger=False,
-    admin=True,
     effect="Writes (or removes) the harness's settings file; nothing to the ledger.",
     arguments=(_TARGET, _SCOPE),
     output_schema={"type": "object", "properties": {
@@ -291,7 +312,7 @@ def _doctor_warnings(inv: Invocation, files: list[dict[str, Any]]) -> list[str]:
     "hook.doctor",
     summary="Is the hook installed, and what would it answer if the agent stopped now?",
     description=(
-        "Read-only. For each harness (or the one named) and scope: the settings file, whether "
+        "For each harness (or the one named) and scope: the settings file, whether "
         "assay's entries are there as `hook.install` writes them, per event, and whether their "
         "command can start here (and, in a project's file, in any clone). Then the answer "
         "`hook.stop` would give now to a new stop of `session` (default: a session with no "
@@ -374,6 +395,7 @@ def _refuse_gated(project: Project, principal: str) -> None:
 
 @operation(
     "gate.bind",
+    admin=True,
     summary="Bind intents to a harness session: its agent may stop only when they are ready.",
     description=(
         "Adds the intents to the session's gate-binding record (or, with `replace`, makes them "
@@ -382,7 +404,6 @@ def _refuse_gated(project: Project, principal: str) -> None:
         "the project's own version (a private one does not count). A person's operation: the "
         "gated principal is refused (binding_by_gated_principal)."),
     writes=True,
-    admin=True,
     arguments=(
         Argument("session", {"type": "string", "minLength": 1, "maxLength": 256},
                  "The harness session id (the session_id its hooks receive).", required=True),

@@ -19,7 +19,7 @@ _SCOPE_R = Argument("scope", {"type": "string"}, "Only this one of the project's
 # Words after `--` are joined with single spaces, so quoting is optional on
 # the CLI; over MCP a plain string is the usual form.
 _WORDS = {"type": ["string", "array"], "items": {"type": "string"}, "minLength": 1}
-_TEXT = Argument("text", _WORDS, "The text (the words after --).", binding="literals",
+_TEXT = Argument("text", _WORDS, "The text.", binding="literals",
                  required=True)
 
 
@@ -120,9 +120,10 @@ def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "note.list",
+    view="provenance:saved_entries",
     summary="List the notes you may read whose sources are all still current and readable.",
     description=(
-        "Read-only. Filters by scope and audience first; a note whose closure has a missing, "
+        "Filters by scope and audience first; a note whose closure has a missing, "
         "retired, superseded, modified or unreadable source, or no typed provenance, is omitted "
         "with an unavailable line while the others stay. Returns the union envelope of what it "
         "admitted (known-empty when nothing)."
@@ -175,9 +176,10 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "memory.search",
+    view="provenance:saved_entries",
     summary="Keyword search of the memory you may read, filtered before anything is rendered.",
     description=(
-        "Read-only. Every query word must occur in the entry's text. Scope and audience filter "
+        "Every query word must occur in the entry's text. Scope and audience filter "
         "first, then the words, then each entry's whole closure is revalidated; only admitted "
         "entries are rendered. With [memory] enabled = false it returns enabled=false and "
         "reads nothing (not even the ledger)."
@@ -191,7 +193,7 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
                      "rank HITS:ID). "
                      "At most 10,000 candidate entries are scanned.")),
     arguments=(
-        Argument("query", _WORDS, "Words to look for (the words after --).",
+        Argument("query", _WORDS, "Words to look for.",
                  binding="literals", required=True),
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 200},
@@ -215,8 +217,9 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "memory.list",
+    view="provenance:saved_entries",
     summary="List the memory entries you may read, each revalidated through its closure.",
-    description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
+    description="Like note list, for memory: records. Disabled memory reads nothing.",
     writes=False,
     bounds=Bound("memory entry", items=100, max_items=1000, arguments=("limit", "after"),
                  recover=_LIST_RECOVER.format(what="Entries")),
@@ -237,9 +240,10 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "publish.check",
+    view="provenance:publish_verdict",
     summary="Run the publication gate on a dependency envelope: publish or withhold, with a reason.",
     description=(
-        "Read-only. Revalidates the envelope (`envelope`, from a context read's output) against "
+        "Revalidates the envelope (`envelope`, from a context read's output) against "
         "the current ledger on one snapshot, confirms on a second and retries once if a source "
         "moved; continued change, unknown provenance, a missing, retired, modified or unreadable "
         "source, or an unreadable ledger withhold it."
@@ -251,7 +255,8 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
         "One verdict on the envelope given.")),
     arguments=(
         Argument("file", {"type": "string", "minLength": 1},
-                 "Envelope JSON file, or - for standard input.", binding="literal"),
+                 "A file holding the envelope JSON.", binding="literal",
+                 cli_help="- reads it from standard input."),
         Argument("envelope", {"type": "object"}, "The envelope itself (instead of a file).",
                  binding="json_file", cli="--envelope"),
     ),
@@ -315,6 +320,8 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "pending.answer",
+    admin=True,
+    view="provenance:pending_answer",
     summary="Answer a pending decision; its stored envelope is revalidated first.",
     description=(
         "Revalidates the pending record's stored envelope through the publication gate before "
@@ -326,7 +333,7 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
     arguments=(
         Argument("id", {"type": "string", "minLength": 1}, "The pending: record id.",
                  required=True),
-        Argument("text", _WORDS, "The answer text (the words after --).", binding="literals"),
+        Argument("text", _WORDS, "The answer text.", binding="literals"),
         Argument("assent", {"type": "boolean"}, "Agree, without text.", binding="flag"),
     ),
     output_schema={"type": "object", "properties": {
@@ -348,7 +355,7 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
     "pending.list",
     summary="List pending questions and proposals whose context still holds.",
     description=(
-        "Read-only. Open decisions by default (`state` answered or any). Filters by scope and "
+        "Open decisions by default (`state` answered or any). Filters by scope and "
         "audience first; a decision whose sources were retired, changed or are no longer "
         "readable is an unavailable line. Returns the union envelope of what it admitted."
     ),
@@ -374,7 +381,7 @@ def pending_list(inv: Invocation, args: dict[str, Any]) -> Result:
 
 
 _IDS = Argument("ids", {"type": "array", "items": {"type": "string", "minLength": 1}},
-                "The entries to adopt (the ids after --); none: list the legacy entries.",
+                "The record ids of the entries to adopt; none: list the legacy entries.",
                 binding="literals")
 _LEGACY_ENTRY = {"type": "object", "properties": {
     "id": {"type": "string"}, "revision": {"type": "integer"},
