@@ -159,17 +159,20 @@ def _report_schema() -> dict[str, Any]:
 
 @operation(
     "work.check",
+    view="intent:work_check",
     summary="Is this intent ready for human review? The readiness report of one intent record.",
     description=(
-        "Reads one current project knowledge record holding an intent (its data schema is "
-        "output_schema.$defs.intent_record_data) and every evidence record its acceptance "
+        "Reads one current project knowledge record holding an intent (the schema of its "
+        "data: `describe` of this operation, output_schema.$defs.intent_record_data) and "
+        "every evidence record its acceptance "
         "cites, from one ledger snapshot, and reports ready_to_review, issues in a fixed order, "
         "next actions, plan/actual/delta, the continuation and a bounded continuity "
-        "projection. Cited runs are compared with the workspace now (observed once; "
+        "projection. Evidence must be the current revision of a record in this project or an "
+        "admitted scope. Cited runs are compared with the workspace now (observed once; "
         "evidence_workspace_changed), the intent's pinned checks and tests with assay.toml and "
         "the runs (check_definition_changed, requirement_tests_changed) and the gate's pinned "
-        "configuration with the current one (gate_config_changed). Writes nothing; with "
-        "`at_revision` N it answers only while the ledger is at N."
+        "configuration with the current one (gate_config_changed). With `at_revision` N it "
+        "answers only while the ledger is at N."
     ),
     cli_note="Exit status 0 when ready_to_review, 1 when not.",
     writes=False,
@@ -208,8 +211,9 @@ def _paged(data: dict[str, Any], kind: str, read: Callable[[], dict[str, Any]]) 
 
 @operation(
     "work.status",
+    view="intent:work_status",
     summary="List the project's intents with their readiness.",
-    description=("Read-only. Intents are listed by id after the id named by after, at most "
+    description=("Intents are listed by id after the id named by after, at most "
                  "limit of them (default 20); omitted counts the intents after the page and "
                  "read_more holds the next page's read."),
     writes=False,
@@ -241,7 +245,7 @@ def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "work.history",
     summary="An intent record's versions, newest first, with readiness as of each version.",
-    description=("Read-only. Each version's readiness is computed against the ledger as it "
+    description=("Each version's readiness is computed against the ledger as it "
                  "stood when that version was written. At most limit versions (default 20), "
                  "newest first below before_revision; omitted counts the older versions and "
                  "read_more holds the next page's read."),
@@ -271,8 +275,9 @@ def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.attention",
+    busy="checking the project's intents",
     summary="Section-level coverage of up to 20 intents over one snapshot.",
-    description=("Read-only. For each intent: acceptance, results, evidence, blockers, "
+    description=("For each intent: acceptance, results, evidence, blockers, "
                  "continuation and continuity coverage, and the first next actions. The first "
                  "20 intents by id; omitted counts the rest and read_more lists them with "
                  "work status."),
@@ -298,7 +303,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
     "work.prepare-capture",
     summary="Draft (without writing) the one or two guarded puts that record an intent.",
     description=(
-        "Read-only. Give the intent as `intent` (the intent object) or with `brief`, "
+        "Give the intent as `intent` (the intent object) or with `brief`, "
         "`user_reference` and `requirement` 'ID|TEXT|ACCEPTANCE[|PARENT_ID]' (repeatable). "
         "`associate` REQUIREMENT_ID=RECORD_ID and `mission` RECORD_ID add a second save that "
         "associates records through continuation.context. Both drafts are validated."
@@ -308,7 +313,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
         "The drafts of the intent given, which is bounded by the input limit (4 MiB).")),
     arguments=(
         _ID,
-        Argument("intent", {"type": "object"}, "The intent object (CLI: a JSON file or -).",
+        Argument("intent", {"type": "object"}, "The intent object.",
                  binding="json_file"),
         _BRIEF,
         Argument("user_reference", {"type": "string"},
@@ -420,8 +425,8 @@ def work_new(inv: Invocation, args: dict[str, Any]) -> Result:
             if current is not None and current.revision == expect and current.damage is None \
                     and isinstance(current.data, dict):
                 data = {**current.data, "intent": intent}
-    doc = parse_intent_data(data)
-    check_report_bound(data)
+    doc = parse_intent_data(data, record_id=record_id)
+    check_report_bound(data, record_id=record_id)
     request_id = content_id("new", {"id": record_id, "expect": expect, "data": digest(data)})
     receipt = store.put(Write(id=record_id, data=data, scope=inv.project().scope,
                               expect_revision=expect, request_id=request_id))
@@ -466,7 +471,7 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
     arguments=(
         _ID,
         Argument("requirement", {"type": "array", "items": {"type": "string"}},
-                 "A requirement id (repeatable; pairs in order with --evidence)."),
+                 "A requirement id (repeatable; pairs in order with `evidence`)."),
         Argument("evidence", {"type": "array", "items": {"type": "string"}},
                  "An evidence version ID@REVISION (repeatable)."),
         Argument("status", {"enum": ["passed", "failed", "unverified"]},
@@ -475,8 +480,8 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
         Argument("note", {"type": "string"},
                  "Why the evidence meets the acceptance (default for runs: what assay ran)."),
         Argument("results", {"type": "array"},
-                 "Results [{requirement_id, status?, evidence: [ID@REV], notes?}] (CLI: a JSON "
-                 "file, or -).", binding="json_file"),
+                 "Results [{requirement_id, status?, evidence: [ID@REV], notes?}].",
+                 binding="json_file"),
         Argument("from_run", {"type": "array", "items": {"type": "string"}},
                  "An evidence run ID@REVISION recorded for a requirement of this intent, or one "
                  "with per-test outcomes (repeatable)."),
@@ -532,6 +537,7 @@ def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.checkpoint",
+    idempotent=True,
     summary="Save the intent's plan/actual/delta/continuation view as a handoff record.",
     description=(
         "Writes handoff:NAME (origin derived) only when the semantic signature changed; an "
@@ -557,9 +563,10 @@ def work_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.resume",
+    view="intent:work_resume",
     summary="The self-contained resume view of an intent, capped at 7,000 UTF-16 code units.",
     description=(
-        "Read-only. Recovery state first (latest checkpoint attempt, last good checkpoint, "
+        "Recovery state first (latest checkpoint attempt, last good checkpoint, "
         "the current read), then mission, guardrails, current work and required reads as "
         "literal argument arrays. must_read_before_action is set when anything was shortened."
     ),
@@ -655,7 +662,7 @@ def _stream(reader: Any, binding: Any, key: str) -> list[Any]:
 @operation(
     "decision.show",
     summary="Replay a decision stream to its current choice (or a named conflict).",
-    description=("Read-only. status is resolved, conflict or unavailable; a superseded event "
+    description=("The status is resolved, conflict or unavailable; a superseded event "
                  "never revives an older choice."),
     cli_note="Exit status 1 unless the status is resolved.",
     writes=False,
