@@ -188,6 +188,17 @@ def data(project: Project, operation: str, /, **args: Any) -> Any:
     return op(project, operation, **args)[0]["data"]
 
 
+def refused(project: Project, operation: str, /, **args: Any) -> Any:
+    """The :class:`~assay.errors.AssayError` an operation is refused with (it must be refused)."""
+    from assay.errors import AssayError
+
+    try:
+        op(project, operation, **args)
+    except AssayError as exc:
+        return exc
+    raise AssertionError(f"{operation} was not refused")
+
+
 @contextmanager
 def sigint_as_on_a_terminal() -> Iterator[None]:
     """Children started inside get SIGINT's default action, as a terminal's processes do.

@@ -23,7 +23,9 @@ Sections::
     [memory]    enabled (false: memory commands perform no reads)
     [gate]      intents (record ids that gate every agent stop here), on_error
                 ("block" or "allow"), retry_cap (blocks in one run of stops),
-                principal (the gated one), deadline_seconds (the hook's own bound)
+                principal (the gated principal), deadline_seconds (the hook's own
+                bound), default_intent (the intent that unscoped requirement marks of
+                evidence runs belong to)
 """
 
 from __future__ import annotations
@@ -173,7 +175,10 @@ class GateSettings:
     approvals) must come from another principal. ``deadline_seconds`` is how
     long ``hook stop`` may take, from its start, before it answers
     ``on_error`` whatever is still running (well below the harness timeout
-    ``hook install`` writes).
+    ``hook install`` writes). ``default_intent`` owns every requirement mark
+    or mapping of an evidence run that names no intent (``R1`` rather than
+    ``knowledge:login#R1``); None leaves such marks to the one intent a run
+    was recorded ``--for``, or to none.
     """
 
     intents: tuple[str, ...] = ()
@@ -181,6 +186,7 @@ class GateSettings:
     retry_cap: int = 5
     principal: str | None = None
     deadline_seconds: int = 60
+    default_intent: str | None = None
 
 
 @frozen_value
@@ -467,9 +473,11 @@ MAX_GATE_DEADLINE_SECONDS = 90
 
 
 def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
-    """Parse ``[gate]``: ``intents`` record ids, ``on_error`` block|allow, ``retry_cap`` 0..100."""
+    """Parse ``[gate]``: ``intents`` record ids, ``on_error`` block|allow, ``retry_cap`` 0..100,
+    ``principal``, ``default_intent`` (a record id)."""
     table = _table(path, raw, "gate")
-    _closed(path, table, {"intents", "on_error", "retry_cap", "principal", "deadline_seconds"},
+    _closed(path, table, {"intents", "on_error", "retry_cap", "principal", "deadline_seconds",
+                          "default_intent"},
             "gate")
     intents = table.get("intents", [])
     if not isinstance(intents, list):
@@ -500,8 +508,13 @@ def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
         raise _config_error(path, "/gate/deadline_seconds",
                             "deadline_seconds must be a whole number from 1 to "
                             f"{MAX_GATE_DEADLINE_SECONDS}")
+    default = table.get("default_intent")
+    if default is not None and (not isinstance(default, str)
+                                or not re.fullmatch(_RECORD_ID, default)):
+        raise _config_error(path, "/gate/default_intent",
+                            "default_intent is a record id such as knowledge:NAME")
     return GateSettings(intents=tuple(seen), on_error=on_error, retry_cap=cap,
-                        principal=principal, deadline_seconds=deadline)
+                        principal=principal, deadline_seconds=deadline, default_intent=default)
 
 
 def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:

@@ -322,7 +322,7 @@ def _chapter_intent(story: _Story) -> None:
         handle.write("\n[evidence.commands.calc-compiles]\n"
                      f"argv = {json.dumps([sys.executable, '-m', 'py_compile', 'calc.py'])}\n"
                      'timeout = 60\ndescription = "calc.py compiles"\n')
-    unit = story.call("evidence.run", {"name": "unit", "target": "knowledge:calc#R1"})["data"]
+    unit = story.call("evidence.run", {"name": "unit", "target": ["knowledge:calc#R1"]})["data"]
     cite = f"{unit['receipt']['id']}@{unit['receipt']['revision']}"
     story.show("assay evidence run --for knowledge:calc#R1 -- unit",
                f"{unit['status']} now that calc.add is fixed: {cite}")
@@ -337,7 +337,7 @@ def _chapter_intent(story: _Story) -> None:
                                "note": "the note records the reviewed docstring"})
     check("after recording R1 and R2")
     compiles = story.call("evidence.run", {"name": "calc-compiles",
-                                           "target": "knowledge:calc#R3"})["data"]
+                                           "target": ["knowledge:calc#R3"]})["data"]
     story.call("work.accept", {"id": "knowledge:calc", "from_run": [
         f"{compiles['receipt']['id']}@{compiles['receipt']['revision']}"]})
     story.show("assay evidence run --for knowledge:calc#R3 -- calc-compiles, then work accept",
@@ -356,6 +356,38 @@ def _chapter_intent(story: _Story) -> None:
                f"{first['receipt']['revision']}; unchanged again -> written="
                f"{str(again['written']).lower()}, same receipt "
                f"{str(again['receipt']['revision'] == first['receipt']['revision']).lower()}")
+
+
+def _chapter_pins(story: _Story) -> None:
+    from assay.errors import AssayError
+
+    story.chapter("The checks are part of the contract: a redefined check blocks readiness")
+    pin = story.call("get", {"id": "gate-pin:knowledge:calc"})["data"]["record"]["data"]
+    story.show("work accept pinned the checks knowledge:calc relies on",
+               f"{', '.join(pin['commands'])} by {pin['pinned_by']} "
+               f"(reviewed={str(pin['reviewed']).lower()})")
+    pinned = story.call("gate.pin", {"intent": ["knowledge:calc"], "principal": "reviewer"})
+    story.show("assay --as reviewer gate pin -- knowledge:calc",
+               f"{pinned['data']['pins'][0]['id']} revision "
+               f"{pinned['data']['pins'][0]['revision']}, reviewed=true")
+    config = story.root / "assay.toml"
+    honest = config.read_text(encoding="utf-8")
+    fake = json.dumps([sys.executable, "-c", "print('test_calc: 1 passed')"])
+    config.write_text(honest.replace(
+        f"argv = {json.dumps([sys.executable, '-B', 'test_calc.py'])}", f"argv = {fake}"),
+        encoding="utf-8")
+    story.say("   the agent points [evidence.commands.unit] argv at a print of '1 passed'")
+    report = story.call("work.check", {"id": "knowledge:calc"})["data"]
+    issue = next(i for i in report["issues"] if i["code"] == "check_definition_changed")
+    story.show("work check", f"ready_to_review={str(report['ready_to_review']).lower()}; "
+               f"{issue['code']}: {issue['command']} {', '.join(issue['fields'])}")
+    try:
+        story.call("gate.approve", {"intent": ["knowledge:calc"], "reason": "it is fine"})
+    except AssayError as exc:
+        story.show("the agent approves its own change", f"refused ({exc.code})")
+    config.write_text(honest, encoding="utf-8")
+    report = story.call("work.check", {"id": "knowledge:calc"})["data"]
+    story.show("assay.toml restored", f"ready_to_review={str(report['ready_to_review']).lower()}")
 
 
 def _chapter_loop(story: _Story) -> None:
@@ -495,12 +527,13 @@ def _chapter_loop_replay(story: _Story) -> None:
 
 # The story, in order: a project and its ledger; machine evidence; a governed
 # loop whose contract runs a real test; an intent that becomes ready as that
-# evidence is cited; the work context; a research packet refused after
+# evidence is cited; its pinned checks, which a redefinition cannot pass; the
+# work context; a research packet refused after
 # tampering; a note withheld once its source is retired; and the report a
 # reviewer opens.
 CHAPTERS: list[Callable[[_Story], None]] = [_chapter_foundation, _chapter_ledger,
                                              _chapter_evidence, _chapter_loop, _chapter_intent,
-                                             _chapter_context, _chapter_packet,
+                                             _chapter_pins, _chapter_context, _chapter_packet,
                                              _chapter_provenance, _chapter_report,
                                              _chapter_loop_replay]
 

@@ -30,7 +30,8 @@ def accepted_project(root: Path, db: str | None = None) -> Project:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")
     data(project, "work.new", **INTENT)
-    receipt = data(project, "evidence.run", name="unit")["receipt"]
+    receipt = data(project, "evidence.run", name="unit",
+                   target=["knowledge:export#R1", "knowledge:export#R2"])["receipt"]
     data(project, "work.accept", id="knowledge:export",
          from_run=[f"{receipt['id']}@{receipt['revision']}"])
     data(project, "key.generate")

@@ -148,7 +148,8 @@ def test_attest_is_byte_identical_for_the_same_ledger_workspace_and_key(project:
 def test_attest_dirty_workspace_adds_the_workspace_digest(project: Project) -> None:
     """With uncommitted changes (the ones the run saw) the subject also names the workspace digest."""
     (project.root / "app.py").write_text("ROWS = 4\n")
-    data(project, "evidence.run", name="unit")
+    data(project, "evidence.run", name="unit",
+         target=["knowledge:export#R1", "knowledge:export#R2"])
     data(project, "work.accept", id="knowledge:export", from_run=["evidence:unit@2"])
     out = attest(project)
     assert [s["name"] for s in out["subject"]] == ["demo", "demo workspace"]
@@ -278,7 +279,8 @@ def test_verify_after_the_intent_grew_and_the_run_was_retired_is_stale(project: 
 def test_verify_after_a_newer_run_names_it_and_an_unchanged_intent_body(project: Project) -> None:
     """A newer run of the cited command and an acceptance-only edit: stale, intent_changed false."""
     attest(project)
-    receipt = data(project, "evidence.run", name="unit")["receipt"]
+    receipt = data(project, "evidence.run", name="unit",
+                   target=["knowledge:export#R1", "knowledge:export#R2"])["receipt"]
     data(project, "work.accept", id="knowledge:export",
          from_run=[f"{receipt['id']}@{receipt['revision']}"])
     out = verify(project)

@@ -24,6 +24,11 @@ STORY = [
     "issue: evidence_run_not_passed",
     "assay work accept --from-run evidence:unit@2 -- knowledge:calc: R1 passed",
     "after recording R3's evidence: ready_to_review=true",
+    ("work accept pinned the checks knowledge:calc relies on: calc-compiles, unit by agent "
+     "(reviewed=false)"),
+    "work check: ready_to_review=false; check_definition_changed: unit argv",
+    "the agent approves its own change: refused (gated_principal_cannot_review)",
+    "assay.toml restored: ready_to_review=true",
     "valid: profile quick achieved of quick, publication complete",
     "refused: DIGEST_MISMATCH",
     "packet.md withdrawn: true",

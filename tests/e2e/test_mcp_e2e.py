@@ -126,7 +126,7 @@ async def _story(project: Path) -> dict[str, Any]:
             seen["round2_progress"])
 
         seen["green"], _ = await agent.call("evidence_run", {"name": "unit",
-                                                             "target": "knowledge:calc#R1"})
+                                                             "target": ["knowledge:calc#R1"]})
         green = seen["green"]["data"]
         digest = (await agent.ok("canonical", {"text": json.dumps(intent), "digest": True}))
         await agent.ok("put", {"id": "knowledge:calc", "expect_revision": put["revision"], "data": {

@@ -127,7 +127,7 @@ def agent(tmp_path: Path) -> AgentSteps:
     with open(root / "assay.toml", "a", encoding="utf-8") as handle:
         handle.write(f"\n[evidence.commands.unit]\nargv = {json.dumps(argv)}\n"
                      'results = { format = "junit", path = "reports/unit.xml" }\n'
-                     f'\n[gate]\nintents = ["{INTENT}"]\n')
+                     f'\n[gate]\nintents = ["{INTENT}"]\ndefault_intent = "{INTENT}"\n')
     steps.commit("lockout: first cut")
     assert project.run("work", "new", "--brief", "Lock accounts after three failures",
                        "--requirement", "R1|Lock after three failures|its tests pass",

@@ -79,3 +79,37 @@ def test_pytest_plugin_can_be_turned_off(tmp_path: Path) -> None:
     """With -p no:assay the marker is unknown to --strict-markers (the plugin is the entry point)."""
     done = pytest_run(tmp_path, SUITE, "-p", "no:assay")
     assert done.returncode != 0 and "'requirement' not found in `markers`" in done.stdout
+
+
+def test_pytest_plugin_writes_the_location_of_each_marked_test(tmp_path: Path) -> None:
+    """A marked test carries PATH::QUALNAME (its class, no parameters); an unmarked one none."""
+    done = pytest_run(tmp_path, SUITE)
+    assert done.returncode == 1
+    tests = {t.id: t for t in parse_junit((tmp_path / "out.xml").read_bytes())}
+    assert tests["test_suite::test_two_requirements"].location == \
+        "test_suite.py::test_two_requirements"
+    assert tests["test_suite.TestGroup::test_inherits_and_dedups"].location == \
+        "test_suite.py::TestGroup.test_inherits_and_dedups"
+    pytest_run(tmp_path, "import pytest\n\n@pytest.mark.parametrize('n', [1, 2])\n"
+                         "@pytest.mark.requirement('R1')\ndef test_p(n):\n    pass\n\n\n"
+                         "def test_unmarked():\n    pass\n")
+    tests = {t.id: t for t in parse_junit((tmp_path / "out.xml").read_bytes())}
+    assert tests["test_suite::test_p[1]"].location == "test_suite.py::test_p"
+    assert tests["test_suite::test_unmarked"].location == ""
+
+
+def test_pytest_plugin_keeps_an_id_that_names_its_intent(tmp_path: Path) -> None:
+    """knowledge:login#R1 is written as it is: the mark names the intent the test verifies."""
+    done = pytest_run(tmp_path, "import pytest\n\n"
+                                "@pytest.mark.requirement('knowledge:login#R1')\n"
+                                "def test_x():\n    pass\n")
+    assert done.returncode == 0, done.stdout
+    (test,) = parse_junit((tmp_path / "out.xml").read_bytes())
+    assert test.requirements == ("knowledge:login#R1",)
+
+
+def test_pytest_plugin_refuses_an_intent_part_that_is_no_record_id(tmp_path: Path) -> None:
+    """login#R1 (no KIND:) is a usage error: the intent is named as INTENT_ID#REQ_ID."""
+    done = pytest_run(tmp_path, "import pytest\n\n@pytest.mark.requirement('knowledge:x#')\n"
+                                "def test_x():\n    pass\n")
+    assert done.returncode == 4 and "INTENT_ID#REQ_ID" in done.stderr

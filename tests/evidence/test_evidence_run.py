@@ -154,29 +154,31 @@ def intent_record(root: Path) -> None:
 def test_evidence_run_for_requirement_links_the_intent(project: Path) -> None:
     """--for INTENT#REQ records the target and a supports link to the intent."""
     intent_record(project)
-    op(project, "evidence.run", {"name": "unit", "target": "knowledge:login#R1"})
+    op(project, "evidence.run", {"name": "unit", "target": ["knowledge:login#R1"]})
     record = op(project, "evidence.show", {"id": "unit"})[0]["data"]["record"]
     assert record["data"]["target"] == {"intent": "knowledge:login", "requirement": "R1"}
+    assert record["data"]["targets"] == [{"intent": "knowledge:login", "requirement": "R1"}]
     assert record["links"] == [{"rel": "supports", "target": "knowledge:login"}]
 
 
 @pytest.mark.parametrize("target", ["knowledge:login#R9", "knowledge:absent#R1"])
 def test_evidence_run_for_unknown_target_writes_nothing(project: Path, target: str) -> None:
-    """An unknown intent or requirement is evidence_target_not_found at /target, before running."""
+    """An unknown intent or requirement is evidence_target_not_found at /target/0, before running."""
     intent_record(project)
     before = ledger_revision(project)
     with pytest.raises(AssayError) as caught:
-        op(project, "evidence.run", {"name": "writer", "target": target})
-    assert (caught.value.code, caught.value.pointer) == ("evidence_target_not_found", "/target")
+        op(project, "evidence.run", {"name": "writer", "target": [target]})
+    assert (caught.value.code, caught.value.pointer) == ("evidence_target_not_found",
+                                                         "/target/0")
     assert ledger_revision(project) == before
     assert not (project / "made.txt").exists()
 
 
 def test_evidence_run_for_malformed_target(project: Path) -> None:
-    """--for without '#REQ' is invalid_argument at /target."""
+    """--for without '#REQ' is invalid_argument at its pointer (/target/N)."""
     with pytest.raises(AssayError) as caught:
-        op(project, "evidence.run", {"name": "unit", "target": "knowledge:login"})
-    assert (caught.value.code, caught.value.pointer) == ("invalid_argument", "/target")
+        op(project, "evidence.run", {"name": "unit", "target": ["knowledge:login"]})
+    assert (caught.value.code, caught.value.pointer) == ("invalid_argument", "/target/0")
 
 
 def worktrees(root: Path) -> list[str]:

@@ -19,7 +19,7 @@ from assay_testing import make_project
     ("todo.list", {"goal_id": "g", "status": ["open", "blocked"], "thin": True,
                    "after": "todo:x"}),
     ("get", {"id": "--odd", "revision": 3}),
-    ("evidence.run", {"name": "unit", "target": "knowledge:x#R1"}),
+    ("evidence.run", {"name": "unit", "target": ["knowledge:x#R1", "knowledge:x#R2"]}),
     ("work.accept", {"id": "knowledge:x", "from_run": ["evidence:unit@2", "evidence:lint@1"]}),
     ("pending.answer", {"id": "pending:q", "text": ["yes,", "ship", "it"]}),
 ])

@@ -77,7 +77,7 @@ def record_intent(project: Project, record_id: str = "knowledge:export", *,
 
 def prove(project: Project, record_id: str = "knowledge:export", requirement: str = "R1") -> str:
     """Run the unit check for ``requirement`` and record its result; return the run's ref."""
-    run = op(project, "evidence.run", name="unit", target=f"{record_id}#{requirement}")
+    run = op(project, "evidence.run", name="unit", target=[f"{record_id}#{requirement}"])
     ref = f"{run['evidence_ref']['id']}@{run['evidence_ref']['revision']}"
     op(project, "work.accept", id=record_id, from_run=[ref])
     return ref

@@ -21,6 +21,16 @@ from assay.canonical import digest_bytes, output_text
 from assay_testing import Project, make_project
 
 
+def claims_only_project(root: Path) -> Project:
+    """A gated project whose one requirement rests on a note written with put (a claim)."""
+    project = gate_project(root)
+    record_intent(project)
+    note = op(project, "put", id="note:ran-tests", data={"text": "3 passed"})
+    op(project, "work.accept", id="knowledge:export", requirement=["R1"],
+       evidence=[f"note:ran-tests@{note['revision']}"], note="I ran them")
+    return project
+
+
 @pytest.fixture
 def gated(tmp_path: Path, ledger_url: str) -> Project:
     """A gated git project on each backend, its intent recorded and not ready."""
@@ -59,7 +69,7 @@ def test_hook_stop_claim_backed_by_current_run_allows(tmp_path: Path) -> None:
     assert out["answer"] is None
     facts = session(project)["data"]["decision"]
     assert [c["claim"] for c in facts["claim"]["claims"]] == ["tests pass"]
-    assert facts["intents"][0]["claim_check"] == {"machine_runs": 1, "stale_runs": []}
+    assert facts["intents"][0]["claim_check"] == {"machine_runs": 1, "pinned": True}
 
 
 def test_hook_stop_claim_after_workspace_change_blocks(tmp_path: Path, ledger_url: str) -> None:
@@ -68,12 +78,11 @@ def test_hook_stop_claim_after_workspace_change_blocks(tmp_path: Path, ledger_ur
     (project.root / "export.py").write_text("SEP = ';'\n", encoding="utf-8")
     out = stop(project, payload("claude-code", "stop", project))
     reason = out["answer"]["reason"]
-    assert 'Your last message says "all tests pass", but the files changed after evidence:unit@1' \
-        in reason
+    assert 'Your last message says "all tests pass", but knowledge:export is not ready' in reason
     assert "'assay evidence run --for knowledge:export#R1 -- unit'" in reason
     assert "'assay work accept --from-run evidence:unit@2 -- knowledge:export'" in reason
-    stale = session(project)["data"]["decision"]["intents"][0]["claim_check"]["stale_runs"]
-    assert stale == [{"id": "evidence:unit", "revision": 1, "requirements": ["R1"]}]
+    facts = session(project)["data"]["decision"]["intents"][0]
+    assert facts["issue_codes"] == ["evidence_workspace_changed"]
 
 
 def test_hook_stop_claim_after_rerun_allows(tmp_path: Path) -> None:
@@ -87,24 +96,31 @@ def test_hook_stop_claim_after_rerun_allows(tmp_path: Path) -> None:
 
 def test_hook_stop_claim_on_claimed_evidence_only_blocks(tmp_path: Path) -> None:
     """A ready intent whose results rest only on claims: a success claim is blocked."""
-    project = gate_project(tmp_path / "proj")
-    record_intent(project)
-    note = op(project, "put", id="note:ran-tests", data={"text": "3 passed"})
-    op(project, "work.accept", id="knowledge:export", requirement=["R1"],
-       evidence=[f"note:ran-tests@{note['revision']}"], note="I ran them")
+    project = claims_only_project(tmp_path / "proj")
     assert op(project, "work.check", id="knowledge:export")["ready_to_review"] is True
     reason = stop(project, payload("codex", "stop", project))["answer"]["reason"]
     assert "no result of knowledge:export rests on a run that assay observed" in reason
     assert "'assay evidence run --for knowledge:export#R1 -- unit'" in reason
 
 
-def test_hook_stop_without_claim_ignores_workspace_change(tmp_path: Path) -> None:
-    """No success claim: a ready intent allows even after the files changed (no claim to check)."""
+def test_hook_stop_claimed_evidence_only_blocks_without_a_claim(tmp_path: Path) -> None:
+    """Claims only and no success phrase: still blocked, the reason worded without the claim."""
+    project = claims_only_project(tmp_path / "proj")
+    out = stop(project, payload("claude-code", "stop", project, last_assistant_message="Bye."))
+    reason = out["answer"]["reason"]
+    assert "But no result of knowledge:export rests on a run that assay observed" in reason
+    assert "Your last message says" not in reason
+
+
+def test_hook_stop_without_claim_still_blocks_on_changed_files(tmp_path: Path) -> None:
+    """No success claim: the files changed since the cited run still block (readiness decides)."""
     project = ready_project(tmp_path / "proj")
     (project.root / "export.py").write_text("SEP = ';'\n", encoding="utf-8")
     out = stop(project, payload("claude-code", "stop", project,
                                 last_assistant_message="Which separator do you want?"))
-    assert out["answer"] is None
+    reason = out["answer"]["reason"]
+    assert reason.splitlines()[1] == "knowledge:export is not ready for review (1 blocking issue)."
+    assert "'assay evidence run --for knowledge:export#R1 -- unit'" in reason
 
 
 def test_hook_stop_retry_cap_gives_up_and_records_it(gated: Project) -> None:

@@ -179,7 +179,7 @@ def test_work_accept_refuses_passed_on_a_failed_run(proj: Project) -> None:
 def test_work_accept_defaults_a_failed_run_to_failed(proj: Project) -> None:
     """Without a status, a failed run is recorded as failed, with what assay ran as its note."""
     data(proj, "work.new", **NEW)
-    data(proj, "evidence.run", name="bad", target="knowledge:export#R1")
+    data(proj, "evidence.run", name="bad", target=["knowledge:export#R1"])
     out = data(proj, "work.accept", id="knowledge:export", from_run=["evidence:bad@1"])
     assert (out["results"][0]["status"], out["results"][0]["notes"]) == (
         "failed", "assay ran bad: failed (exit 1)")
@@ -345,6 +345,6 @@ def test_check_flags_a_run_of_another_command_than_verify_with(tmp_path: Path) -
     assert (report["ready_to_review"], codes(report)) == (False, ["evidence_command_mismatch"])
     assert report["next"] == [("Cite a run of lint for R1 ('assay evidence run --for "
                                "knowledge:export#R1 -- lint').")]
-    data(project, "evidence.run", name="lint", target="knowledge:export#R1")
+    data(project, "evidence.run", name="lint", target=["knowledge:export#R1"])
     data(project, "work.accept", id="knowledge:export", from_run=["evidence:lint@1"])
     assert check(project)["ready_to_review"] is True

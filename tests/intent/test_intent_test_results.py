@@ -36,7 +36,9 @@ def proj(tmp_path: Path, ledger_url: str) -> Project:
                 '\n[evidence.commands.globbed.requirements]\n"tests.test_csv::*" = "R1"\n'
                 '"tests.test_gone::*" = "R2"\n'))
             + results_command("other", junit_xml(("t", "x", "passed", ("R9",))))
-            + results_command("broken", "<html/>"))
+            + results_command("broken", "<html/>")
+            # The marks above name no intent: they are knowledge:export's.
+            + '\n[gate]\ndefault_intent = "knowledge:export"\n')
     project = make_project(tmp_path / "proj", db=ledger_url, extra_toml=toml)
     data(project, "work.new", **INTENT)
     return project
@@ -144,11 +146,14 @@ def test_run_mapping_no_requirement_of_the_intent_is_refused(proj: Project) -> N
     assert (error.code, error.details["mapped"]) == ("run_maps_no_requirement", ["R9"])
 
 
-def test_run_recorded_for_a_requirement_also_speaks_for_it(proj: Project) -> None:
-    """A per-test run recorded --for R3 gives R3 the whole run's outcome besides the mapped ones."""
-    results = accept(proj, run(proj, "green", target="knowledge:export#R3"))
+def test_run_recorded_for_an_untested_requirement_leaves_it_unverified(proj: Project) -> None:
+    """A per-test run recorded --for R3, whose tests verify only R1 and R2, leaves R3 unverified."""
+    results = accept(proj, run(proj, "green", target=["knowledge:export#R3"]))
     assert {rid: r["status"] for rid, r in results.items()} == {
-        "R1": "passed", "R2": "passed", "R3": "passed"}
+        "R1": "passed", "R2": "passed", "R3": "unverified"}
+    assert results["R3"]["notes"].endswith("no test mapped to R3 ran in it")
+    missing = issues(check(proj), "R3")["requirement_tests_missing"]
+    assert missing["message"] == "R3: no test mapped to it ran in evidence:green revision 1"
 
 
 def test_a_newer_run_replaces_the_per_test_results(proj: Project) -> None:

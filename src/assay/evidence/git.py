@@ -62,6 +62,7 @@ __all__ = [
     "compare",
     "ignore_matcher",
     "observe",
+    "workspace_digest",
 ]
 
 COVERAGE = "tracked_and_non_ignored_untracked"
@@ -426,7 +427,7 @@ def _observe(base: Path, top: Path, object_format: str, env: Mapping[str, str],
         files=ordered,
         dirty=tuple(sorted(entries, key=lambda e: e.path)),
         submodules=submodules,
-        workspace_sha256=_workspace_digest(ordered, "sha256" if content_sha256 else "git-blob"),
+        workspace_sha256=workspace_digest(ordered, "sha256" if content_sha256 else "git-blob"),
     )
 
 
@@ -471,7 +472,7 @@ def _directory_fingerprint(path: Path, env: Mapping[str, str], flags: str | None
     return value
 
 
-def _workspace_digest(files: Mapping[str, str], kind: str) -> str:
+def workspace_digest(files: Mapping[str, str], kind: str) -> str:
     """SHA-256 over ``coverage/version/kind`` then ``path NUL fingerprint LF`` lines in path order."""
     head = f"{COVERAGE}\n{PROVIDER_VERSION}\n{kind}\n"
     body = "".join([f"{p}\0{v}\n" for p, v in files.items()])

@@ -25,6 +25,11 @@ What a case becomes:
   A flaky case that passed on a retry (nextest's ``flakyFailure``) passed;
 - ``requirements`` are the values of the case's ``requirement`` properties
   (what assay's pytest plugin writes for ``@pytest.mark.requirement``);
+- ``location`` is where the test's source is: the ``assay_location``
+  property assay's pytest plugin writes (``PATH::QUALNAME``, the path
+  relative to the directory pytest ran in), else the case's ``file``
+  attribute (pytest's xunit1 family and other producers: ``PATH::NAME``),
+  else empty;
 - ``message`` is the first line of the failure, error or skip message,
   at most :data:`MESSAGE_CHARS` characters.
 
@@ -41,6 +46,7 @@ from xml.etree.ElementTree import Element, TreeBuilder
 from xml.parsers import expat
 
 __all__ = [
+    "LOCATION_PROPERTY",
     "MAX_DEPTH",
     "MAX_ELEMENTS",
     "MESSAGE_CHARS",
@@ -58,6 +64,8 @@ MAX_DEPTH = 64
 MESSAGE_CHARS = 200
 # The testcase property assay's pytest plugin writes, one per requirement id.
 REQUIREMENT_PROPERTY = "requirement"
+# The testcase property assay's pytest plugin writes with the test's source location.
+LOCATION_PROPERTY = "assay_location"
 _OUTCOME_ORDER = ("error", "failed", "skipped", "passed")
 
 
@@ -80,13 +88,14 @@ class TestOutcome:
     outcome: str
     requirements: tuple[str, ...] = ()
     message: str = ""
+    location: str = ""
 
     def merged(self, other: TestOutcome) -> TestOutcome:
         """The same test reported twice: the worse outcome, both requirement sets."""
         worse = min(self, other, key=lambda t: _OUTCOME_ORDER.index(t.outcome))
         return TestOutcome(self.id, worse.outcome,
                            tuple(dict.fromkeys((*self.requirements, *other.requirements))),
-                           worse.message)
+                           worse.message, self.location or other.location)
 
 
 class _Refuse(Exception):
@@ -184,12 +193,17 @@ def _case(junit: Any, case: Any, elem: Element) -> TestOutcome:
         if message:
             break
     requirements: list[str] = []
+    location = ""
     properties = elem.find("properties")
     if properties is not None:
         for prop in junit.Properties.fromelem(properties):
             if prop.name == REQUIREMENT_PROPERTY and (prop.value or "").strip():
                 requirements.append(prop.value.strip())
-    return TestOutcome(test_id, outcome, tuple(dict.fromkeys(requirements)), message)
+            elif prop.name == LOCATION_PROPERTY and (prop.value or "").strip() and not location:
+                location = prop.value.strip()
+    if not location and (elem.get("file") or "").strip():
+        location = f"{elem.get('file', '').strip()}::{name}"
+    return TestOutcome(test_id, outcome, tuple(dict.fromkeys(requirements)), message, location)
 
 
 def parse_junit(data: bytes) -> list[TestOutcome]:

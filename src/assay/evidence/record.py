@@ -13,9 +13,12 @@ Record data (``schema: assay.evidence.v1``; integers only, no floats)::
 
     command      {name, declaration (argv, description redacted), declaration_sha256}
     observation  the command observation (status, exit, times, tails, digests, redaction)
-    workspace    {before, after: git summaries; comparison: changed paths + progress}
+    workspace    {before, after: git summaries; comparison: changed paths + progress;
+                  work: {sha256, excluded} the after digest without the contract files,
+                  see :mod:`assay.evidence.freshness`}
     host         {python, implementation, platform, machine, assay}
-    target       {intent, requirement} | null   (from --for INTENT#REQ)
+    target       {intent, requirement} | null   (the first --for INTENT#REQ)
+    targets      [{intent, requirement}]         (every --for, in order)
     discriminate {ref, commit, status, exit_code, discriminates, reason, observation,
                   tests?} | null   (tests: per mapped test, see results.compare_at_ref)
     posture      the evidence posture of this one run (reference shape, round 0)
@@ -42,9 +45,10 @@ from assay.canonical import digest
 from assay.config import EvidenceCommand, Project
 from assay.errors import AssayError
 from assay.evidence.commands import CommandObservation, Redactor, Reporter, run_command
+from assay.evidence.freshness import work_facts
 from assay.evidence.git import Comparison, GitObservation, compare, observe
 from assay.evidence.posture import CommandFact, PostureFacts, ProviderFact, derive_posture
-from assay.evidence.results import collect_results, compare_at_ref, file_identity
+from assay.evidence.results import Attribution, collect_results, compare_at_ref, file_identity
 
 if TYPE_CHECKING:
     from assay.evidence.junit import TestOutcome
@@ -151,7 +155,8 @@ def resolve_ref(root: str | os.PathLike[str], ref: str) -> str:
 def discriminate(project_root: Path, decl: EvidenceCommand, ref: str, commit: str, *,
                  passed_now: bool, environ: Mapping[str, str] | None = None,
                  reporter: Reporter | None = None, timeout_s: float | None = None,
-                 tests_now: list[TestOutcome] | None = None) -> dict[str, Any]:
+                 tests_now: list[TestOutcome] | None = None,
+                 attribution: Attribution | None = None) -> dict[str, Any]:
     """Run ``decl`` on the tree at ``commit`` in a temporary worktree; always remove it.
 
     ``discriminates`` is true only when the check passes now and ``failed``
@@ -183,7 +188,8 @@ def discriminate(project_root: Path, decl: EvidenceCommand, ref: str, commit: st
             observation = run_command(decl, root=there, environ=environ,
                                       reporter=reporter, timeout_s=timeout_s)
             if decl.results is not None and tests_now is not None and there.is_dir():
-                results_there = collect_results(there, decl, identity, environ=environ)
+                results_there = collect_results(there, decl, identity, environ=environ,
+                                                attribution=attribution)
     finally:
         removed = subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=top,
                                  capture_output=True, timeout=600, check=False)
@@ -228,7 +234,7 @@ def run_evidence(
     project: Project,
     decl: EvidenceCommand,
     *,
-    target: tuple[str, str] | None = None,
+    targets: tuple[tuple[str, str], ...] = (),
     discriminate_ref: tuple[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
     reporter: Reporter | None = None,
@@ -237,6 +243,9 @@ def run_evidence(
 ) -> EvidenceRun:
     """Observe the boundary, run ``decl``, observe again; build the record data.
 
+    ``targets`` are the ``(intent, requirement)`` pairs of ``--for``; with
+    ``[gate] default_intent`` they decide which intent the results file's
+    unscoped marks belong to (:class:`~assay.evidence.results.Attribution`).
     ``discriminate_ref`` is ``(ref, commit)`` from :func:`resolve_ref`. The
     discriminating run happens only when the check passes now. Nothing is
     written here.
@@ -247,8 +256,10 @@ def run_evidence(
                               timeout_s=timeout_s, cancel=cancel)
     results: dict[str, Any] | None = None
     tests: list[TestOutcome] | None = None
+    attribution = Attribution(project.gate.default_intent, targets)
     if decl.results is not None:
-        results, tests = collect_results(project.root, decl, identity, environ=environ)
+        results, tests = collect_results(project.root, decl, identity, environ=environ,
+                                         attribution=attribution)
     after = observe(project.root, ignore=project.evidence_ignore)
     comparison = compare(before, after)
     contrast: dict[str, Any] | None = None
@@ -257,7 +268,7 @@ def run_evidence(
         if observation.passed:
             contrast = discriminate(project.root, decl, ref, commit, passed_now=True,
                                     environ=environ, reporter=reporter, timeout_s=timeout_s,
-                                    tests_now=tests)
+                                    tests_now=tests, attribution=attribution)
         else:
             contrast = {"ref": ref, "commit": commit, "status": None, "exit_code": None,
                         "discriminates": False,
@@ -291,9 +302,11 @@ def run_evidence(
             "before": before.summary(),
             "after": after.summary(),
             "comparison": comparison.to_dict(),
+            "work": work_facts(project.root, after),
         },
         "host": host_facts(),
-        "target": {"intent": target[0], "requirement": target[1]} if target else None,
+        "target": {"intent": targets[0][0], "requirement": targets[0][1]} if targets else None,
+        "targets": [{"intent": intent, "requirement": rid} for intent, rid in targets],
         "discriminate": contrast,
         "posture": posture,
     }
@@ -308,8 +321,8 @@ def write_evidence(store: Any, project: Project, run: EvidenceRun, *,
     """Write the run as the next version of ``evidence:<NAME>`` (origin machine); return the receipt."""
     from assay.ledger.store import Link, Write
 
-    target = run.data.get("target")
-    links = (Link("supports", target["intent"]),) if target else ()
+    intents = dict.fromkeys(t["intent"] for t in run.data.get("targets") or ())
+    links = tuple(Link("supports", intent) for intent in intents)
     return store.put(Write(
         id=evidence_id(run.data["command"]["name"]),
         data=run.data,

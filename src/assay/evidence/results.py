@@ -20,7 +20,9 @@ Reading the file (path relative to the command's ``cwd``, inside the project):
   identity (inode, size, modification and change times) is taken before the
   command starts, and a file that still has it afterwards is a leftover of
   an earlier run, never evidence of this one;
-- the XML codes of :mod:`assay.evidence.junit`.
+- the XML codes of :mod:`assay.evidence.junit`;
+- ``results_no_tests``: a well-formed file that holds no test case proves
+  nothing, so it is refused like an unreadable one.
 
 Mapping: a test's requirements are those its own ``requirement``
 properties name (assay's pytest plugin writes them) plus those of every
@@ -30,6 +32,19 @@ properties name (assay's pytest plugin writes them) plus those of every
 of its tests failed or errored, ``passed`` only when it has tests, all
 passed, and every glob that names it matched a test; ``unverified``
 otherwise (none ran, some were skipped, or a glob matched nothing).
+
+Attribution (:class:`Attribution`): a mark or mapping may name its intent
+(``knowledge:login#R1``, *scoped*) or not (``R1``). An unscoped one belongs
+to ``[gate] default_intent`` when the project names one, else to the one
+intent the run was recorded ``--for`` (when every target names the same
+intent), else to no intent at all: such evidence cannot be accepted by any
+intent. Tests and rollups carry the attributed *label*
+(``INTENT#REQ``, or the bare id when unattributed); each rollup also says
+its ``intent`` (null when unattributed) and bare ``requirement_id``.
+
+Sources: every mapped test's source is located and digested
+(:mod:`assay.evidence.sources`) and stored with the test (``source``); the
+kept texts are in ``source_texts`` by digest.
 
 Size: the record keeps at most :data:`MAX_STORED_TESTS` tests (mapped
 tests first, then the ones that did not pass, each group in id order) and
@@ -47,11 +62,13 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from assay.config import EvidenceCommand
 from assay.evidence.junit import ResultsRefused, TestOutcome, parse_junit, reader_version
+from assay.evidence.sources import SourceReader
 from assay.inputs import InputRefused, descend, read_regular_file
 from assay.redaction import Redactor
 
@@ -59,6 +76,7 @@ __all__ = [
     "MAX_LISTED_TESTS",
     "MAX_RESULTS_BYTES",
     "MAX_STORED_TESTS",
+    "Attribution",
     "FileIdentity",
     "collect_results",
     "compare_at_ref",
@@ -66,6 +84,7 @@ __all__ = [
     "map_requirements",
     "project_path",
     "rollups",
+    "split_label",
 ]
 
 MAX_RESULTS_BYTES = 16 * 1024 * 1024
@@ -81,6 +100,45 @@ _REFUSED_CODES = {
 
 # (device, inode, size, mtime_ns, ctime_ns) of a file, or None when there is none.
 FileIdentity = tuple[int, int, int, int, int] | None
+
+
+def split_label(label: str) -> tuple[str | None, str]:
+    """``(intent, requirement)`` of a mark or mapping id: ``knowledge:x#R1`` or ``(None, "R1")``.
+
+    The intent part must look like a record id (``KIND:NAME``); a ``#``
+    anywhere else is part of a bare requirement id.
+    """
+    intent, sep, requirement = label.rpartition("#")
+    if sep and requirement and ":" in intent and not intent.startswith(":"):
+        return intent, requirement
+    return None, label
+
+
+class Attribution:
+    """Which intent each requirement mark or mapping of one run belongs to (module docstring).
+
+    ``default_intent`` is ``[gate] default_intent``; ``targets`` the
+    ``(intent, requirement)`` pairs the run was recorded ``--for``.
+    """
+
+    __slots__ = ("default_intent", "owner_of_unscoped", "targets")
+
+    def __init__(self, default_intent: str | None = None,
+                 targets: Sequence[tuple[str, str]] = ()) -> None:
+        self.default_intent = default_intent
+        self.targets = tuple(targets)
+        named = {intent for intent, _ in self.targets}
+        self.owner_of_unscoped = default_intent or (named.pop() if len(named) == 1 else None)
+
+    def label(self, given: str) -> str:
+        """The attributed label of a mark or mapping id (unchanged when it stays unattributed)."""
+        intent, requirement = split_label(given)
+        if intent is None and self.owner_of_unscoped is not None:
+            return f"{self.owner_of_unscoped}#{requirement}"
+        return given
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"default_intent": self.default_intent, "unscoped_to": self.owner_of_unscoped}
 
 
 def project_path(decl: EvidenceCommand) -> str:
@@ -128,12 +186,22 @@ def _read(root: Path, relative: str) -> tuple[bytes, os.stat_result]:
         os.close(fd)
 
 
+def _attributed(globs: Sequence[tuple[str, tuple[str, ...]]], attribution: Attribution | None
+                ) -> list[tuple[str, tuple[str, ...]]]:
+    if attribution is None:
+        return list(globs)
+    return [(glob, tuple(dict.fromkeys(attribution.label(rid) for rid in ids)))
+            for glob, ids in globs]
+
+
 def map_requirements(tests: Iterable[TestOutcome],
-                     globs: Sequence[tuple[str, tuple[str, ...]]]) -> list[TestOutcome]:
-    """Each test with its requirements: its own properties, then every matching glob's ids.
+                     globs: Sequence[tuple[str, tuple[str, ...]]],
+                     attribution: Attribution | None = None) -> list[TestOutcome]:
+    """Each test with its requirement labels: its own properties, then every matching glob's ids.
 
     A test id reported more than once becomes one test (the worse outcome).
-    Returned in id order.
+    With ``attribution`` every id becomes its attributed label. Returned in
+    id order.
     """
     merged: dict[str, TestOutcome] = {}
     for test in tests:
@@ -143,20 +211,28 @@ def map_requirements(tests: Iterable[TestOutcome],
     for test_id in sorted(merged):
         test = merged[test_id]
         extra = [rid for glob, ids in globs if fnmatchcase(test_id, glob) for rid in ids]
-        out.append(TestOutcome(test.id, test.outcome,
-                               tuple(dict.fromkeys((*test.requirements, *extra))), test.message))
+        labels = (*test.requirements, *extra)
+        if attribution is not None:
+            labels = tuple(attribution.label(rid) for rid in labels)
+        out.append(TestOutcome(test.id, test.outcome, tuple(dict.fromkeys(labels)), test.message,
+                               test.location))
     return out
 
 
 def rollups(tests: Sequence[TestOutcome],
-            globs: Sequence[tuple[str, tuple[str, ...]]]) -> list[dict[str, Any]]:
-    """Per requirement: its outcome, counts and the failed and skipped test ids (bounded)."""
+            globs: Sequence[tuple[str, tuple[str, ...]]],
+            attribution: Attribution | None = None) -> list[dict[str, Any]]:
+    """Per requirement label: its outcome, counts and the failed and skipped test ids (bounded).
+
+    ``tests`` carry labels already (:func:`map_requirements`); the globs'
+    ids are attributed here the same way.
+    """
     by_requirement: dict[str, list[TestOutcome]] = {}
     for test in tests:
         for rid in test.requirements:
             by_requirement.setdefault(rid, []).append(test)
     missing: dict[str, list[str]] = {}
-    for glob, ids in globs:
+    for glob, ids in _attributed(globs, attribution):
         if not any(fnmatchcase(t.id, glob) for t in tests):
             for rid in ids:
                 missing.setdefault(rid, []).append(glob)
@@ -174,8 +250,11 @@ def rollups(tests: Sequence[TestOutcome],
             outcome = "passed"
         else:
             outcome = "unverified"
+        intent, bare = split_label(rid)
         out.append({
-            "requirement_id": rid,
+            "label": rid,
+            "intent": intent,
+            "requirement_id": bare,
             "outcome": outcome,
             "tests": len(mapped),
             "counts": counts,
@@ -186,7 +265,8 @@ def rollups(tests: Sequence[TestOutcome],
     return out
 
 
-def _stored(tests: Sequence[TestOutcome], redactor: Redactor) -> tuple[list[dict[str, Any]], int]:
+def _stored(tests: Sequence[TestOutcome], redactor: Redactor, sources: SourceReader | None
+            ) -> tuple[list[dict[str, Any]], int]:
     """The tests kept in the record (see the module docstring) and how many were left out."""
     def rank(t: TestOutcome) -> tuple[int, str]:
         return (0 if t.requirements else 1 if t.outcome != "passed" else 2, t.id)
@@ -198,6 +278,8 @@ def _stored(tests: Sequence[TestOutcome], redactor: Redactor) -> tuple[list[dict
                                "requirements": list(test.requirements)}
         if test.message:
             row["message"] = redactor.redact_text(test.message)[0]
+        if test.requirements and sources is not None:
+            row["source"] = sources.source(test)
         rows.append(row)
     return rows, len(tests) - len(kept)
 
@@ -207,12 +289,22 @@ def _summary(tests: Sequence[TestOutcome]) -> dict[str, int]:
                                     for k in ("passed", "failed", "error", "skipped")}}
 
 
+def _is_pytest(decl: EvidenceCommand) -> bool:
+    """Whether the command runs pytest (``pytest ...`` or ``python -m pytest ...``)."""
+    words = [os.path.basename(word) for word in decl.argv]
+    return any(w in ("pytest", "py.test") or w.startswith("pytest-") for w in words[:1]) or \
+        any(a == "-m" and b == "pytest" for a, b in pairwise(words))
+
+
 def collect_results(root: Path, decl: EvidenceCommand, before: FileIdentity, *,
                     environ: Mapping[str, str] | None = None,
+                    attribution: Attribution | None = None,
                     ) -> tuple[dict[str, Any], list[TestOutcome] | None]:
     """The record's ``results`` field after ``decl`` ran in ``root``, and the mapped tests.
 
-    ``before`` is :func:`file_identity` taken before the command started.
+    ``before`` is :func:`file_identity` taken before the command started;
+    ``attribution`` says which intent unscoped marks belong to (None: they
+    stay unscoped, as in records written before attribution existed).
     The tests are None when the file was refused (the field says why).
     Never raises for a bad file.
     """
@@ -231,6 +323,8 @@ def collect_results(root: Path, decl: EvidenceCommand, before: FileIdentity, *,
         "omitted": {"tests": 0},
         "requirements": [],
     }
+    if attribution is not None:
+        field["attribution"] = attribution.to_dict()
     try:
         data, info = _read(root, relative)
         field["file"] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
@@ -238,19 +332,30 @@ def collect_results(root: Path, decl: EvidenceCommand, before: FileIdentity, *,
             raise ResultsRefused("results_not_written",
                                  f"{relative} is unchanged since before the run: the command did "
                                  "not write it, so it describes an earlier run")
-        tests = map_requirements(parse_junit(data), decl.requirements)
+        parsed = parse_junit(data)
+        if not parsed:
+            raise ResultsRefused("results_no_tests",
+                                 f"{relative} holds no test case: a run of no test proves nothing")
+        tests = map_requirements(parsed, decl.requirements, attribution)
     except ResultsRefused as exc:
-        field["code"], field["message"] = exc.code, exc.message
+        message = exc.message
+        if exc.code == "results_missing" and _is_pytest(decl):
+            message += (f"; pytest writes no results file unless asked: add "
+                        f"--junitxml={decl.results.path} to argv")
+        field["code"], field["message"] = exc.code, message
         return field, None
     redactor = Redactor(os.environ if environ is None else environ)
-    rows, omitted = _stored(tests, redactor)
+    sources = SourceReader(root, decl.cwd) if attribution is not None else None
+    rows, omitted = _stored(tests, redactor, sources)
     field.update({
         "status": "read",
         "summary": _summary(tests),
         "tests": rows,
         "omitted": {"tests": omitted},
-        "requirements": rollups(tests, decl.requirements),
+        "requirements": rollups(tests, decl.requirements, attribution),
     })
+    if sources is not None:
+        field["source_texts"] = sources.texts
     return field, tests
 
 

@@ -2,10 +2,10 @@
 
 A coding agent's harness (Claude Code, Codex, Cursor) runs a hook when the
 agent is about to stop. ``assay hook stop`` answers it from the ledger: the
-intents bound to the session (``[gate] intents``, ``gate bind``) and an
-active loop decide whether the agent may stop, a deterministic check holds a
-success claim in the agent's last message against machine evidence taken on
-the current workspace, and every decision is a ledger record.
+intents bound to the session (``[gate] intents``, ``gate bind``) must be
+ready for review on the workspace as it is now, with the checks and tests
+they were pinned to, and an active loop must be finished; the agent's last
+message only shapes the reason's wording. Every decision is a ledger record.
 
 Modules:
 
@@ -16,14 +16,16 @@ Modules:
 - :mod:`assay.gate.records`: the gate's ledger records (bindings, session
   decisions, shell commands the harness reported) and the views that show
   them beside a readiness report.
-- :mod:`assay.gate.decide`: the decision itself (readiness, the claim check,
-  the retry cap).
+- :mod:`assay.gate.decide`: the decision itself (readiness, proof, the
+  retry cap).
 - :mod:`assay.gate.stop`: answering a harness whatever goes wrong (where a
   hook gates, what it reads, failures), :mod:`assay.gate.watch` its own
   deadline, and :mod:`assay.gate.spool` the decisions the ledger could not
   take (counted and replayed; no authority).
 - :mod:`assay.gate.jsontext` and :mod:`assay.gate.install`: the harnesses'
   hook settings files, edited in place without touching a foreign byte.
+- :mod:`assay.gate.settings`: the gate's own configuration, as its pin
+  holds it.
 
 Sits above the capabilities (it reads intents, loops and the workspace) and
 below the operations; nothing below it imports it.

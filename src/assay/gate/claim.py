@@ -5,8 +5,10 @@ finished and proven: tests pass, done, complete, verified, fixed, works,
 ready for review, implemented. A phrase does not count when the sentence
 around it negates it before it ("not yet verified", "tests are still
 failing, nothing is fixed") or asks it ("is it fixed?"). The result is the
-same for the same text, always; a false positive costs one look at the
-evidence, since a claim only matters when the evidence does not back it.
+same for the same text, always. The stop gate never decides on it: the
+phrases found only shape the wording of a block's reason ("Your last
+message says ..., but ..."), so a false positive or a missed phrase changes
+words, never the decision.
 
 Imports nothing of assay.
 """

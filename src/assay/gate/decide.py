@@ -4,17 +4,22 @@
 
 - every intent that gates the session (``[gate] intents`` in assay.toml and
   the session's ``gate bind`` record) must be ready for review, by the same
-  report ``work check`` gives; an intent that is not ready blocks with the
+  report ``work check`` gives, computed with the project's state now (the
+  workspace, observed at most once, the checks in assay.toml and the gate's
+  configuration): so a cited run whose files changed since
+  (``evidence_workspace_changed``), a changed check or test, or a weakened
+  gate blocks on every stop. An intent that is not ready blocks with the
   report's next actions for it, numbered, literal commands included;
+- a ready intent must also rest on proof: at least one result citing a run
+  assay observed, and checks that were pinned (:mod:`assay.intent.pin`);
 - an active loop of the project blocks until its rounds are done (a paused
-  loop waits for a person and does not);
-- the claim check: when the agent's last message claims success (see
-  :mod:`assay.gate.claim`) for a ready intent, every machine run its results
-  cite must have run on the current workspace (the git fingerprint assay
-  observes now equals the one observed when the run ended), and at least one
-  result must rest on a machine run at all. Otherwise it blocks, naming the
-  runs to redo. Outside a git work tree the workspace cannot be compared;
-  the verdict says so (``workspace.status``) and only the rest is checked.
+  loop waits for a person and does not).
+
+The decision never depends on what the agent's last message says: its
+success claims (:mod:`assay.gate.claim`) only shape the reason's wording
+("Your last message says ..., but ..."). Outside a git work tree the
+workspace cannot be compared; the report says so and the verdict records
+``workspace.status``.
 
 The reason is bounded to :data:`MAX_REASON_CHARS` characters; what does
 not fit is counted, with the command that lists it all.
@@ -33,7 +38,7 @@ loop and its siblings. No model is ever called.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,56 +151,42 @@ def _machine_runs(report: Mapping[str, Any]) -> dict[tuple[str, int], list[str]]
     return runs
 
 
-def _claim_lines(reader: Reader, report: Mapping[str, Any], claims: Sequence[Mapping[str, str]],
-                 workspace: Mapping[str, Any]) -> tuple[list[str], dict[str, Any]]:
-    """Why a ready intent's evidence does not back a success claim ([] when it does)."""
+def _proof_lines(report: Mapping[str, Any], claims: Sequence[Mapping[str, str]]
+                 ) -> tuple[list[str], dict[str, Any]]:
+    """Why a ready intent is still not proof enough to stop on ([] when it is).
+
+    Every result may rest on claims alone (no run assay observed), or its
+    checks may never have been pinned (results written without ``work
+    accept``, which pins them): either way nothing machine-checked holds the
+    work still, whatever the agent's last message says.
+    """
     intent_id = report["intent_record_id"]
     runs = _machine_runs(report)
-    facts: dict[str, Any] = {"machine_runs": len(runs), "stale_runs": []}
+    pin = (report.get("pins") or {}).get("checks")
+    facts: dict[str, Any] = {"machine_runs": len(runs), "pinned": pin is not None}
+    lead = f"{_claimed(claims)}, but" if claims else "But"
     if not runs:
         how = [_quote(["evidence", "run", "--for", f"{intent_id}#{r['id']}", "--",
                        r["verify_with"][0]])
                for r in report["plan"]["requirements"] if r.get("verify_with")][:3]
-        return [f"{_claimed(claims)}, but no result of {intent_id} rests on a run that assay "
-                "observed: every one is a claim. Run the checks with assay and record the "
-                "runs: " + ("; ".join(how) if how else
-                            f"'assay evidence run --for {intent_id}#REQUIREMENT -- COMMAND'")
+        return [f"{lead} no result of {intent_id} rests on a run that assay observed: every "
+                "one is a claim. Run the checks with assay and record the runs: "
+                + ("; ".join(how) if how else
+                   f"'assay evidence run --for {intent_id}#REQUIREMENT -- COMMAND'")
                 + f", then 'assay work accept --from-run EVIDENCE@REVISION -- {intent_id}'."
                 ], facts
-    now = workspace.get("workspace_sha256")
-    if workspace.get("status") != "observed" or now is None:
-        facts["workspace"] = workspace.get("status")
-        return [], facts
-    lines: list[str] = []
-    for (run_id, revision), requirements in sorted(runs.items()):
-        record = reader.get(run_id, revision)
-        after: Any = None
-        if record is not None and record.damage is None and isinstance(record.data, dict):
-            after = (record.data.get("workspace") or {}).get("after")
-        then = after.get("workspace_sha256") if isinstance(after, dict) else None
-        if then == now:
-            continue
-        facts["stale_runs"].append({"id": run_id, "revision": revision,
-                                    "requirements": requirements})
-        moved = ""
-        if isinstance(after, dict) and after.get("head") and workspace.get("head") and \
-                after["head"] != workspace["head"]:
-            moved = f" (HEAD moved from {str(after['head'])[:12]} to {str(workspace['head'])[:12]})"
-        current = reader.get(run_id)
-        upcoming = (current.revision if current is not None else revision) + 1
-        rerun = _quote(["evidence", "run", "--for", f"{intent_id}#{requirements[0]}", "--",
-                        run_id.partition(":")[2]])
-        lines.append(
-            f"{_claimed(claims)}, but the files changed after {run_id}@{revision} ran{moved}, "
-            f"so it no longer shows that {', '.join(requirements)} of {intent_id} holds. Run it "
-            f"again: {rerun}, then record the run it prints (next: {run_id}@{upcoming}): "
-            f"'assay work accept --from-run {run_id}@{upcoming} -- {intent_id}'.")
-    return lines, facts
+    if pin is None:
+        run_id, revision = min(runs)
+        line = (f"{lead} the checks {intent_id} rests on were never pinned (its results were "
+                "not recorded with assay work accept, which pins them): record them with "
+                f"'assay work accept --from-run {run_id}@{revision} -- {intent_id}', or have "
+                f"a reviewer pin them: 'assay gate pin --as REVIEWER -- {intent_id}'.")
+        return [line], facts
+    return [], facts
 
 
 def _assess_intent(reader: Reader, binding: ProjectBinding, intent_id: str, source: str,
-                   claims: Sequence[Mapping[str, str]],
-                   workspace: Callable[[], Mapping[str, Any]]) -> Gating:
+                   claims: Sequence[Mapping[str, str]]) -> Gating:
     from assay.intent.check import work_check
 
     facts: dict[str, Any] = {"source": source}
@@ -217,10 +208,8 @@ def _assess_intent(reader: Reader, binding: ProjectBinding, intent_id: str, sour
             head = f"{_claimed(claims)}, but {head}"
         steps = [f"  {n}. {action}" for n, action in enumerate(_blocking_actions(report), 1)]
         return Gating("intent", intent_id, False, (head, *steps), facts)
-    if not claims:
-        return Gating("intent", intent_id, True, (), facts)
-    lines, claim_facts = _claim_lines(reader, report, claims, workspace())
-    facts["claim_check"] = claim_facts
+    lines, proof = _proof_lines(report, claims)
+    facts["claim_check"] = proof
     return Gating("intent", intent_id, not lines, tuple(lines), facts)
 
 
@@ -290,19 +279,14 @@ def _claim_facts(message: str | None) -> tuple[list[dict[str, str]], dict[str, A
 
 def evaluate(reader: Reader, project: Project, principal: str, event: StopEvent) -> Verdict:
     """The verdict on ``event`` from one ledger snapshot (reads the workspace at most once)."""
-    from assay.evidence.git import observe
+    from assay.gate.settings import gate_configuration
+    from assay.intent.pin import project_state
 
+    state = project_state(project, gate=lambda: gate_configuration(project))
     binding = ProjectBinding(root=str(project.root), scope=project.scope,
-                             admitted_scopes=tuple(project.admitted_scopes), principal=principal)
+                             admitted_scopes=tuple(project.admitted_scopes), principal=principal,
+                             state=state)
     claims, claim = _claim_facts(event.message)
-    seen: dict[str, Any] = {}
-
-    def workspace() -> Mapping[str, Any]:
-        if "now" not in seen:
-            seen["now"] = observe(project.root, ignore=project.evidence_ignore).summary(limit=0)
-        now: Mapping[str, Any] = seen["now"]
-        return now
-
     gatings: list[Gating] = []
     for intent_id, source in bound_intents(reader, project.gate.intents, event.session_id):
         if source == "binding_unreadable":
@@ -311,12 +295,13 @@ def evaluate(reader: Reader, project: Project, principal: str, event: StopEvent)
                     "them again.")
             gatings.append(Gating("binding", intent_id, False, (line,), {"source": source}))
             continue
-        gatings.append(_assess_intent(reader, binding, intent_id, source, claims, workspace))
+        gatings.append(_assess_intent(reader, binding, intent_id, source, claims))
     gatings.extend(_assess_loops(reader, project.scope))
     space = None
-    if "now" in seen:
-        space = {k: seen["now"].get(k) for k in ("status", "head", "workspace_sha256",
-                                                 "dirty_count")}
+    if state.resolved("workspace") and state.workspace is not None:
+        summary = state.workspace.summary()
+        space = {k: summary.get(k) for k in ("status", "head", "workspace_sha256", "work_sha256",
+                                             "dirty_count")}
     waiting = [g for g in gatings if not g.ready]
     if not waiting:
         return Verdict(False, None, tuple(gatings), claim, space, proof=bool(gatings),

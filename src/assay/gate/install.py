@@ -63,8 +63,8 @@ from assay.errors import AssayError, ConflictError, UnavailableError
 from assay.gate import jsontext
 from assay.gate.jsontext import Node
 
-__all__ = ["PORTABLE", "SCOPES", "SettingsFile", "default_executable", "entry_runner", "inspect",
-           "install", "is_assay_command", "settings_file", "uninstall"]
+__all__ = ["PORTABLE", "SCOPES", "SettingsFile", "assay_entries", "default_executable",
+           "entry_runner", "inspect", "install", "is_assay_command", "settings_file", "uninstall"]
 
 SCOPES = ("project", "user")
 # Seconds each hook may run before its harness gives up on it (all three read ``timeout``).
@@ -486,3 +486,22 @@ def _dump(value: Mapping[str, Any]) -> str:
     import json
 
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def assay_entries(settings: SettingsFile) -> dict[str, list[Any]] | None:
+    """Per event, assay's entries as they are in the file (None: no file). Writes nothing.
+
+    Raises what reading the file raises (``hook_settings_invalid``,
+    ``hook_settings_unreadable``).
+    """
+    label = str(settings.path)
+    _, text = _read(settings.path, settings.root)
+    if text is None:
+        return None
+    _, hooks = _hooks(text, label)
+    out: dict[str, list[Any]] = {}
+    for event in _EVENTS[settings.harness]:
+        array = hooks.get(event) if hooks is not None else None
+        items = array.items if array is not None and array.kind == "array" else []
+        out[event] = [item.data() for item in items if _ours(settings, item)]
+    return out

@@ -11,10 +11,16 @@
 - :mod:`assay.intent.views` holds ``work status``, ``work history`` and
   ``work attention``; :mod:`assay.intent.capture` the read-only capture
   draft; :mod:`assay.intent.checkpoint` handoff records and the resume view.
-- :mod:`assay.intent.snapshot` holds the project binding and in-memory
-  readers (a given set of versions, or the ledger as of a past revision).
+- :mod:`assay.intent.snapshot` holds the project binding (with the project's
+  state now: workspace, checks, gate) and in-memory readers (a given set of
+  versions, or the ledger as of a past revision).
+- :mod:`assay.intent.acceptance` merges results into acceptance;
+  :mod:`assay.intent.test_outcomes` reads what one run says of one
+  requirement of one intent; :mod:`assay.intent.pin` pins the checks and
+  tests an intent relies on and the gate's configuration, and compares.
 
-This package imports the base modules and the ledger contract (and, for
-handoffs, provenance); it never imports the operations registry or a surface.
+This package imports the base modules, config, the ledger contract and
+evidence (and, for handoffs, provenance); it never imports the operations
+registry or a surface.
 Submodules are imported explicitly; nothing is re-exported here.
 """

@@ -8,11 +8,10 @@ it in one guarded put.
 
 Results come from *sources* (:class:`ResultSource`), each turning its own
 input into :class:`Proposal` values: :class:`GivenResults` (requirement and
-evidence pairs, or a results file), :class:`RunResults` (the requirement
-an evidence run was recorded for, and its outcome) and :class:`TestResults`
-(per-test outcomes: each requirement the run's tests were mapped to, see
-:mod:`assay.intent.test_outcomes`). A new source is one more class with a
-``proposals`` method; the merge does not change.
+evidence pairs, or a results file) and :class:`RunResults` (what each
+evidence run says of the requirements it was recorded for or its tests are
+attributed to, see :mod:`assay.intent.test_outcomes`). A new source is one
+more class with a ``proposals`` method; the merge does not change.
 
 The merge, in order:
 
@@ -23,10 +22,14 @@ The merge, in order:
    (``evidence_unreadable``); its ``data_sha256`` is taken from the ledger;
 3. proposals for the same requirement join (evidence in order; the worst
    status wins: failed, then unverified, then passed);
-4. a ``passed`` result citing a run of assay's evidence runner that did not
-   pass is refused (``evidence_run_not_passed``): a claim never outranks the
-   machine. The one exception is a run with per-test outcomes in which every
-   test mapped to that requirement passed: the run failed elsewhere;
+4. a cited run that is another intent's evidence, or nobody's, is refused
+   (``run_for_other_intent``, ``run_evidence_unattributed``); a ``passed``
+   result citing a run of assay's evidence runner that did not pass is
+   refused (``evidence_run_not_passed``): a claim never outranks the
+   machine. A run with per-test outcomes speaks for the requirement by its
+   tests mapped to it (it may have failed elsewhere); one whose results file
+   could not be used, or that ran no test mapped to the requirement, is
+   ``unverified`` for it;
 5. results for other requirements are kept when the recorded acceptance was
    mapped to the current intent, and dropped (listed in ``dropped``) when the
    intent has changed since: a new ``intent_sha256`` must not certify results
@@ -47,7 +50,12 @@ from assay.ids import validate_record_id
 from assay.intent.check import run_facts
 from assay.intent.contract import RESULT_STATUSES, check_report_bound, parse_intent_data
 from assay.intent.snapshot import IntentRead, is_readable, raw_read
-from assay.intent.test_outcomes import mapped_ids, requirement_rollup, rollup_note, run_results
+from assay.intent.test_outcomes import (
+    intent_requirements,
+    rollup_note,
+    run_targets,
+    run_verdict,
+)
 from assay.ledger.store import MAX_REVISION, Reader, Record
 
 __all__ = [
@@ -174,107 +182,109 @@ def _result_item(item: Any, where: str) -> Proposal:
 
 @dataclass(frozen=True, slots=True)
 class RunResults:
-    """Results from evidence runs: each run's outcome for the requirement it was recorded for.
+    """Results from evidence runs: what each run says of the requirements it speaks for.
 
-    A run names its requirement when it was recorded with ``--for
-    INTENT_ID#REQ_ID``. The run must be machine evidence written by assay's
-    runner, recorded for this intent. A run with per-test outcomes that was
-    not recorded for this intent is left to :class:`TestResults`.
+    A run speaks for the requirements of this intent it was recorded
+    ``--for`` and those its per-test outcomes are attributed to (see
+    :func:`assay.intent.test_outcomes.run_verdict`). Each such requirement
+    is proposed from the run's verdict on it: a rollup's outcome (``passed``
+    only when every mapped test passed, ``failed`` when any failed or
+    errored, else ``unverified``), the run's own status when it has no
+    per-test mapping (``passed``, else ``failed``), and ``unverified`` when
+    its results file could not be used or none of its tests maps to the
+    requirement; each cites the run, with what assay ran as the note.
+
+    Refused (nothing is written): a record that is not a run of assay's
+    runner (``not_an_evidence_run``); a run that speaks for nothing here
+    because it was recorded for another intent or without ``--for``
+    (``run_target_mismatch``), because its marks name other intents only
+    (``run_for_other_intent``) or no intent at all
+    (``run_evidence_unattributed``), because its results file was not read
+    (``run_results_unreadable``), or because its tests map to none of this
+    intent's requirements (``run_maps_no_requirement``).
     """
-
-    runs: Sequence[str]
-    notes: str | None = None
-
-    def proposals(self, reader: Reader, read: IntentRead, principal: str) -> list[Proposal]:
-        out = []
-        for index, value in enumerate(self.runs):
-            where = pointer("from_run", index)
-            record_id, revision = parse_version_ref(value, where)
-            version = _version(reader, principal, record_id, revision, where)
-            run = run_facts(version)
-            target = version.data.get("target") if run is not None else None
-            targeted = isinstance(target, dict) and target.get("intent") == read.record.id
-            if run is not None and not targeted and run_results(version) is not None:
-                continue
-            if run is None:
-                raise AssayError(f"{record_id}@{revision} is not a run of assay's evidence runner",
-                                 code="not_an_evidence_run", pointer=where,
-                                 action="Name a record written by assay evidence run.")
-            if not isinstance(target, dict) or target.get("intent") != read.record.id:
-                recorded = (f"for {target.get('intent')}" if isinstance(target, dict)
-                            else "without --for")
-                raise AssayError(
-                    f"{record_id}@{revision} was recorded {recorded}, not for {read.record.id}",
-                    code="run_target_mismatch", pointer=where,
-                    action=f"Rerun it with --for {read.record.id}#REQ_ID, or name the requirement "
-                           "with --requirement and --evidence instead.")
-            status = "passed" if run["status"] == "passed" else "failed"
-            notes = self.notes or (f"assay ran {run['command']}: {run['status']}"
-                                   + (f" (exit {run['exit_code']})"
-                                      if run["exit_code"] not in (None, 0) else ""))
-            out.append(Proposal(str(target.get("requirement")), ((record_id, revision, where),),
-                                where, status, notes))
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class TestResults:
-    """Results from runs with per-test outcomes: one proposal per mapped requirement.
-
-    A requirement of the intent the run's tests were mapped to is proposed
-    ``passed`` only when every mapped test passed, ``failed`` when any failed
-    or errored, ``unverified`` when none ran, some were skipped or a mapping
-    glob matched no test; each cites the run. Requirements of other intents
-    are left alone. Refused: a run whose results file was not read
-    (``run_results_unreadable``), and one that maps none of this intent's
-    requirements and was not recorded for it (``run_maps_no_requirement``).
-    Runs without a results file are left to :class:`RunResults`.
-    """
-
-    __test__ = False  # not a pytest test class
 
     runs: Sequence[str]
     notes: str | None = None
 
     def proposals(self, reader: Reader, read: IntentRead, principal: str) -> list[Proposal]:
         known = set(read.document.requirement_ids)
+        intent_id = read.record.id
         out: list[Proposal] = []
         for index, value in enumerate(self.runs):
             where = pointer("from_run", index)
             record_id, revision = parse_version_ref(value, where)
             version = _version(reader, principal, record_id, revision, where)
-            results, run = run_results(version), run_facts(version)
-            if results is None or run is None:
-                continue
-            target = version.data.get("target")
-            targeted = isinstance(target, dict) and target.get("intent") == read.record.id
-            if results.get("status") != "read" and targeted:
-                continue  # the whole run speaks for the requirement it was recorded for
-            if results.get("status") != "read":
-                raise AssayError(
-                    f"{record_id}@{revision} has no per-test outcomes: its results file was "
-                    f"not read ({results.get('code')}: {results.get('message')})",
-                    code="run_results_unreadable", pointer=where,
-                    details={"id": record_id, "revision": revision,
-                             "results_code": results.get("code")},
-                    action=f"Make {run['command']} write its results file, rerun it and cite "
-                           "the new run.")
-            mapped = [rid for rid in mapped_ids(results) if rid in known]
-            if not mapped and not targeted:
-                raise AssayError(
-                    f"{record_id}@{revision} maps no test to a requirement of {read.record.id}",
-                    code="run_maps_no_requirement", pointer=where,
-                    details={"mapped": mapped_ids(results)[:50],
-                             "requirements": list(read.document.requirement_ids)[:50]},
-                    action="Mark the tests with @pytest.mark.requirement(REQ_ID) or map them "
-                           "in [evidence.commands.NAME.requirements], rerun and cite the run.")
+            run = run_facts(version)
+            if run is None:
+                raise AssayError(f"{record_id}@{revision} is not a run of assay's evidence runner",
+                                 code="not_an_evidence_run", pointer=where,
+                                 action="Name a record written by assay evidence run.")
+            spoken = intent_requirements(version, intent_id)
+            mapped = [rid for rid in spoken if rid in known]
+            if not mapped:
+                _refuse_run(version, read, record_id, revision, where, spoken)
             for rid in mapped:
-                rollup = requirement_rollup(version, rid)
-                assert rollup is not None
-                out.append(Proposal(rid, ((record_id, revision, where),), where,
-                                    rollup["outcome"],
-                                    self.notes or rollup_note(str(run["command"]), rollup)))
+                verdict = run_verdict(version, intent_id, rid, legacy=False)
+                assert verdict is not None
+                if verdict["kind"] in ("other", "unattributed"):
+                    # Recorded --for this intent, but its tests are marked for another.
+                    raise _not_this_intents(verdict, intent_id, rid, f"{record_id}@{revision}",
+                                            where)
+                status, notes = _proposed(str(run["command"]), run, verdict)
+                out.append(Proposal(rid, ((record_id, revision, where),), where, status,
+                                    self.notes or notes))
         return out
+
+
+# The old name of the per-test half of RunResults; one source reads every run now.
+TestResults = RunResults
+
+
+def _proposed(command: str, run: dict[str, Any], verdict: dict[str, Any]) -> tuple[str, str]:
+    """The status and note a run's verdict proposes for one requirement."""
+    kind = verdict["kind"]
+    if kind == "rollup":
+        return verdict["rollup"]["outcome"], rollup_note(command, verdict["rollup"])
+    if kind in ("refused", "untested"):
+        return "unverified", f"assay ran {command}: {run['status']}, but {verdict['reason']}"
+    exit_text = f" (exit {run['exit_code']})" if run["exit_code"] not in (None, 0) else ""
+    return ("passed" if run["status"] == "passed" else "failed",
+            f"assay ran {command}: {run['status']}{exit_text}")
+
+
+def _refuse_run(version: Record, read: IntentRead, record_id: str, revision: int, where: str,
+                spoken: list[str]) -> None:
+    """Raise the reason a run speaks for no requirement of the intent (see :class:`RunResults`)."""
+    intent_id = read.record.id
+    verdict = run_verdict(version, intent_id, "", legacy=False) or {}
+    cited = f"{record_id}@{revision}"
+    if spoken:
+        raise AssayError(
+            f"{cited} maps no test to a requirement of {intent_id}",
+            code="run_maps_no_requirement", pointer=where,
+            details={"mapped": spoken[:50],
+                     "requirements": list(read.document.requirement_ids)[:50]},
+            action="Mark the tests with @pytest.mark.requirement(REQ_ID) or map them "
+                   "in [evidence.commands.NAME.requirements], rerun and cite the run.")
+    targets = run_targets(version)
+    kind = verdict.get("kind")
+    if kind == "unattributed" or (kind == "other" and verdict["why"] != "it was recorded --for"):
+        raise _not_this_intents(verdict, intent_id, "REQ_ID", cited, where)
+    if kind == "refused":
+        raise AssayError(
+            f"{cited} has no per-test outcomes: {verdict['reason']}",
+            code="run_results_unreadable", pointer=where,
+            details={"id": record_id, "revision": revision,
+                     "results_code": verdict.get("results_code")},
+            action="Make the command write its results file, rerun it and cite the new run.")
+    recorded = (f"for {', '.join(dict.fromkeys(i for i, _ in targets))}" if targets
+                else "without --for")
+    raise AssayError(
+        f"{cited} was recorded {recorded}, not for {intent_id}",
+        code="run_target_mismatch", pointer=where,
+        action=f"Rerun it with --for {intent_id}#REQ_ID, or name the requirement "
+               "with --requirement and --evidence instead.")
 
 
 def merge_acceptance(reader: Reader, read: IntentRead, sources: Sequence[ResultSource], *,
@@ -305,14 +315,14 @@ def merge_acceptance(reader: Reader, read: IntentRead, sources: Sequence[ResultS
             refs.append({"id": record_id, "revision": revision,
                          "data_sha256": version.data_sha256})
             run = run_facts(version)
-            rollup = requirement_rollup(version, proposal.requirement_id)
-            if run is not None and rollup is not None:
-                # Its tests for this requirement decide, not the run as a whole.
-                run = {**run, "status": rollup["outcome"],
-                       "outcome": f"whose tests for {proposal.requirement_id} are "
-                                  f"{rollup['outcome']}"}
-            if run is not None:
-                runs.append((record_id, revision, run, where))
+            if run is None:
+                continue
+            verdict = run_verdict(version, read.record.id, proposal.requirement_id,
+                                  legacy=False)
+            assert verdict is not None
+            run = _judged(run, verdict, read.record.id, proposal.requirement_id,
+                          f"{record_id}@{revision}", where)
+            runs.append((record_id, revision, run, where))
         outcomes = {r[2]["status"] for r in runs}
         status = proposal.status or ("passed" if outcomes <= {"passed"}
                                      else "unverified" if outcomes <= {"passed", "unverified"}
@@ -369,6 +379,41 @@ def merge_acceptance(reader: Reader, read: IntentRead, sources: Sequence[ResultS
     return {"data": new_data, "intent_sha256": doc.intent_sha256,
             "results": [r for r in written if r["requirement_id"] in touched],
             "dropped": dropped}
+
+
+def _not_this_intents(verdict: dict[str, Any], intent_id: str, rid: str, cited: str,
+                      where: str) -> AssayError:
+    """The refusal of a run that is another intent's evidence, or nobody's."""
+    rerun = f"assay evidence run --for {intent_id}#{rid} -- NAME"
+    if verdict["kind"] == "other":
+        names = ", ".join(verdict["intents"][:5])
+        return AssayError(
+            f"{cited} is evidence for {names} ({verdict['why']} {names}), not for {intent_id}",
+            code="run_for_other_intent", pointer=where,
+            details={"intents": verdict["intents"][:50]},
+            action=f"Cite a run of {intent_id}'s own tests, recorded for it ({rerun}); mark "
+                   f"them @pytest.mark.requirement(\"{intent_id}#{rid}\").")
+    return AssayError(
+        f"{cited} holds tests marked {', '.join(verdict['labels'][:5])} without an intent, and "
+        "nothing says which intent they belong to",
+        code="run_evidence_unattributed", pointer=where, details={"labels": verdict["labels"]},
+        action=f"Rerun it for this intent ({rerun}), name the intent in the marks "
+               f"(\"{intent_id}#{rid}\"), or set [gate] default_intent in assay.toml.")
+
+
+def _judged(run: dict[str, Any], verdict: dict[str, Any], intent_id: str, rid: str,
+            cited: str, where: str) -> dict[str, Any]:
+    """The run's facts as the requirement ``rid`` sees them; refuses another intent's run."""
+    kind = verdict["kind"]
+    if kind in ("other", "unattributed"):
+        raise _not_this_intents(verdict, intent_id, rid, cited, where)
+    if kind == "rollup":
+        # Its tests for this requirement decide, not the run as a whole.
+        outcome = verdict["rollup"]["outcome"]
+        return {**run, "status": outcome, "outcome": f"whose tests for {rid} are {outcome}"}
+    if kind in ("refused", "untested"):
+        return {**run, "status": "unverified", "outcome": f"in which {verdict['reason']}"}
+    return run
 
 
 def _version(reader: Reader, principal: str, record_id: str, revision: int,

@@ -12,11 +12,14 @@ recorded order, then per cited evidence reference in citation order)::
     intent_unreadable,
     missing_acceptance, intent_hash_mismatch, unresolved_blocker,
     unknown_requirement,
+    gate_pin_unreadable, gate_config_changed, check_definition_changed,
     missing_result, result_not_passed, missing_claim_note, missing_evidence,
     evidence_unavailable, evidence_missing, evidence_unreadable,
     evidence_out_of_scope, evidence_retired, evidence_revision_stale,
     evidence_hash_mismatch, evidence_run_not_passed, evidence_command_mismatch,
+    evidence_for_other_intent, evidence_results_unverified, evidence_workspace_changed,
     requirement_tests_failed, requirement_tests_skipped, requirement_tests_missing,
+    requirement_tests_changed,
     evidence_only_claimed (advisory), gate_gave_up (advisory)
 
 (``gate_gave_up`` is added by the ``work check`` operation from the stop
@@ -31,7 +34,26 @@ is a run of a command the requirement's ``verify_with`` does not name.
 A cited run with per-test outcomes speaks for each requirement its tests
 were mapped to (:mod:`assay.intent.test_outcomes`): such a requirement rests
 on its own tests (a run that failed elsewhere does not block it), and its
-failed, skipped or missing tests are blocking issues that name them.
+failed, skipped or missing tests are blocking issues that name them. A run
+that is another intent's evidence (``evidence_for_other_intent``) or whose
+results file could not be used (``evidence_results_unverified``) never
+supports a requirement.
+
+The checks and tests are part of the contract (:mod:`assay.intent.pin`):
+the pin issues compare the intent's pin with ``assay.toml`` now and with the
+cited runs, and the gate's pin with the gate's configuration now.
+
+Freshness is part of readiness: with the project's state
+(:class:`~assay.intent.snapshot.ProjectState`, observed once by the
+operation), a cited run whose workspace differs from the workspace now is
+``evidence_workspace_changed``, naming the paths
+(:mod:`assay.evidence.freshness`). A cited revision that is not the current
+one is stale only when some later run of the command ended on another
+workspace, ran another declaration or had another outcome for the
+requirement; the action for every requirement citing a stale run of one
+command is one literal command. The report's ``workspace`` says what it
+compared with (null: no state given, nothing compared; ``not_applicable``:
+outside a git work tree, where nothing can be compared).
 
 Every stored version the report uses is checked before use (its text hashes
 to its digest and parses strictly, see :class:`~assay.ledger.store.Record`).
@@ -40,7 +62,8 @@ a ``record_errors`` entry naming the exact read of the stored text, and a
 damaged intent record gives a report with the single issue
 ``intent_unreadable``. Neither is ever ready.
 
-Imports the ledger contract, the base modules and its sibling modules.
+Imports the ledger contract, the base modules and its sibling modules
+(and, when a report compares runs with the workspace, evidence's freshness).
 """
 
 from __future__ import annotations
@@ -50,7 +73,7 @@ from collections.abc import Mapping
 from assay.errors import AssayError, UnavailableError
 from assay.intent.contract import EvidenceRef, Requirement, RequirementResult, parse_intent_data
 from assay.intent.snapshot import IntentRead, ProjectBinding, is_readable, raw_read
-from assay.intent.test_outcomes import requirement_rollup, rollup_issues
+from assay.intent.test_outcomes import intent_requirements, rollup_issues, run_verdict
 from assay.ledger.store import Reader, Record
 
 TYPE_CHECKING = False
@@ -79,6 +102,9 @@ ISSUE_CODES = (
     "intent_hash_mismatch",
     "unresolved_blocker",
     "unknown_requirement",
+    "gate_pin_unreadable",
+    "gate_config_changed",
+    "check_definition_changed",
     "missing_result",
     "result_not_passed",
     "missing_claim_note",
@@ -92,9 +118,13 @@ ISSUE_CODES = (
     "evidence_hash_mismatch",
     "evidence_run_not_passed",
     "evidence_command_mismatch",
+    "evidence_for_other_intent",
+    "evidence_results_unverified",
+    "evidence_workspace_changed",
     "requirement_tests_failed",
     "requirement_tests_skipped",
     "requirement_tests_missing",
+    "requirement_tests_changed",
     "evidence_only_claimed",
     "gate_gave_up",
 )
@@ -111,7 +141,7 @@ DELTA_STATUSES = (
 REPORT_KEYS = (
     "intent_record_id", "intent_revision", "intent_sha256", "ready_to_review", "complete",
     "issues", "record_errors", "requirements", "task_references", "plan", "actual", "delta",
-    "continuation", "continuity", "next", "notice", "write_basis",
+    "pins", "workspace", "continuation", "continuity", "next", "notice", "write_basis",
 )
 NOTICE = (
     "This report describes recorded mappings between requirements and record versions. "
@@ -121,6 +151,9 @@ NOTICE = (
 COMPLETE = "reported_complete_with_current_evidence"
 # The record data schema of assay's own evidence runs (assay.evidence.record.SCHEMA).
 _RUN_SCHEMA = "assay.evidence.v1"
+# Later runs of a command read to decide whether an older cited run is still current;
+# past this many the older run is stale without reading them.
+MAX_LATER_RUNS = 32
 
 
 def _issue(code: str, message: str, action: str, **where: Any) -> dict[str, Any]:
@@ -222,20 +255,39 @@ def read_intent(reader: Reader, binding: ProjectBinding, record_id: str) -> Inte
             cited_ids.setdefault(ref.id, None)
     evidence, failures = fetch_visible(reader, list(cited_ids), binding.principal)
     cited: dict[tuple[str, int], Record | None] = {}
+    oldest: dict[str, int] = {}
     for result in document.acceptance.results if document.acceptance else ():
         for ref in result.evidence:
             current = evidence.get(ref.id)
             key = (ref.id, ref.revision)
             if current is None or current.revision == ref.revision or key in cited:
                 continue
+            oldest[ref.id] = min(oldest.get(ref.id, ref.revision), ref.revision)
             # The cited version itself: its origin and run outcome are what the
             # result rests on, even when a newer run exists.
             try:
                 cited[key] = reader.get(ref.id, ref.revision)
             except UnavailableError:
                 cited[key] = None
+    later: dict[str, tuple[Record, ...] | None] = {}
+    for rid, first in oldest.items():
+        current = evidence.get(rid)
+        if current is None or run_facts(current) is None or first >= current.revision:
+            continue
+        if current.revision - first - 1 > MAX_LATER_RUNS:
+            later[rid] = None
+            continue
+        try:
+            versions = [reader.get(rid, n) for n in range(first + 1, current.revision)]
+        except UnavailableError:
+            later[rid] = None
+            continue
+        later[rid] = tuple(v for v in versions if v is not None)
+    from assay.intent.pin import GATE_TARGET, read_pin
+
+    pins = {"checks": read_pin(reader, record_id), "gate": read_pin(reader, GATE_TARGET)}
     return IntentRead(record, document, evidence, failures, cited,
-                      reader.epoch, reader.ledger_revision)
+                      reader.epoch, reader.ledger_revision, later, pins)
 
 
 def work_check(reader: Reader, binding: ProjectBinding, record_id: str, *,
@@ -360,9 +412,183 @@ def _unreadable(version: Record, where: dict[str, Any], rid: str,
         f"it for {rid}.", reason=version.damage.reason, **where)
 
 
+def _same_outcome(a: Record, b: Record, intent_id: str, rid: str) -> str | None:
+    """None when run ``b`` shows what run ``a`` showed for ``intent_id#rid``; else how it differs."""
+    run_a, run_b = run_facts(a), run_facts(b)
+    if run_b is None:
+        return "is not a run of assay's runner"
+    assert run_a is not None
+    from assay.intent.pin import run_contract
+
+    if run_a["command"] != run_b["command"] or run_contract(a) != run_contract(b):
+        return f"ran {run_b['command']} with another declaration"
+    verdict_a = run_verdict(a, intent_id, rid)
+    verdict_b = run_verdict(b, intent_id, rid)
+    if verdict_a is not None and verdict_a["kind"] == "rollup":
+        was = verdict_a["rollup"]
+        now = verdict_b["rollup"] if verdict_b is not None and verdict_b["kind"] == "rollup" \
+            else None
+        if now is None:
+            return f"ran no test mapped to {rid}"
+        for key in ("outcome", "tests", "failed_tests", "skipped_tests", "missing_globs"):
+            if now[key] != was[key]:
+                return (f"had another outcome for {rid}'s tests ({was['outcome']}, "
+                        f"{was['tests']} test(s) -> {now['outcome']}, {now['tests']} test(s))")
+        return None
+    if run_a["status"] != run_b["status"]:
+        return f"ended {_outcome(run_b)}"
+    return None
+
+
+def _paths_text(paths: list[str], count: int, complete: bool) -> str:
+    shown = ", ".join(paths)
+    rest = count - len(paths)
+    if not paths:
+        return "the changed files could not be named"
+    return shown + (f" and {rest} more" if rest > 0 else "") + (
+        "" if complete else " (perhaps more: not every path could be named)")
+
+
+class _Freshness:
+    """Whether cited runs still speak for the work: later runs, and the workspace now.
+
+    Computed once per report from the read and the project's state; the
+    action for a command's stale citations is one text for every
+    requirement citing it, so ``next`` lists it once.
+    """
+
+    __slots__ = ("_actions", "_citations", "_diff", "_revision", "_workspace", "git_runs", "read",
+                 "runs", "state")
+
+    def __init__(self, read: IntentRead, binding: ProjectBinding, citations: _Citations) -> None:
+        self.read = read
+        self.state = binding.state
+        self._citations = citations
+        self._revision: dict[tuple[str, int, str], str | None] = {}
+        self._workspace: dict[tuple[str, int], dict[str, Any] | None] = {}
+        self._actions: dict[str, str] = {}
+        self._diff: Any = None
+        # Whether any run of assay's runner is cited, and whether one observed a
+        # git workspace: only with runs is the workspace observed at all.
+        self.runs = False
+        self.git_runs = False
+        stale: dict[str, dict[str, None]] = {}
+        changed: dict[str, dict[str, None]] = {}  # per command, the paths changed since its runs
+        acceptance = read.document.acceptance
+        for result in acceptance.results if acceptance else ():
+            for ref in result.evidence:
+                record = read.evidence.get(ref.id)
+                cited, run = citations.version(ref)
+                if record is None or record.damage is not None or run is None or cited is None:
+                    continue
+                self.runs = True
+                after = (cited.data.get("workspace") or {}).get("after") \
+                    if isinstance(cited.data.get("workspace"), dict) else None
+                if isinstance(after, dict) and after.get("status") == "observed":
+                    self.git_runs = True
+                rid = result.requirement_id
+                moved = self.workspace(ref)
+                if self.revision(ref, rid) is not None or moved is not None:
+                    stale.setdefault(ref.id, {})[rid] = None
+                if moved is not None:
+                    changed.setdefault(ref.id, {}).update(dict.fromkeys(moved["paths"]))
+        for evidence_id, rids in stale.items():
+            self._actions[evidence_id] = self._action(evidence_id, list(rids),
+                                                      list(changed.get(evidence_id, ())))
+
+    @property
+    def diff(self) -> Any:
+        if self._diff is None and self.state is not None and self.git_runs:
+            now = self.state.workspace
+            self._diff = now.diff if now is not None else None
+        return self._diff
+
+    def revision(self, ref: EvidenceRef, rid: str) -> str | None:
+        """Why the cited revision of a run is not current for ``rid`` (None: it still is)."""
+        key = (ref.id, ref.revision, rid)
+        if key in self._revision:
+            return self._revision[key]
+        current = self.read.evidence.get(ref.id)
+        cited, run = self._citations.version(ref)
+        why: str | None = None
+        if current is not None and current.revision != ref.revision:
+            later = self.read.later.get(ref.id, ())
+            if cited is None or cited.damage is not None or run is None or later is None:
+                why = f"{current.revision - ref.revision} later version(s)"
+            else:
+                from assay.evidence.freshness import runs_differ
+
+                intent_id = self.read.record.id
+                for version in (*later, current):
+                    if version.revision <= ref.revision:
+                        continue
+                    differs = _same_outcome(cited, version, intent_id, rid)
+                    if differs is None:
+                        moved = runs_differ(cited.data, version.data, self.diff)
+                        if moved is not None:
+                            differs = ("ran on files that differ: "
+                                       + _paths_text(moved["paths"], moved["count"],
+                                                     moved["complete"]))
+                    if differs is not None:
+                        why = f"revision {version.revision} {differs}"
+                        break
+        self._revision[key] = why
+        return why
+
+    def workspace(self, ref: EvidenceRef) -> dict[str, Any] | None:
+        """How the workspace now differs from the one the cited run ended on (None: the same)."""
+        key = (ref.id, ref.revision)
+        if key not in self._workspace:
+            cited, run = self._citations.version(ref)
+            found = None
+            if self.state is not None and run is not None and cited is not None \
+                    and cited.damage is None:
+                after = (cited.data.get("workspace") or {}).get("after") \
+                    if isinstance(cited.data.get("workspace"), dict) else None
+                if isinstance(after, dict) and after.get("status") == "observed":
+                    now = self.state.workspace
+                    if now is not None:
+                        from assay.evidence.freshness import run_freshness
+
+                        found = run_freshness(cited.data, now)
+                        if found is not None and found["same"]:
+                            found = None
+            self._workspace[key] = found
+        return self._workspace[key]
+
+    def _action(self, evidence_id: str, rids: list[str], paths: list[str]) -> str:
+        intent_id = self.read.record.id
+        current = self.read.evidence.get(evidence_id)
+        run = run_facts(current)
+        command = (run["command"] if run is not None and run["command"]
+                   else evidence_id.partition(":")[2])
+        covered = set(intent_requirements(current, intent_id))
+        fresh = True
+        if current is not None and self.state is not None:
+            ref = EvidenceRef(evidence_id, current.revision, None)
+            fresh = self.workspace(ref) is None
+        assert current is not None
+        if run is not None and set(rids) <= covered and fresh:
+            return (f"Record its current run for {', '.join(rids)}: 'assay work accept "
+                    f"--from-run {evidence_id}@{current.revision} -- {intent_id}'")
+        targets = [arg for rid in rids for arg in ("--for", f"{intent_id}#{rid}")]
+        files = ""
+        if paths:
+            files = f" ({', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''} changed)"
+        return (f"Rerun {command} on the current files{files} for {', '.join(rids)}, then "
+                "record the "
+                f"run it prints: {_quoted(['evidence', 'run', *targets, '--', command])}, then "
+                f"'assay work accept --from-run {evidence_id}@{current.revision + 1} -- "
+                f"{intent_id}'")
+
+    def action(self, evidence_id: str) -> str | None:
+        return self._actions.get(evidence_id)
+
+
 def _check_ref(read: IntentRead, scopes: tuple[str, ...], req: Requirement,
                result: RequirementResult, ref: EvidenceRef, citations: _Citations,
-               errors: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
+               errors: dict[tuple[str, int], dict[str, Any]], fresh: _Freshness,
+               gated: str) -> list[dict[str, Any]]:
     """Issues of one cited evidence reference, in emission order."""
     record = read.evidence.get(ref.id)
     cited, run = citations.version(ref)
@@ -406,13 +632,19 @@ def _check_ref(read: IntentRead, scopes: tuple[str, ...], req: Requirement,
     out = []
     if record.revision != ref.revision:
         newer = run_facts(record)
-        what = (f"; its current revision {record.revision} is a run that {_outcome(newer)}"
-                if newer is not None else f"; its current revision is {record.revision}")
-        out.append(_issue(
-            "evidence_revision_stale", f"evidence {ref.id} is cited at revision {ref.revision}"
-            + what,
-            f"Re-examine {ref.id} at revision {record.revision} and record a new result for "
-            f"{rid} if it still supports it.", current_revision=record.revision, **where))
+        why = fresh.revision(ref, rid) if run is not None else "not a run"
+        if why is not None:
+            what = (f"; its current revision {record.revision} is a run that {_outcome(newer)}"
+                    if newer is not None else f"; its current revision is {record.revision}")
+            if newer is not None and why != f"revision {record.revision} ended {_outcome(newer)}":
+                what += f" ({why})"
+            action = fresh.action(ref.id) if run is not None else None
+            out.append(_issue(
+                "evidence_revision_stale", f"evidence {ref.id} is cited at revision {ref.revision}"
+                + what,
+                action or f"Re-examine {ref.id} at revision {record.revision} and record a new "
+                f"result for {rid} if it still supports it.",
+                current_revision=record.revision, **where))
         if cited is not None and cited.damage is not None:
             out.append(_unreadable(cited, where, rid, errors))
             return out
@@ -422,7 +654,9 @@ def _check_ref(read: IntentRead, scopes: tuple[str, ...], req: Requirement,
                           "cited data_sha256",
                           f"Re-read {ref.id} revision {ref.revision} and correct the "
                           f"data_sha256 cited for {rid}.", **where))
-    rollup = requirement_rollup(cited, rid) if run is not None else None
+    verdict = run_verdict(cited, read.record.id, rid) if run is not None else None
+    kind = verdict["kind"] if verdict is not None else None
+    rollup = verdict["rollup"] if verdict is not None and kind == "rollup" else None
     if result.status == "passed" and run is not None:
         if run["status"] != "passed" and (rollup is None or rollup["outcome"] != "passed"):
             out.append(_issue(
@@ -439,11 +673,63 @@ def _check_ref(read: IntentRead, scopes: tuple[str, ...], req: Requirement,
                 f"Cite a run of {req.verify_with[0]} for {rid} "
                 f"({_quoted(['evidence', 'run', '--for', f'{read.record.id}#{rid}', '--', req.verify_with[0]])}).",
                 **where))
+    if verdict is not None and run is not None:
+        out.extend(_verdict_issues(read, rid, run, verdict, where))
+        moved = fresh.workspace(ref)
+        if moved is not None:
+            what = moved["reason"] or ("the files changed since it ran: "
+                                       + _paths_text(moved["paths"], moved["count"],
+                                                     moved["complete"]))
+            out.append(_issue(
+                "evidence_workspace_changed",
+                f"{ref.id} revision {ref.revision} no longer shows that {rid} holds: {what}",
+                fresh.action(ref.id) or f"Rerun it: {_rerun(run, read, rid)}.",
+                paths=moved["paths"], path_count=moved["count"], **where))
     if rollup is not None and run is not None:
         rerun = _quoted(["evidence", "run", "--", run["command"]]) if run["command"] \
             else "assay evidence run"
         out.extend(rollup_issues(rollup, where, rerun))
+    if kind == "untested" and run is not None:
+        out.extend(rollup_issues({"requirement_id": rid, "outcome": "unverified", "tests": 0,
+                                  "failed_tests": [], "skipped_tests": [], "missing_globs": []},
+                                 where, _rerun(run, read, rid)))
+    if kind in ("rollup", "untested"):
+        from assay.intent.pin import tests_issue
+
+        changed = tests_issue(read.record.id, rid, read.pins.get("checks"), cited, where, gated)
+        if changed is not None:
+            out.append(changed)
     return out
+
+
+def _verdict_issues(read: IntentRead, rid: str, run: Mapping[str, Any], verdict: Mapping[str, Any],
+                    where: dict[str, Any]) -> list[dict[str, Any]]:
+    """``evidence_for_other_intent`` and ``evidence_results_unverified`` of one cited run."""
+    intent_id = read.record.id
+    evidence = f"{where['evidence_id']} revision {where['recorded_revision']}"
+    kind = verdict["kind"]
+    if kind == "other":
+        names = ", ".join(verdict["intents"][:5])
+        return [_issue(
+            "evidence_for_other_intent",
+            f"{evidence} is evidence for {names} ({verdict['why']} {names}), not for {intent_id}",
+            f"Cite a run of {intent_id}'s own check for {rid} ({_rerun(run, read, rid)}).",
+            intents=list(verdict["intents"][:50]), **where)]
+    if kind == "unattributed":
+        return [_issue(
+            "evidence_for_other_intent",
+            f"{evidence} holds tests marked {', '.join(verdict['labels'][:5])} for no intent, "
+            f"so it is not evidence for {intent_id}",
+            f"Rerun it for {rid} ({_rerun(run, read, rid)}), or name the intent in the marks "
+            "or in [gate] default_intent.", intents=[], **where)]
+    if kind == "refused":
+        return [_issue(
+            "evidence_results_unverified",
+            f"{evidence} says nothing about {rid}: {verdict['reason']}",
+            f"Make {run['command']} write a readable results file with its tests, rerun it "
+            f"({_rerun(run, read, rid)}) and record the new run.",
+            results_code=verdict.get("results_code"), **where)]
+    return []
 
 
 def _rerun(run: Mapping[str, Any], read: IntentRead, rid: str) -> str:
@@ -454,7 +740,8 @@ def _rerun(run: Mapping[str, Any], read: IntentRead, rid: str) -> str:
 
 def _requirement_issues(read: IntentRead, scopes: tuple[str, ...], req: Requirement,
                         result: RequirementResult | None, citations: _Citations,
-                        errors: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
+                        errors: dict[tuple[str, int], dict[str, Any]], fresh: _Freshness,
+                        gated: str) -> list[dict[str, Any]]:
     rid = req.id
     if result is None:
         return [_issue("missing_result", f"requirement {rid} has no result",
@@ -475,7 +762,7 @@ def _requirement_issues(read: IntentRead, scopes: tuple[str, ...], req: Requirem
                           f"Cite at least one evidence record version for {rid}.",
                           requirement_id=rid))
     for ref in result.evidence:
-        out.extend(_check_ref(read, scopes, req, result, ref, citations, errors))
+        out.extend(_check_ref(read, scopes, req, result, ref, citations, errors, fresh, gated))
     if result.status == "passed" and result.evidence and not out:
         cited = (citations.version(ref)[0] for ref in result.evidence)
         if not any(r is not None and r.origin == "machine" for r in cited):
@@ -526,8 +813,13 @@ def build_report(read: IntentRead, binding: ProjectBinding) -> dict[str, Any]:
     own_issues: dict[str, list[dict[str, Any]]] = {}
     citations = _Citations(read)
     scopes = binding.evidence_scopes
+    state = binding.state
+    gated = state.gated_principal if state is not None else binding.principal
+    issues.extend(_pin_issues(read, state, citations))
+    fresh = _Freshness(read, binding, citations)
     for req in doc.requirements:
-        found = (_requirement_issues(read, scopes, req, results.get(req.id), citations, errors)
+        found = (_requirement_issues(read, scopes, req, results.get(req.id), citations, errors,
+                                     fresh, gated)
                  if acceptance else [])
         own_issues[req.id] = found
         issues.extend(found)
@@ -583,6 +875,9 @@ def build_report(read: IntentRead, binding: ProjectBinding) -> dict[str, Any]:
     basis_records = {read.record.id: read.record.revision}
     for rid, record in read.evidence.items():
         basis_records[rid] = record.revision if record is not None else 0
+    for pinned in read.pins.values():
+        if pinned is not None:  # an absent pin is no precondition of a write based on this read
+            basis_records[pinned.id] = pinned.revision
     tasks = [t.to_dict() for t in doc.tasks]
     record_errors = list(errors.values())
     return {
@@ -602,6 +897,8 @@ def build_report(read: IntentRead, binding: ProjectBinding) -> dict[str, Any]:
             "global_issue_codes": [i["code"] for i in issues if "requirement_id" not in i],
             "requirements": delta_rows,
         },
+        "pins": _pins(read),
+        "workspace": _workspace(state, fresh),
         "continuation": doc.continuation_raw,
         "continuity": None,
         "next": next_actions,
@@ -613,6 +910,62 @@ def build_report(read: IntentRead, binding: ProjectBinding) -> dict[str, Any]:
             "project": binding.to_dict(),
         },
     }
+
+
+def _pins(read: IntentRead) -> dict[str, Any]:
+    """The pins the report compared with: who pinned them and whether a reviewer did."""
+    if not any(read.pins.values()):
+        return {"checks": None, "gate": None}
+    from assay.intent.pin import pin_facts
+
+    return {"checks": pin_facts(read.pins.get("checks")), "gate": pin_facts(read.pins.get("gate"))}
+
+
+def _pin_issues(read: IntentRead, state: Any, citations: _Citations) -> list[dict[str, Any]]:
+    """The global pin issues (``gate_pin_unreadable`` .. ``check_definition_changed``)."""
+    if not any(read.pins.values()):
+        return []
+    from assay.intent.pin import global_issues
+
+    acceptance = read.document.acceptance
+    runs: dict[tuple[str, int], tuple[Record, dict[str, None]]] = {}
+    by_requirement: dict[str, list[Record]] = {}
+    for result in acceptance.results if acceptance else ():
+        for ref in result.evidence:
+            cited, run = citations.version(ref)
+            if cited is None or run is None:
+                continue
+            runs.setdefault((ref.id, ref.revision), (cited, {}))[1][result.requirement_id] = None
+            by_requirement.setdefault(result.requirement_id, []).append(cited)
+    verify = {r.id: r.verify_with for r in read.document.requirements}
+    return global_issues(read.record.id, read.pins, state,
+                         [(record, list(rids)) for record, rids in runs.values()],
+                         by_requirement, verify)
+
+
+def _workspace(state: Any, fresh: _Freshness) -> dict[str, Any] | None:
+    """Which workspace the report compared the cited runs with (see the module docstring)."""
+    if state is None:
+        return None
+    if not fresh.runs:
+        return {"status": "not_compared", "compared": False,
+                "reason": "no result cites a run of assay's evidence runner"}
+    now = state.workspace
+    if now is None:
+        return {"status": "not_observed", "compared": False,
+                "reason": "the workspace was not observed for this report"}
+    summary: dict[str, Any] = now.summary()
+    if now.status != "observed":
+        summary.update(compared=False, reason=(
+            (summary.get("reason") or now.status) + ": the files the cited runs saw cannot be "
+            "compared with the current ones"))
+    elif not fresh.git_runs:
+        summary.update(compared=False, reason=(
+            "the cited runs observed no git work tree: the files they saw cannot be compared "
+            "with the current ones"))
+    else:
+        summary["compared"] = True
+    return summary
 
 
 def _subtree_ready(order: tuple[str, ...], children: Mapping[str, list[str]],
@@ -661,6 +1014,8 @@ def _unreadable_report(reader: Reader, binding: ProjectBinding, error: AssayErro
                    "results": [], "evidence": [], "tasks": []},
         "delta": {"ready_to_review": False, "global_issue_codes": ["intent_unreadable"],
                   "requirements": []},
+        "pins": {"checks": None, "gate": None},
+        "workspace": None,
         "continuation": None,
         "continuity": None,
         "next": [issue["action"]],

@@ -1,7 +1,10 @@
 """The inputs every intent report is computed from: a project binding and a read view.
 
 :class:`ProjectBinding` is what the project contributes (its root, its scope,
-the historical scopes it admits, the principal reading). :class:`IntentRead`
+the historical scopes it admits, the principal reading) and, when the caller
+observed it, :class:`ProjectState`: the workspace and the checks as they are
+now, observed once at the operation's edge, so the report stays a pure
+function of the ledger snapshot and these values. :class:`IntentRead`
 is one intent and the records it cites, read from one snapshot (shared by the
 report and the continuity projection). :class:`RecordSnapshot`
 is an in-memory :class:`~assay.ledger.store.Reader` over plain
@@ -19,24 +22,76 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from assay.intent.contract import IntentDocument
 from assay.ledger.store import Record, view_audiences
-from assay.value import frozen_value
+from assay.value import field, frozen_value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["AsOfReader", "IntentRead", "ProjectBinding", "RecordSnapshot", "is_readable",
-           "raw_read"]
+__all__ = ["AsOfReader", "IntentRead", "ProjectBinding", "ProjectState", "RecordSnapshot",
+           "is_readable", "raw_read"]
+
+
+_UNSET: Any = object()
+
+
+class ProjectState:
+    """What the project looks like now, observed at most once by the operation reporting on it.
+
+    ``workspace`` is the git workspace now (an
+    :class:`assay.evidence.freshness.WorkspaceNow`; None: not observed, so no
+    run is compared with it); ``checks`` the contract of each evidence
+    command ``assay.toml`` declares now, by name
+    (:func:`assay.intent.pin.contract`); ``gate`` the gate's configuration
+    now (:mod:`assay.gate.settings`; None: not read); ``gated_principal`` the
+    principal the stop gate judges. Each of the first three may be given as
+    a function of no arguments: it is called when the value is first needed
+    and never again, so a report that compares nothing observes nothing (a
+    plain ``work check`` starts no git process).
+    """
+
+    __slots__ = ("_given", "_values", "gated_principal")
+
+    def __init__(self, *, workspace: Any = None, checks: Any = None, gate: Any = None,
+                 gated_principal: str = "agent") -> None:
+        self._given = {"workspace": workspace, "checks": checks, "gate": gate}
+        self._values: dict[str, Any] = {}
+        self.gated_principal = gated_principal
+
+    def _value(self, name: str) -> Any:
+        value = self._values.get(name, _UNSET)
+        if value is _UNSET:
+            given = self._given[name]
+            value = self._values[name] = given() if callable(given) else given
+        return value
+
+    def resolved(self, name: str) -> bool:
+        """Whether ``name`` (workspace, checks, gate) has been read yet."""
+        return name in self._values
+
+    @property
+    def workspace(self) -> Any:
+        return self._value("workspace")
+
+    @property
+    def checks(self) -> Mapping[str, Any]:
+        return self._value("checks") or {}
+
+    @property
+    def gate(self) -> Mapping[str, Any] | None:
+        value: Mapping[str, Any] | None = self._value("gate")
+        return value
 
 
 @frozen_value
 class ProjectBinding:
-    """The project a report is computed for."""
+    """The project a report is computed for (``state``: see :class:`ProjectState`)."""
 
     root: str
     scope: str
     admitted_scopes: tuple[str, ...] = ()
     principal: str = "agent"
+    state: ProjectState | None = None
 
     @property
     def evidence_scopes(self) -> tuple[str, ...]:
@@ -60,7 +115,11 @@ class IntentRead:
     ``evidence`` maps each cited id to its current visible version (None when
     absent or private to someone else); ``failures`` holds ids that could not
     be read at all; ``cited_versions`` the exact cited versions that are not
-    the current one.
+    the current one; ``later`` per cited id whose current version is newer
+    than a citation, the versions after the oldest citation and before the
+    current one (None when there are too many to read); ``pins`` the
+    project-audience pin records the report compares with (``checks``:
+    the intent's, ``gate``: the gate's; None when absent).
     """
 
     record: Record
@@ -70,6 +129,8 @@ class IntentRead:
     cited_versions: Mapping[tuple[str, int], Record | None]
     epoch: str
     ledger_revision: int
+    later: Mapping[str, tuple[Record, ...] | None] = field(default_factory=dict)
+    pins: Mapping[str, Record | None] = field(default_factory=dict)
 
 
 def raw_read(record_id: str, revision: int) -> list[str]:

@@ -1,19 +1,33 @@
-"""Per-test evidence: requirement outcomes from the tests an evidence run mapped to them.
+"""What one evidence run says about one requirement of one intent.
 
-An evidence run whose command declares a results file carries, for each
-requirement its tests were mapped to, a rollup (``results.requirements`` of
-the record, see :mod:`assay.evidence.results`). This module reads those
-rollups and turns them into acceptance proposals and readiness issues:
+An evidence run may be recorded ``--for`` requirements (``targets``) and,
+when its command declares a results file, carries per-test outcomes mapped
+to requirement labels (``results.requirements`` of the record, see
+:mod:`assay.evidence.results`). :func:`run_verdict` is the one reading of
+those facts that ``work accept`` and ``work check`` share: for intent ``I``
+and requirement ``R``, the run is
 
-- :func:`run_results` and :func:`mapped_ids` feed
-  :class:`assay.intent.acceptance.TestResults`, the result source of ``work
-  accept --from-run`` for such runs.
-- :func:`requirement_rollup` is what ``work check`` and the merge read: the
-  rollup of one requirement in one cited run, or None when the run has none
-  for it (it then counts as a whole-run result, as before).
-- :func:`rollup_issues` are the per-test issues of one cited run for one
-  requirement: ``requirement_tests_failed``, ``requirement_tests_skipped``
-  and ``requirement_tests_missing``, each naming the tests or globs.
+- ``rollup``: tests attributed to ``I#R`` ran; their rollup decides;
+- ``whole``: the run has no per-test mapping at all (no results file, or
+  one whose tests name no requirement): the run's own status decides, as
+  for any command;
+- ``refused``: a results file was declared but could not be used (refused,
+  truncated, no test at all): nothing about ``R`` is known, so never passed;
+- ``untested``: the run maps tests to ``I``, but none to ``R``;
+- ``other``: the run was recorded for, or its marks name, other intents
+  only: it is their evidence, never ``I``'s;
+- ``unattributed``: its marks name no intent, ``[gate] default_intent`` was
+  not set and the run was not recorded ``--for`` exactly one intent: it is
+  nobody's evidence.
+
+Records written before attribution existed have rollups without an
+``intent`` field: they belong to the one intent the run was recorded
+``--for``; untargeted, ``work check`` reads them as the checked intent's
+(as it always did) while ``work accept`` refuses them as unattributed.
+
+:func:`rollup_issues` are the per-test issues of one cited run for one
+requirement: ``requirement_tests_failed``, ``requirement_tests_skipped``
+and ``requirement_tests_missing``, each naming the tests or globs.
 
 Stored data is never trusted further than its shape: a rollup that is not
 what the runner writes reads as absent. Imports the ledger contract only.
@@ -29,52 +43,132 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["mapped_ids", "requirement_rollup", "rollup_issues", "rollup_note", "run_results"]
+__all__ = ["intent_requirements", "rollup_issues", "rollup_note", "run_results", "run_targets",
+           "run_verdict"]
 
 _RUN_SCHEMA = "assay.evidence.v1"
 _OUTCOMES = ("passed", "failed", "unverified")
 # Test ids named in one issue message or note; the issue carries up to the rollup's own list.
 _NAMED = 5
 
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (stored data is never trusted)."""
+    return value if isinstance(value, dict) else {}
 
-def run_results(record: Record | None) -> dict[str, Any] | None:
-    """The ``results`` field of an intact machine run record, else None. Never raises."""
+
+
+def _run_data(record: Record | None) -> dict[str, Any] | None:
     if record is None or record.origin != "machine" or record.damage is not None:
         return None
     data = record.data
-    if not isinstance(data, dict) or data.get("schema") != _RUN_SCHEMA:
-        return None
-    results = data.get("results")
+    return data if isinstance(data, dict) and data.get("schema") == _RUN_SCHEMA else None
+
+
+def run_results(record: Record | None) -> dict[str, Any] | None:
+    """The ``results`` field of an intact machine run record, else None. Never raises."""
+    data = _run_data(record)
+    results = data.get("results") if data is not None else None
     return results if isinstance(results, dict) else None
+
+
+def run_targets(record: Record | None) -> list[tuple[str, str]]:
+    """The ``(intent, requirement)`` pairs a run was recorded ``--for``, in order."""
+    data = _run_data(record)
+    if data is None:
+        return []
+    given = data.get("targets")
+    items = given if isinstance(given, list) else [data.get("target")]
+    return [(t["intent"], t["requirement"]) for t in items
+            if isinstance(t, dict) and isinstance(t.get("intent"), str)
+            and isinstance(t.get("requirement"), str)]
 
 
 def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def requirement_rollup(record: Record | None, requirement_id: str) -> dict[str, Any] | None:
-    """The rollup of ``requirement_id`` in the run ``record``, or None when it has none.
-
-    ``{requirement_id, outcome, tests, failed_tests, skipped_tests,
-    missing_globs}`` as the runner wrote it (lists of strings only).
-    """
-    results = run_results(record)
-    if results is None or results.get("status") != "read":
-        return None
+def _rows(results: dict[str, Any], legacy_owner: str | None) -> list[dict[str, Any]]:
+    """The intact rollup rows, each with its owning ``intent`` (None: unattributed)."""
+    out = []
     rows = results.get("requirements")
     for row in rows if isinstance(rows, list) else ():
-        if isinstance(row, dict) and row.get("requirement_id") == requirement_id \
-                and row.get("outcome") in _OUTCOMES:
-            tests = row.get("tests")
-            return {
-                "requirement_id": requirement_id,
-                "outcome": row["outcome"],
-                "tests": tests if isinstance(tests, int) and not isinstance(tests, bool) else 0,
-                "failed_tests": _strings(row.get("failed_tests")),
-                "skipped_tests": _strings(row.get("skipped_tests")),
-                "missing_globs": _strings(row.get("missing_globs")),
-            }
-    return None
+        if not isinstance(row, dict) or not isinstance(row.get("requirement_id"), str) \
+                or row.get("outcome") not in _OUTCOMES:
+            continue
+        owner = row.get("intent") if "intent" in row else legacy_owner
+        tests = row.get("tests")
+        out.append({
+            "intent": owner if isinstance(owner, str) else None,
+            "label": row.get("label") if isinstance(row.get("label"), str)
+            else row["requirement_id"],
+            "requirement_id": row["requirement_id"],
+            "outcome": row["outcome"],
+            "tests": tests if isinstance(tests, int) and not isinstance(tests, bool) else 0,
+            "failed_tests": _strings(row.get("failed_tests")),
+            "skipped_tests": _strings(row.get("skipped_tests")),
+            "missing_globs": _strings(row.get("missing_globs")),
+        })
+    return out
+
+
+def run_verdict(record: Record | None, intent_id: str, requirement_id: str, *,
+                legacy: bool = True) -> dict[str, Any] | None:
+    """What the run ``record`` says of ``intent_id#requirement_id`` (the module docstring).
+
+    None for anything that is not an intact run of assay's runner. Else a
+    dict with ``kind`` and what that kind needs: ``rollup`` (the rollup,
+    with ``requirement_id`` the bare id), ``status`` (the run's), ``reason``
+    (refused, untested), ``intents`` (other), ``labels`` (unattributed).
+    ``legacy`` says how a pre-attribution rollup of an untargeted run reads:
+    as the checked intent's (True, ``work check``) or as nobody's.
+    """
+    data = _run_data(record)
+    if data is None:
+        return None
+    observation = _dict(data.get("observation"))
+    status = observation["status"] if isinstance(observation.get("status"), str) else "unknown"
+    targets = run_targets(record)
+    target_intents = list(dict.fromkeys(i for i, _ in targets))
+    elsewhere = bool(targets) and intent_id not in target_intents
+    other = {"kind": "other", "intents": target_intents, "why": "it was recorded --for"}
+    results = data.get("results")
+    if not isinstance(results, dict):
+        return other if elsewhere else {"kind": "whole", "status": status}
+    if results.get("status") != "read":
+        return other if elsewhere else {
+            "kind": "refused", "status": status,
+            "reason": f"its results file was not used ({results.get('code')}: "
+                      f"{results.get('message')})", "results_code": results.get("code")}
+    legacy_owner = (target_intents[0] if len(target_intents) == 1
+                    else intent_id if legacy else None)
+    rows = _rows(results, legacy_owner)
+    for row in rows:
+        if row["intent"] == intent_id and row["requirement_id"] == requirement_id:
+            return {"kind": "rollup", "status": status, "rollup": row}
+    if any(row["intent"] == intent_id for row in rows):
+        return {"kind": "untested", "status": status,
+                "reason": f"no test mapped to {requirement_id} ran in it"}
+    if elsewhere:
+        return other
+    if not rows:
+        return {"kind": "whole", "status": status}
+    owners = list(dict.fromkeys(row["intent"] for row in rows if row["intent"] is not None))
+    if owners:
+        return {"kind": "other", "intents": owners, "why": "its tests are marked for"}
+    return {"kind": "unattributed", "labels": list(dict.fromkeys(r["label"] for r in rows))[:20]}
+
+
+def intent_requirements(record: Record | None, intent_id: str, *, legacy: bool = False
+                        ) -> list[str]:
+    """The requirement ids the run speaks for in ``intent_id``: its targets, then its rollups."""
+    out = [rid for intent, rid in run_targets(record) if intent == intent_id]
+    results = run_results(record)
+    if results is not None and results.get("status") == "read":
+        intents = list(dict.fromkeys(i for i, _ in run_targets(record)))
+        owner = intents[0] if len(intents) == 1 else intent_id if legacy else None
+        out.extend(row["requirement_id"] for row in _rows(results, owner)
+                   if row["intent"] == intent_id)
+    return list(dict.fromkeys(out))
 
 
 def _named(ids: Sequence[str]) -> str:
@@ -133,11 +227,3 @@ def rollup_issues(rollup: dict[str, Any], where: dict[str, Any], rerun: str
                       f"rerun {rerun} and record the new run.",
             "globs": list(globs), **where})
     return out
-
-
-def mapped_ids(results: dict[str, Any]) -> list[str]:
-    """The requirement ids a run's ``results`` field has rollups for, in its order."""
-    rows = results.get("requirements")
-    return [row["requirement_id"] for row in (rows if isinstance(rows, list) else ())
-            if isinstance(row, dict) and isinstance(row.get("requirement_id"), str)
-            and row.get("outcome") in _OUTCOMES]

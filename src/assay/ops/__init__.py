@@ -82,6 +82,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "assay.ops.attest": ("attest", "key.generate", "verify-attestation"),
     "assay.ops.hook": ("hook.stop", "hook.tool", "hook.install", "hook.uninstall", "hook.doctor",
                        "gate.bind"),
+    "assay.ops.gate": ("gate.pin", "gate.approve"),
 }
 # END generated: DECLARED
 
@@ -102,7 +103,7 @@ GROUPS: dict[str, str] = {
     "loop": "Governed rounds of agent work under a contract.",
     "key": "Signing keys for attestations.",
     "hook": "Harness hooks: gate the agent's stop on proof.",
-    "gate": "Which intents gate a harness session's stop.",
+    "gate": "Bind, pin and approve what gates an agent's stop.",
 }
 
 _HOME: dict[str, str] = {name: module for module, names in DECLARED.items() for name in names}

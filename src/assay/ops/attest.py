@@ -88,7 +88,7 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.attest.signing import load_signer
     from assay.canonical import digest_bytes
     from assay.ids import validate_record_id
-    from assay.intent.snapshot import ProjectBinding
+    from assay.ops.intent import live_binding
 
     intent_id = args["intent"]
     validate_record_id(intent_id, field="/intent")
@@ -98,9 +98,8 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", intent_id.partition(":")[2]).strip("-.") or "intent"
     out = _path(inv, args.get("out"), ATTESTATIONS_DIR / f"{name}.intoto.jsonl")
     observation = _observe(inv)
-    binding = ProjectBinding(root=str(project.root), scope=project.scope,
-                             admitted_scopes=tuple(project.admitted_scopes),
-                             principal=inv.principal)
+    # The report attested compares its runs with the workspace the bundle's subject names.
+    binding = live_binding(inv, observation=observation)
     # Attested is what the reviewer sees: the project's versions, never a private copy.
     with inv.reviewer_store().reader() as reader:
         bundle = build_bundle(reader, binding, intent_id, project=project.name,

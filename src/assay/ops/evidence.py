@@ -38,28 +38,28 @@ def _declaration(inv: Invocation, name: str) -> Any:
     )
 
 
-def _target(inv: Invocation, value: str) -> tuple[str, str]:
+def _target(inv: Invocation, value: str, where: str) -> tuple[str, str]:
     """Check ``INTENT_ID#REQ_ID`` names a readable intent record and one of its requirements."""
     from assay.ids import validate_record_id
 
     intent_id, sep, requirement = value.partition("#")
     if not sep or not requirement:
         raise UsageError(f"--for takes INTENT_ID#REQ_ID, not {value!r}", code="invalid_argument",
-                         pointer="/target")
-    validate_record_id(intent_id, field="/target")
+                         pointer=where)
+    validate_record_id(intent_id, field=where)
     access = inv.access()
     with inv.store().reader() as reader:
         record = access.visible(reader.get(intent_id))
     if record is None or not access.in_scope(record):
         raise AssayError(f"no readable intent record {intent_id}", code="evidence_target_not_found",
-                         pointer="/target",
+                         pointer=where,
                          action="Record the intent first, or check the id with 'assay find'.")
     from assay.intent.contract import parse_intent_data
 
     known = parse_intent_data(record.data, record_id=intent_id).requirement_ids
     if requirement not in known:
         raise AssayError(f"{intent_id} has no requirement {requirement!r}",
-                         code="evidence_target_not_found", pointer="/target",
+                         code="evidence_target_not_found", pointer=where,
                          details={"requirements": list(known)},
                          action="Use one of the requirement ids of that intent.")
     return intent_id, requirement
@@ -75,8 +75,10 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
         "the group), observes the git workspace before and after, and writes the observation as "
         "the next version of evidence:NAME with origin 'machine'. A command that declares a "
         "results file (JUnit XML) also gets its per-test outcomes recorded, each test mapped to "
-        "the requirements it names or that the declaration's globs map it to. `target` "
-        "INTENT_ID#REQ_ID links it to a requirement; `discriminate` REF also runs the command on "
+        "the requirements it names or that the declaration's globs map it to, and the source "
+        "digest of each mapped test. `target` INTENT_ID#REQ_ID (repeatable) links it to "
+        "requirements; a mark that names no intent belongs to [gate] default_intent, else to "
+        "the one intent `target` names. `discriminate` REF also runs the command on "
         "the tree at REF in a temporary worktree and records whether it fails there (and, per "
         "mapped test, whether that test failed there). Returns the receipt and a ready-to-paste "
         "acceptance evidence reference. Every outcome (failed, timeout, unavailable, a results "
@@ -87,8 +89,9 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
     writes=True,
     arguments=(
         Argument("name", _NAME, "The declared command's NAME.", binding="literal", required=True),
-        Argument("target", {"type": "string", "minLength": 3},
-                 "The requirement this evidence is for, INTENT_ID#REQ_ID.", cli="--for"),
+        Argument("target", {"type": "array", "items": {"type": "string", "minLength": 3}},
+                 "A requirement this evidence is for, INTENT_ID#REQ_ID (repeatable).",
+                 cli="--for"),
         Argument("discriminate", {"type": "string", "minLength": 1},
                  "Also run the command at this git ref; record whether it fails there."),
         Argument("request_id", {"type": "string", "minLength": 1},
@@ -115,12 +118,13 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
 
     project = inv.project()
     decl = _declaration(inv, args["name"])
-    target = _target(inv, args["target"]) if args.get("target") else None
+    targets = tuple(dict.fromkeys(_target(inv, value, f"/target/{index}")
+                                  for index, value in enumerate(args.get("target") or ())))
     ref = None
     if args.get("discriminate"):
         ref = (args["discriminate"], resolve_ref(project.root, args["discriminate"]))
     store = inv.store()
-    run = run_evidence(project, decl, target=target, discriminate_ref=ref,
+    run = run_evidence(project, decl, targets=targets, discriminate_ref=ref,
                        reporter=inv.progress())
     receipt = write_evidence(store, project, run, request_id=args.get("request_id"))
     contrast = run.data["discriminate"]
@@ -132,9 +136,12 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.canonical import canonical_text
 
     cite = f"{receipt.id}@{receipt.revision}"
-    if target is not None:
-        steps = [(f"Record it as {target[1]}'s result: 'assay work accept --from-run {cite} -- "
-                  f"{target[0]}'")]
+    if targets:
+        by_intent: dict[str, list[str]] = {}
+        for intent_id, requirement in targets:
+            by_intent.setdefault(intent_id, []).append(requirement)
+        steps = [(f"Record it as the result of {', '.join(rids)}: 'assay work accept --from-run "
+                  f"{cite} -- {intent_id}'") for intent_id, rids in by_intent.items()]
     elif results is not None and results["requirements"]:
         steps = [(f"Record the outcome of each mapped requirement: 'assay work accept --from-run "
                   f"{cite} -- INTENT_ID'")]
@@ -173,7 +180,8 @@ def _results_summary(results: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     return {"status": results["status"], "code": results["code"],
             "summary": results["summary"],
-            "requirements": {r["requirement_id"]: r["outcome"] for r in results["requirements"]}}
+            "requirements": {r.get("label", r["requirement_id"]): r["outcome"]
+                             for r in results["requirements"]}}
 
 
 def _summary(record: Any) -> dict[str, Any]:

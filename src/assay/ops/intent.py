@@ -44,20 +44,47 @@ def _binding(inv: Invocation) -> Any:
                           principal=inv.principal)
 
 
+def live_binding(inv: Invocation, *, observation: Any = None) -> Any:
+    """The binding with the project's state now: workspace, checks and gate, read on first use.
+
+    ``observation`` is a git observation the caller already made.
+    """
+    from assay.intent.pin import project_state
+    from assay.intent.snapshot import ProjectBinding
+
+    project = inv.project()
+
+    def gate() -> Any:
+        # Reading the harness settings files is the gate's business: imported on first use.
+        from assay.gate.settings import gate_configuration
+
+        return gate_configuration(project)
+
+    return ProjectBinding(root=str(project.root), scope=project.scope,
+                          admitted_scopes=tuple(project.admitted_scopes),
+                          principal=inv.principal,
+                          state=project_state(project, gate=gate, observation=observation))
+
+
 @contextmanager
-def _pinned(inv: Invocation, args: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
-    """A reader (refused unless the ledger is at ``--at-revision``, when given) and the binding."""
+def _pinned(inv: Invocation, args: dict[str, Any], *, live: bool = False
+            ) -> Iterator[tuple[Any, Any]]:
+    """A reader (refused unless the ledger is at ``--at-revision``, when given) and the binding.
+
+    ``live``: the binding carries the project's state now (see :func:`live_binding`).
+    """
     from assay.ops.ledger import check_at_revision
 
-    binding = _binding(inv)
+    binding = live_binding(inv) if live else _binding(inv)
     with inv.store().reader() as reader:
         check_at_revision(reader, args.get("at_revision"))
         yield reader, binding
 
 
-def _view(inv: Invocation, args: dict[str, Any], view: Callable[[Any, Any], Any]) -> Result:
+def _view(inv: Invocation, args: dict[str, Any], view: Callable[[Any, Any], Any], *,
+          live: bool = False) -> Result:
     """A read-only view of one snapshot, reported at the revision it was read at."""
-    with _pinned(inv, args) as (reader, binding):
+    with _pinned(inv, args, live=live) as (reader, binding):
         data = view(reader, binding)
     return Result(data, ledger_revision=data["ledger_revision"])
 
@@ -78,6 +105,21 @@ def _report_schema() -> dict[str, Any]:
                       "description": "The failed or skipped test ids a per-test issue names."},
             "globs": {"type": "array", "items": {"type": "string"},
                       "description": "The mapping globs that matched no test."},
+            "command": {"type": "string", "description": "The check a pin issue is about."},
+            "fields": {"type": "array", "items": {"type": "string"},
+                       "description": "The pinned fields that changed."},
+            "source": {"enum": ["assay.toml", "run"]},
+            "pin_id": {"type": "string"}, "pin_revision": {"type": "integer"},
+            "requirement_ids": {"type": "array", "items": {"type": "string"}},
+            "files": {"type": "array", "items": {"type": "string"}},
+            "changes": {"type": "array", "description": (
+                "Per changed test {test, change: missing|renamed|skipped|changed, path, added?, "
+                "removed?, renamed_to?}, or per weakened gate field {field, pinned, now}.")},
+            "paths": {"type": "array", "items": {"type": "string"},
+                      "description": "Changed paths named (at most 10)."},
+            "path_count": {"type": "integer", "description": "Every changed path found."},
+            "intents": {"type": "array", "items": {"type": "string"}},
+            "results_code": {"type": ["string", "null"]},
         },
         "required": ["code", "message", "action"],
     }
@@ -96,6 +138,14 @@ def _report_schema() -> dict[str, Any]:
             "type": "object", "properties": {"status": {"enum": list(DELTA_STATUSES)}}}}}},
         "continuation": {"type": ["object", "null"]},
         "continuity": {"type": "object"},
+        "pins": {"type": "object", "description": (
+            "The pins compared with: checks (the intent's gate-pin) and gate (the gate's "
+            "configuration), each {id, revision, usable, pinned_by, reviewed, how, approval} "
+            "or null.")},
+        "workspace": {"type": ["object", "null"], "description": (
+            "The workspace the cited runs were compared with: status (observed, "
+            "not_applicable, unavailable, error, not_compared), head, workspace_sha256, "
+            "work_sha256, compared.")},
         "envelope": {"type": "object",
                      "description": "Dependency envelope of the current record versions read."},
     })
@@ -118,8 +168,11 @@ def _report_schema() -> dict[str, Any]:
         "cites, from one ledger snapshot, and reports ready_to_review, issues in a fixed order, "
         "next actions, plan/actual/delta, the continuation and a bounded continuity "
         "projection. Evidence must be the current revision of a record in this project or an "
-        "admitted scope. With `at_revision` N it answers only while the "
-        "ledger is at N."
+        "admitted scope. Cited runs are compared with the workspace now (observed once; "
+        "evidence_workspace_changed), the intent's pinned checks and tests with assay.toml and "
+        "the runs (check_definition_changed, requirement_tests_changed) and the gate's pinned "
+        "configuration with the current one (gate_config_changed). With `at_revision` N it "
+        "answers only while the ledger is at N."
     ),
     cli_note="Exit status 0 when ready_to_review, 1 when not.",
     writes=False,
@@ -135,7 +188,7 @@ def work_check(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.check import work_check as check
     from assay.intent.checkpoint import inputs_envelope
 
-    with _pinned(inv, args) as (reader, binding):
+    with _pinned(inv, args, live=True) as (reader, binding):
         report = with_gate_issues(reader, binding.evidence_scopes,
                                   check(reader, binding, args["id"]))
         # The dependency envelope of the current record versions the report
@@ -186,7 +239,7 @@ def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
             **{k: args[k] for k in ("limit",) if k in args},
             "after": data["intents"][-1]["id"]}, "next_page"))
 
-    return _view(inv, args, view)
+    return _view(inv, args, view, live=True)
 
 
 @operation(
@@ -243,7 +296,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
         return _paged(data, "intents", lambda: recovering_read("work.status", {
             "after": data["intents"][-1]["id"]}, "next_page"))
 
-    return _view(inv, args, view)
+    return _view(inv, args, view, live=True)
 
 
 @operation(
@@ -403,11 +456,16 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
         "ID@REVISION), a JSON list of results, or evidence runs (each run's outcome for the "
         "requirement it was recorded for; for a run with per-test outcomes, each requirement "
         "its tests were mapped to: passed only if every mapped test passed, failed if any "
-        "failed, unverified if none ran), computes intent_sha256 and each cited version's "
-        "data_sha256 itself, merges the results into acceptance (other requirements' results "
-        "are kept, unless the intent changed since they were recorded) and writes the record in "
-        "one guarded put with a fresh request id. A passed result citing a run of assay's "
-        "evidence runner that did not pass is refused (evidence_run_not_passed)."
+        "failed, unverified if none ran or the results file could not be used), computes "
+        "intent_sha256 and each cited version's data_sha256 itself, merges the results into "
+        "acceptance (other requirements' results are kept, unless the intent changed since they "
+        "were recorded) and writes the record in one guarded put with a fresh request id. A "
+        "passed result citing a run of assay's evidence runner that did not pass is refused "
+        "(evidence_run_not_passed), and so is a run that is another intent's evidence "
+        "(run_for_other_intent) or nobody's (run_evidence_unattributed). In the same write it "
+        "pins what the intent relies on for the first time (its checks' declarations, each "
+        "requirement's tests and their source digests, and the gate's configuration: "
+        "gate-pin records, trust on first use; `pinned` lists them)."
     ),
     writes=True,
     arguments=(
@@ -432,12 +490,13 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
     ),
     output_schema={"type": "object", "properties": {
         "receipt": {"type": "object"}, "intent_sha256": {"type": "string"},
-        "results": {"type": "array"}, "dropped": {"type": "array"}}},
+        "results": {"type": "array"}, "dropped": {"type": "array"},
+        "pinned": {"type": "array", "description": "Receipts of the gate-pin records written."}}},
 )
 def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
     import uuid
 
-    from assay.intent.acceptance import GivenResults, RunResults, TestResults, merge_acceptance
+    from assay.intent.acceptance import GivenResults, RunResults, merge_acceptance
     from assay.intent.check import read_intent
     from assay.ledger.store import Write
 
@@ -448,25 +507,32 @@ def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
                                     notes=args.get("note"), results=args.get("results", [])))
     if args.get("from_run"):
         sources.append(RunResults(runs=args["from_run"], notes=args.get("note")))
-        sources.append(TestResults(runs=args["from_run"], notes=args.get("note")))
-    binding = _binding(inv)
+    from assay.intent.pin import first_use_writes
+
+    binding = live_binding(inv)
+    assert binding.state is not None
     store = inv.store()
     with store.reader() as reader:
         read = read_intent(reader, binding, args["id"])
         merged = merge_acceptance(reader, read, sources, principal=binding.principal)
         record = read.record
-    receipt = store.put(Write(
+        # Trust on first use: what the intent now relies on and nobody pinned yet.
+        pins = first_use_writes(reader, binding.state, record.id, read.document,
+                                merged["data"]["acceptance"], binding.principal, record.scope)
+    receipts = store.put_many([Write(
         id=record.id, data=merged["data"], scope=record.scope, links=record.links,
         audience=record.audience, sources=record.sources,
         expect_revision=args.get("expect_revision", record.revision),
-        request_id=f"accept:{uuid.uuid4().hex}"))
+        request_id=f"accept:{uuid.uuid4().hex}"), *pins])
+    receipt = receipts[0]
     steps = [f"Check readiness: 'assay work check -- {record.id}'"]
     if merged["dropped"]:
         steps.insert(0, "The intent changed since these were recorded, so their results were "
                         f"dropped: {', '.join(merged['dropped'])}; record them again.")
     return Result({"receipt": receipt.to_dict(), "intent_sha256": merged["intent_sha256"],
-                   "results": merged["results"], "dropped": merged["dropped"]},
-                  ledger_revision=receipt.ledger_revision, next=tuple(steps))
+                   "results": merged["results"], "dropped": merged["dropped"],
+                   "pinned": [r.to_dict() for r in receipts[1:]]},
+                  ledger_revision=receipts[-1].ledger_revision, next=tuple(steps))
 
 
 @operation(

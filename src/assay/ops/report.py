@@ -141,12 +141,9 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
     from assay.canonical import canonical_text
     from assay.gate.records import with_gate_issues
     from assay.intent.check import fetch_visible, raw_read, work_check
-    from assay.intent.snapshot import ProjectBinding
+    from assay.ops.intent import live_binding
 
-    project = inv.project()
-    binding = ProjectBinding(root=str(project.root), scope=project.scope,
-                             admitted_scopes=tuple(project.admitted_scopes),
-                             principal=inv.principal)
+    binding = live_binding(inv)
     checked = with_gate_issues(reader, binding.evidence_scopes,
                                work_check(reader, binding, intent_id))
     if checked["intent_sha256"] is not None:
