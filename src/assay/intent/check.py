@@ -700,6 +700,13 @@ def _actual(read: IntentRead, citations: _Citations) -> dict[str, Any]:
         for ref in result.evidence:
             record = evidence.get(ref.id)
             cited, run = version(ref)
+            rollup = requirement_rollup(cited, result.requirement_id) if run is not None else None
+            if rollup is not None:
+                # What the run said of this requirement's own tests: a run that
+                # failed elsewhere can still have passed them.
+                run = {**run, "requirement": {"id": rollup["requirement_id"],
+                                              "outcome": rollup["outcome"],
+                                              "tests": rollup["tests"]}}
             # Who wrote the cited version, whatever has happened since.
             origin = cited.origin if cited is not None and cited.damage is None else None
             # The current version's identity is in actual.evidence, once per record.
