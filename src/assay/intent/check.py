@@ -701,7 +701,7 @@ def _actual(read: IntentRead, citations: _Citations) -> dict[str, Any]:
             record = evidence.get(ref.id)
             cited, run = version(ref)
             rollup = requirement_rollup(cited, result.requirement_id) if run is not None else None
-            if rollup is not None:
+            if rollup is not None and run is not None:
                 # What the run said of this requirement's own tests: a run that
                 # failed elsewhere can still have passed them.
                 run = {**run, "requirement": {"id": rollup["requirement_id"],
