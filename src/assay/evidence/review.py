@@ -7,7 +7,7 @@ stored ``data`` (``assay.evidence.v1``, see :mod:`assay.evidence.record`):
 - :func:`observed_workspace`: the commit (HEAD and branch) and the workspace
   digest the run observed before and after its command, and whether the
   workspace changed in between;
-- :func:`tests_overview`: the per-test summary of a run with a results
+- :func:`results_overview`: the per-test summary of a run with a results
   file, the failed and skipped test ids, and per requirement its rollup
   with the ids and outcomes of its own tests.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["OUTCOME_ORDER", "observed_workspace", "tests_overview"]
+__all__ = ["OUTCOME_ORDER", "observed_workspace", "results_overview"]
 
 # Worst first: what a reviewer must see before what went well.
 OUTCOME_ORDER = ("failed", "error", "skipped", "passed")
@@ -82,7 +82,7 @@ def _bounded(ids: list[str], total: int, limit: int) -> dict[str, Any]:
     return {"ids": shown, "omitted": max(total - len(shown), 0)}
 
 
-def tests_overview(data: Any, *, limit: int) -> dict[str, Any] | None:
+def results_overview(data: Any, *, limit: int) -> dict[str, Any] | None:
     """The per-test part of a run record for a reviewer, or None when it has no results field.
 
     ``{status, code, message, path, summary, failed, skipped, omitted_tests,

@@ -141,7 +141,7 @@ def _snapshot(inv: Invocation, intent_id: str | None, loop_id: str | None
 def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, int]
             ) -> dict[str, Any]:
     from assay.canonical import canonical_text
-    from assay.evidence.review import observed_workspace, tests_overview
+    from assay.evidence.review import observed_workspace, results_overview
     from assay.gate.records import with_gate_issues
     from assay.intent.check import fetch_visible, raw_read, work_check
     from assay.intent.snapshot import ProjectBinding
@@ -195,7 +195,7 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
                 "status", "exit_code", "signal", "reason", "duration_ms", "argv", "cwd",
                 "started_at", "stdout", "stderr")}
             summary["workspace"] = observed_workspace(data)
-            summary["tests"] = tests_overview(data, limit=_LISTED_TESTS)
+            summary["tests"] = results_overview(data, limit=_LISTED_TESTS)
         else:
             text = canonical_text(record.data)
             summary["data_text"] = text[:_DATA_LIMIT] + ("..." if len(text) > _DATA_LIMIT else "")

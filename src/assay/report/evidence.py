@@ -7,7 +7,7 @@ id to a summary of its current version::
      observation?: {status, exit_code, signal, reason, duration_ms, argv, cwd,
                     started_at, stdout, stderr},
      workspace?: assay.evidence.review.observed_workspace(...),
-     tests?: assay.evidence.review.tests_overview(...),
+     tests?: assay.evidence.review.results_overview(...),
      data_text?, unavailable?, read?}
 
 :func:`evidence_section` writes one entry per record: who wrote it, the
