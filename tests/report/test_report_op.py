@@ -38,6 +38,15 @@ def test_report_reviewer_page_same_revision_is_byte_identical(tmp_path: Path,
     assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b.html").read_bytes()
 
 
+def test_report_run_outside_git_says_no_commit_was_observed(tmp_path: Path) -> None:
+    """A cited run in a project that is no git work tree says so, instead of a commit and digest."""
+    project = mixed_project(tmp_path / "p")
+    op(project, "report", {"intent": "knowledge:limit", "out": str(tmp_path / "r.html")})
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "no git commit observed (not a git work tree)" in text
+    assert 'data-key="workspace sha256"' not in text
+
+
 def test_report_new_revision_changes_the_page(tmp_path: Path) -> None:
     """A write to the ledger shows in the next report's revision."""
     project = mixed_project(tmp_path / "p")

@@ -57,12 +57,19 @@ def _side_text(side: Mapping[str, Any] | None) -> tuple[str, str]:
     return commit, str(side.get("workspace_sha256") or "none")
 
 
+def _has_commit(workspace: Mapping[str, Any]) -> bool:
+    return any((workspace.get(side) or {}).get("head") for side in ("before", "after"))
+
+
 def observed_facts(workspace: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """Rows (label, words) for what a run observed: commit, workspace digest, change."""
     if not workspace:
         return []
     before = _side_text(workspace.get("before"))
     after = _side_text(workspace.get("after"))
+    if not _has_commit(workspace):
+        # No git side to name: one row says why, not a digest row repeating it.
+        return [("commit", before[0] if before[0] == after[0] else f"{before[0]}, {after[0]}")]
     rows = [("commit", before[0] if before[0] == after[0] else
              f"{before[0]} before the command, {after[0]} after it"),
             ("workspace sha256", before[1] if before[1] == after[1] else
@@ -83,6 +90,9 @@ def observed_html(workspace: Mapping[str, Any] | None) -> str:
     rows = observed_facts(workspace)
     if not rows:
         return ""
+    if len(rows) == 1:
+        return (f'<div class="observed acc" data-commit="" data-workspace="">no git commit '
+                f"observed ({e(rows[0][1])})</div>")
     commit, digest = rows[0][1], rows[1][1]
     shown_digest = digest if " " in digest else short(digest)
     return (f'<div class="observed acc" data-commit="{e(commit)}" data-workspace="{e(digest)}">'
