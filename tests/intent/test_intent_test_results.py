@@ -88,6 +88,16 @@ def test_check_names_the_failed_requirement_and_test(proj: Project) -> None:
         "reported_complete_with_current_evidence", "failed"]
 
 
+def test_check_reference_says_how_the_run_judged_the_requirement(proj: Project) -> None:
+    """A cited run that failed carries, per citing requirement, the outcome of its own tests."""
+    accept(proj, run(proj, "mixed"))
+    refs = {r["requirement_id"]: r["evidence"][0]["run"]
+            for r in check(proj)["actual"]["results"]}
+    assert refs["R1"] == {"status": "failed", "exit_code": 1, "command": "mixed",
+                          "requirement": {"id": "R1", "outcome": "passed", "tests": 2}}
+    assert refs["R2"]["requirement"] == {"id": "R2", "outcome": "failed", "tests": 2}
+
+
 def test_skipped_tests_leave_the_requirement_unverified_and_flagged(proj: Project) -> None:
     """A requirement whose mapped test was skipped is unverified, and work check names the test."""
     results = accept(proj, run(proj, "skippy"))

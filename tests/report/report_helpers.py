@@ -16,7 +16,7 @@ HOSTILE_ATTR = '"><img src=x onerror="window.__pwned = 2">'
 
 def op(project: Project, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one operation in process; return its data (errors propagate)."""
-    inv = Invocation(cwd=str(project.root), surface="test")
+    inv = Invocation(cwd=str(project.root), db=project.db, surface="test")
     try:
         envelope, _ = call(name, args or {}, inv)
     finally:
@@ -71,6 +71,54 @@ def mixed_project(root: Path) -> Project:
          "notes": "the red check fails"},
         {"requirement_id": "R3", "status": "passed", "evidence": [], "notes": "done, trust me"},
     ])
+    return project
+
+
+# The reviewer's project: R1's two tests pass and R2's fail (one failed, one
+# skipped) in one run that fails; a test mapped to no requirement passes.
+REVIEW_TESTS = (("tests.test_a", "test_one", "passed", ("R1",)),
+                ("tests.test_a", "test_two", "passed", ("R1",)),
+                ("tests.test_b", "test_three", "failed", ("R2",)),
+                ("tests.test_b", "test_four", "skipped", ("R2",)),
+                ("tests.test_c", "test_other", "passed"))
+SHARED_NOTE = "assay ran the linter over the whole tree"
+# Passes until the file `broken` exists.
+_LINT = "import os, sys; sys.exit(1 if os.path.exists('broken') else 0)"
+
+
+def reviewer_project(root: Path, db: str | None = None) -> Project:
+    """A git project whose intent a reviewer reads: per-test results, a stale run, a shared note.
+
+    R1 and R2 rest on one run of ``unit`` (exit 1): R1's own tests passed,
+    R2's did not. R3 and its child R4 cite ``lint@1`` with the same note;
+    ``lint`` then ran again and failed, so both citations are stale, with
+    the same issue text.
+    """
+    import subprocess
+
+    from junit_testing import junit_xml, results_command
+
+    toml = results_command("unit", junit_xml(*REVIEW_TESTS), 1) + _command("lint", _LINT)
+    project = make_project(root, name="review", db=db, git=True, extra_toml=toml)
+    (root / ".gitignore").write_text(".assay/\nreports/\nbroken\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "init"], cwd=root, check=True)
+    op(project, "work.new", {"id": "knowledge:review", "brief": "Export the ledger",
+                             "requirement": ["R1|rows export|its tests pass",
+                                             "R2|headers export|its tests pass",
+                                             "R3|lint clean|the linter passes",
+                                             "R4|docs lint clean|the linter passes|R3"]})
+    unit = op(project, "evidence.run", {"name": "unit", "target": [
+        "knowledge:review#R1", "knowledge:review#R2"]})["receipt"]
+    lint = op(project, "evidence.run", {"name": "lint", "target": [
+        "knowledge:review#R3", "knowledge:review#R4"]})["receipt"]
+    op(project, "work.accept", {"id": "knowledge:review",
+                                "from_run": [f"{unit['id']}@{unit['revision']}"]})
+    op(project, "work.accept", {"id": "knowledge:review", "requirement": ["R3", "R4"],
+                                "evidence": [f"{lint['id']}@{lint['revision']}"] * 2,
+                                "note": SHARED_NOTE})
+    (root / "broken").write_text("", encoding="utf-8")
+    op(project, "evidence.run", {"name": "lint"})
     return project
 
 

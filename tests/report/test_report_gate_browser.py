@@ -16,8 +16,8 @@ pytestmark = pytest.mark.browser
 SESSION = "9f1c2a4e-5b7d-4e3a-8c21-0d6f3b2a1e90"
 
 
-def _stop(root: Path, continuing: bool) -> dict[str, Any]:
-    data = {"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": str(root),
+def _stop(root: Path, continuing: bool, session: str = SESSION) -> dict[str, Any]:
+    data = {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": str(root),
             "hook_event_name": "Stop", "stop_hook_active": continuing,
             "last_assistant_message": "Done."}
     inv = Invocation(surface="test")
@@ -56,3 +56,24 @@ def test_report_gate_session_given_up_on_shows_red(page: Any, tmp_path: Path) ->
     }""")
     assert colour == bad and colour != ok
     assert page.locator('#gate [data-code="gate_gave_up"]').count() == 1
+
+
+def test_report_gate_sessions_told_the_same_share_one_entry(page: Any, tmp_path: Path) -> None:
+    """Two sessions given up on with the same words to the agent: the words once, both named."""
+    project = make_project(tmp_path / "proj", extra_toml=(
+        '\n[gate]\nintents = ["knowledge:export"]\nretry_cap = 1\n'))
+    op(project, "work.new", {"id": "knowledge:export", "brief": "Ship the CSV export",
+                             "requirement": ["R1|requirement 1|a check passes"]})
+    other = "0d6f3b2a-1e90-4e3a-8c21-9f1c2a4e5b7d"
+    for session in (SESSION, other):
+        events = [_stop(project.root, continuing, session)["decision"]["event"]
+                  for continuing in (False, True)]
+        assert events == ["gate_blocked", "gate_gave_up"]
+    out = op(project, "report", {"intent": "knowledge:export"})
+    page.goto(Path(out["path"]).as_uri(), wait_until="load")
+    entry = page.locator('#gate [data-code="gate_gave_up"]')
+    assert entry.count() == 1
+    assert entry.get_attribute("data-sessions") == "2"
+    text = entry.text_content() or ""
+    assert SESSION in text and other in text
+    assert entry.locator("pre").count() == 1

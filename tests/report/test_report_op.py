@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report_helpers import HOSTILE, hostile_project, mixed_project, op, put_intent
+from report_helpers import (
+    HOSTILE,
+    hostile_project,
+    mixed_project,
+    op,
+    put_intent,
+    reviewer_project,
+)
 
 from assay.errors import AssayError
 from assay_testing import make_project
@@ -19,6 +26,25 @@ def test_report_same_revision_is_byte_identical(tmp_path: Path) -> None:
     assert first["ledger_revision"] == second["ledger_revision"]
     assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b.html").read_bytes()
     assert first["sha256"] == second["sha256"]
+
+
+def test_report_reviewer_page_same_revision_is_byte_identical(tmp_path: Path,
+                                                               ledger_url: str) -> None:
+    """With per-test results, observed workspaces and shared notes, one revision gives one page."""
+    project = reviewer_project(tmp_path / "p", db=ledger_url)
+    first = op(project, "report", {"intent": "knowledge:review", "out": str(tmp_path / "a.html")})
+    second = op(project, "report", {"intent": "knowledge:review", "out": str(tmp_path / "b.html")})
+    assert first["ledger_revision"] == second["ledger_revision"]
+    assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b.html").read_bytes()
+
+
+def test_report_run_outside_git_says_no_commit_was_observed(tmp_path: Path) -> None:
+    """A cited run in a project that is no git work tree says so, instead of a commit and digest."""
+    project = mixed_project(tmp_path / "p")
+    op(project, "report", {"intent": "knowledge:limit", "out": str(tmp_path / "r.html")})
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "no git commit observed (not a git work tree)" in text
+    assert 'data-key="workspace sha256"' not in text
 
 
 def test_report_new_revision_changes_the_page(tmp_path: Path) -> None:

@@ -40,7 +40,8 @@ def _table(project: Project, *args: str) -> CliResult:
 def test_origin_tree_labels_a_cited_run_by_its_writer_after_a_rerun(rerun: Project) -> None:
     """After a rerun the tree shows the cited unit@1 as the passing machine run it was, not a claim."""
     text = _table(rerun, "work", "check", "--", "knowledge:calc").stdout
-    assert "evidence evidence:unit@1 (machine: unit passed)" in text
+    assert ("evidence evidence:unit@1 (revision 1, not the current revision 2; machine: unit "
+            "passed)") in text
     assert "(claim)" not in text
 
 

@@ -9,9 +9,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from report_helpers import mixed_project
+from report_helpers import mixed_project, reviewer_project
 
-from assay_testing import ASSAY
+from assay_testing import ASSAY, Project
 
 ANSI = "\x1b["
 _SGR = re.compile(r"\x1b\[([0-9;]*)m")
@@ -84,7 +84,8 @@ def test_terminal_work_check_tree(tmp_path: Path) -> None:
     for rid, words in (("R1", "awaiting descendants"), ("R2", "failed"),
                        ("R3", "needs evidence"), ("R4", "not started")):
         assert any(f"{rid} {words}" in line for line in lines), (rid, words)
-    assert "evidence evidence:green@1 (machine: green passed)" in _plain(text)
+    assert ("evidence evidence:green@1 (revision 1, the current one; machine: green passed)"
+            in _plain(text).replace("\n", ""))
 
 
 def test_terminal_pipe_gets_one_json_line(tmp_path: Path) -> None:
@@ -98,3 +99,32 @@ def test_terminal_pipe_gets_one_json_line(tmp_path: Path) -> None:
     assert envelope["ok"] is True and envelope["operation"] == "report"
     assert ran.stderr == ""
     assert ANSI not in ran.stdout
+
+
+def _tree(root: Path) -> str:
+    """The work check tree of the reviewer's intent, wide enough that no line wraps."""
+    ran = Project(root).run("work", "check", "--format", "table", "--", "knowledge:review",
+                            env={"NO_COLOR": "1", "COLUMNS": "250"})
+    assert ran.code == 1, ran.stderr
+    return ran.stdout
+
+
+def test_terminal_work_check_tree_requirement_passed_in_a_failed_run(tmp_path: Path) -> None:
+    """R1's line says it passed on its own tests and that the run failed elsewhere; R2's says failed."""
+    text = _tree(reviewer_project(tmp_path / "p").root)
+    assert ("evidence evidence:unit@1 (revision 1, the current one; machine: R1 passed on its "
+            "own 2 tests; the run of unit failed elsewhere (exit 1))") in text
+    assert ("evidence evidence:unit@1 (revision 1, the current one; machine: R2 failed on its "
+            "own 2 tests; the run of unit failed (exit 1))") in text
+
+
+def test_terminal_work_check_tree_prints_a_shared_issue_once(tmp_path: Path) -> None:
+    """An issue text said of R3 and R4 is printed once, naming both; R4's line points back to R3."""
+    text = _tree(reviewer_project(tmp_path / "p").root)
+    message = ("evidence evidence:lint is cited at revision 1; its current revision 2 is a run "
+               "that failed (exit 1)")
+    assert text.count(message) == 1
+    assert f"evidence_revision_stale: {message} (said of R3 and R4)" in text
+    assert "evidence_revision_stale: as under R3 above" in text
+    assert ("evidence evidence:lint@1 (revision 1, not the current revision 2; machine: lint "
+            "passed)") in text

@@ -1055,6 +1055,15 @@ def _actual(read: IntentRead, citations: _Citations) -> dict[str, Any]:
         for ref in result.evidence:
             record = evidence.get(ref.id)
             cited, run = version(ref)
+            verdict = (run_verdict(cited, read.record.id, result.requirement_id)
+                       if run is not None else None)
+            rollup = verdict["rollup"] if verdict and verdict["kind"] == "rollup" else None
+            if rollup is not None and run is not None:
+                # What the run said of this requirement's own tests: a run that
+                # failed elsewhere can still have passed them.
+                run = {**run, "requirement": {"id": rollup["requirement_id"],
+                                              "outcome": rollup["outcome"],
+                                              "tests": rollup["tests"]}}
             # Who wrote the cited version, whatever has happened since.
             origin = cited.origin if cited is not None and cited.damage is None else None
             # The current version's identity is in actual.evidence, once per record.

@@ -9,6 +9,8 @@ from assay.ops import Argument, Bound, Invocation, Result, operation
 from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
 from assay.paging import page_facts
 
+# Test ids listed per outcome and per requirement in a run's output (each list counts the rest).
+_LISTED_TESTS = 50
 _NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"}
 _REF = {
     "type": "object",
@@ -109,12 +111,21 @@ def _target(inv: Invocation, value: str, where: str) -> tuple[str, str]:
         "discriminated_tests": {"type": ["object", "null"], "description": (
             "With `discriminate` and a results file: per mapped test, its outcome now and at "
             "the ref and whether it proves the change (passes now, failed there).")},
+        "workspace": {"type": ["object", "null"], "description": (
+            "The commit and workspace digest the run observed: before and after the command "
+            "(status, head, branch, workspace_sha256, dirty_count each), progress, "
+            "changed_path_count and head_changed.")},
         "results": {"type": ["object", "null"], "description": (
-            "With a declared results file: status (read or refused), code, the test counts "
-            "and each mapped requirement's outcome.")}}},
+            "With a declared results file: status (read or refused), code, message, path, the "
+            "test counts (summary), each mapped requirement's outcome (requirements), the "
+            f"failed and skipped test ids (up to {_LISTED_TESTS} each, omitted counts the "
+            "rest) and rollups: per requirement its outcome, counts, missing_globs and its "
+            f"tests (listed, up to {_LISTED_TESTS}: failed, errored, skipped, then passed; "
+            "omitted counts the rest).")}}},
 )
 def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.evidence.record import evidence_id, resolve_ref, run_evidence, write_evidence
+    from assay.evidence.review import observed_workspace
 
     project = inv.project()
     decl = _declaration(inv, args["name"])
@@ -166,7 +177,8 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
             "discriminates": contrast["discriminates"] if contrast is not None else None,
             "posture": run.data["posture"]["status"],
             "origin": "machine",
-            "results": _results_summary(results),
+            "results": _results_summary(run.data),
+            "workspace": observed_workspace(run.data),
             "discriminated_tests": contrast.get("tests") if contrast is not None else None,
         },
         ledger_revision=receipt.ledger_revision,
@@ -175,13 +187,21 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
     )
 
 
-def _results_summary(results: dict[str, Any] | None) -> dict[str, Any] | None:
-    if results is None:
+def _results_summary(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's results for its caller: counts, the tests that did not pass, each rollup."""
+    from assay.evidence.review import results_overview
+
+    results = data.get("results")
+    overview = results_overview(data, limit=_LISTED_TESTS)
+    if results is None or overview is None:
         return None
     return {"status": results["status"], "code": results["code"],
+            "message": results["message"], "path": results["path"],
             "summary": results["summary"],
             "requirements": {r.get("label", r["requirement_id"]): r["outcome"]
-                             for r in results["requirements"]}}
+                             for r in results["requirements"]},
+            "failed": overview["failed"], "skipped": overview["skipped"],
+            "rollups": overview["requirements"]}
 
 
 def _summary(record: Any) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from assay.ops.outfile import OutFile, named_path
 
 # Bytes of a non-evidence record's data shown in the page (its digest covers all of it).
 _DATA_LIMIT = 4000
+# Test ids listed per requirement and per outcome of a run (each list counts the rest).
+_LISTED_TESTS = 50
 # Rejected attempts read per round at most (a loop stops long before: max_rejections).
 _MAX_ATTEMPTS = 1000
 
@@ -139,6 +141,7 @@ def _snapshot(inv: Invocation, intent_id: str | None, loop_id: str | None
 def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, int]
             ) -> dict[str, Any]:
     from assay.canonical import canonical_text
+    from assay.evidence.review import observed_workspace, results_overview
     from assay.gate.records import with_gate_issues
     from assay.intent.check import fetch_visible, raw_read, work_check
     from assay.ops.intent import live_binding
@@ -188,6 +191,8 @@ def _intent(inv: Invocation, reader: Any, intent_id: str, versions: dict[str, in
             summary["observation"] = {k: observation.get(k) for k in (
                 "status", "exit_code", "signal", "reason", "duration_ms", "argv", "cwd",
                 "started_at", "stdout", "stderr")}
+            summary["workspace"] = observed_workspace(data)
+            summary["tests"] = results_overview(data, limit=_LISTED_TESTS)
         else:
             text = canonical_text(record.data)
             summary["data_text"] = text[:_DATA_LIMIT] + ("..." if len(text) > _DATA_LIMIT else "")

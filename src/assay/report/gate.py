@@ -10,7 +10,8 @@ The document part (built by the ``report`` operation from
 Commands the harness reported are claims: they are shown with a claim badge,
 beside (never among) the evidence assay ran itself. A session the gate gave
 up on shows red, its later stops too (they were let through without proof),
-until a stop of it is allowed on proof. Pure; imports the standard library
+until a stop of it is allowed on proof. Sessions the gate gave up on with the
+same words to the agent are one entry naming every session. Pure; imports the standard library
 and its sibling modules only.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from assay.report.markup import badge, e
+from assay.report.wording import merge_repeated, subjects
 
 __all__ = ["gate_section"]
 
@@ -60,18 +62,29 @@ def _command_row(command: Mapping[str, Any]) -> str:
             f"<td>{badge(css, icon, reported)}</td></tr>")
 
 
+def _told(session: Mapping[str, Any]) -> tuple[str, str]:
+    """What the agent of a session given up on was told, and the session it names."""
+    gave_up = session.get("gave_up") or {}
+    return (str(gave_up.get("reason") or ""),
+            f"{session.get('session_id', '')} (after {gave_up.get('blocks', '')} blocks)")
+
+
 def gate_section(gate: Mapping[str, Any] | None) -> str:
     """The section, or "" when no gate session ever gated the intent."""
     if not gate or not gate.get("sessions"):
         return ""
     out = ['<section id="gate"><h2>Stop gate</h2>']
-    for session in gate.get("gave_up", []):
-        gave_up = session.get("gave_up") or {}
-        out.append(f'<div class="issue advisory" data-code="gate_gave_up"><span class="code">'
-                   f"advisory gate_gave_up</span>: the gate gave up on "
-                   f"<code>{e(session.get('session_id', ''))}</code> after "
-                   f"{e(gave_up.get('blocks', ''))} blocks; the agent stopped while it was told:"
-                   f"<pre>{e(gave_up.get('reason') or '')}</pre></div>")
+    # Sessions told the same thing share one entry: the text once, then every session.
+    told = merge_repeated(_told(session) for session in gate.get("gave_up", []))
+    for reason, sessions in told:
+        who = (f"session {sessions[0]}" if len(sessions) == 1
+               else f"{len(sessions)} sessions: {subjects(sessions, limit=len(sessions))}")
+        out.append(f'<div class="issue advisory" data-code="gate_gave_up" '
+                   f'data-sessions="{len(sessions)}"><span class="code">'
+                   f"advisory gate_gave_up</span>: the gate gave up on {e(who)}; "
+                   + ("the agent stopped while it was told:" if len(sessions) == 1
+                      else "each agent stopped while it was told:")
+                   + f"<pre>{e(reason)}</pre></div>")
     out.append('<table id="gate-sessions"><tr><th>harness</th><th>session</th>'
                "<th>last decision</th><th>blocks in its run</th></tr>")
     out.extend(_session_row(s) for s in gate["sessions"])

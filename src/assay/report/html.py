@@ -11,15 +11,20 @@ attributes alike.
 The document (built by the ``report`` operation) is a dict::
 
     {assay_version, ledger: {revision, epoch}, project: {scope},
-     intent: {report, evidence: {id: summary}, gate: gate view (see assay.report.gate)} | None,
+     intent: {report, evidence: {id: summary (see assay.report.evidence)},
+              gate: gate view (see assay.report.gate)} | None,
      loop: {head, rounds: [round data], rejections: [rejection data]} | None,
      packet: {dir, valid, publishable, issues, summary, objective, claims, gaps} | None,
      publication: {line, sources, envelopes: [sha256]}}
 
 :func:`render` is pure and deterministic: no clock, no randomness, dict
 order as given. Colour is never the only signal: each status also has an
-icon and a word. The loop and packet parts are :mod:`assay.report.timeline`
-and :mod:`assay.report.assurance`. Imports the standard library and its
+icon and a word. The requirement tree is here; a note or an issue text said
+of several requirements is printed once, numbered, with the requirements it
+applies to, and each of them links to it. The evidence, loop and packet
+parts are :mod:`assay.report.evidence`, :mod:`assay.report.timeline` and
+:mod:`assay.report.assurance`; the words the page shares with the terminal
+views are :mod:`assay.report.wording`. Imports the standard library and its
 sibling modules only.
 """
 
@@ -32,14 +37,20 @@ from string import Template
 from typing import Any
 
 from assay.report.assurance import packet_section
+from assay.report.evidence import (
+    ROLLUP_STYLE,
+    evidence_section,
+    observed_html,
+    requirement_tests_html,
+)
 from assay.report.gate import gate_section
 from assay.report.markup import ICON as _ICON
 from assay.report.markup import RUN_STYLE as _RUN_STYLE
 from assay.report.markup import badge as _badge
-from assay.report.markup import clip
 from assay.report.markup import e as _e
 from assay.report.markup import short as _short
 from assay.report.timeline import loop_section
+from assay.report.wording import cited_revision, merge_repeated, run_outcome
 
 __all__ = ["DELTA_STYLE", "render"]
 
@@ -53,13 +64,6 @@ DELTA_STYLE: dict[str, tuple[str, str, str]] = {
     "unverified": ("wait", "?", "unverified"),
     "not_started": ("none", "\u25cb", "not started"),
 }
-_DETAIL_TEXT_LIMIT = 4000
-# Output shown per stream: its last characters (the end of a run says most).
-_TAIL_SHOWN = 2000
-# Output characters shown on the whole page; past it a tail is named, not
-# copied, so an intent citing thousands of runs still gives a page of a few MB.
-_PAGE_TAIL_BUDGET = 1_500_000
-
 _SCRIPT = (
     "document.querySelectorAll('button[data-open]').forEach(function(b){"
     "b.addEventListener('click',function(){var o=b.getAttribute('data-open')==='1';"
@@ -106,6 +110,9 @@ li.req{margin:6px 0}.req>.head{display:flex;gap:8px;align-items:baseline;flex-wr
 details{margin:2px 0}summary{cursor:pointer}
 .evref{margin:2px 0}.evidence{content-visibility:auto;contain-intrinsic-size:auto 240px}
 #requirements>li.req{content-visibility:auto;contain-intrinsic-size:auto 120px}.timeline{overflow-x:auto;border:1px solid var(--line);border-radius:6px}
+ul.testlist{list-style:none;padding-left:14px;margin:2px 0}ul.testlist li{margin:1px 0}
+ul.cited{margin:2px 0 6px;padding-left:18px}.results{margin:6px 0}.elsewhere{font-weight:600}
+#shared li{margin:4px 0}.evref .observed{margin-left:14px}.evref details.tests{margin-left:14px}
 .controls{float:right}.controls button{font:inherit;font-size:12px;margin-left:4px}
 footer{margin-top:36px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);
 padding-top:8px}
@@ -139,21 +146,18 @@ $sections
 """)
 
 
-def _clip(text: str, limit: int = _DETAIL_TEXT_LIMIT) -> str:
-    return clip(text, limit)
-
-
 def render(doc: Mapping[str, Any]) -> str:
     """The HTML page of ``doc`` (see the module docstring). Pure and deterministic."""
     intent = doc.get("intent")
     loop = doc.get("loop")
     packet = doc.get("packet")
     ledger = doc.get("ledger") or {}
-    anchors = _EvidenceAnchors(intent["evidence"] if intent else {})
     sections = []
     if intent:
-        sections.append(_intent_section(intent["report"], intent["evidence"], anchors))
-        sections.append(_evidence_section(intent["evidence"], anchors))
+        citations = _Citations(intent["report"], intent["evidence"])
+        sections.append(_intent_section(intent["report"], citations))
+        sections.append(evidence_section(intent["evidence"], citations.anchors.ids,
+                                         citations.cited))
         sections.append(gate_section(intent.get("gate")))
     if loop:
         sections.append(loop_section(loop))
@@ -223,25 +227,120 @@ class _EvidenceAnchors:
         return f"#{anchor}" if anchor else None
 
 
-def _issue_html(issue: Mapping[str, Any]) -> str:
+class _Citations:
+    """What the tree and the evidence section need about each citation, computed once."""
+
+    def __init__(self, report: Mapping[str, Any], evidence: Mapping[str, Any]) -> None:
+        self.evidence = evidence
+        self.intent_id = report.get("intent_record_id")
+        self.anchors = _EvidenceAnchors(evidence)
+        # evidence id -> each cited revision with the requirements citing it
+        by_revision: dict[str, dict[Any, list[str]]] = {}
+        for result in report["actual"].get("results", []):
+            for ref in result.get("evidence", []):
+                cites = by_revision.setdefault(str(ref.get("id", "")), {})
+                rids = cites.setdefault(ref.get("revision"), [])
+                if result["requirement_id"] not in rids:
+                    rids.append(result["requirement_id"])
+        self.cited = {rid: sorted(revs.items(), key=lambda kv: str(kv[0]).zfill(12))
+                      for rid, revs in by_revision.items()}
+        self._rows: dict[str, dict[str, Mapping[str, Any]]] = {}
+
+    def tests_row(self, record_id: str, requirement_id: str) -> Mapping[str, Any] | None:
+        """The requirement's rollup row in the current version of ``record_id``, if any."""
+        rows = self._rows.get(record_id)
+        if rows is None:
+            tests = (self.evidence.get(record_id) or {}).get("tests") or {}
+            # A run's rows may belong to several intents: this intent's row wins.
+            ordered = sorted(tests.get("requirements") or [],
+                             key=lambda r: r.get("intent") in (None, self.intent_id))
+            rows = self._rows[record_id] = {str(r.get("requirement_id")): r for r in ordered}
+        return rows.get(requirement_id)
+
+
+class _Shared:
+    """Notes and issue texts said of several requirements: each printed once, numbered."""
+
+    def __init__(self, results: Mapping[str, Mapping[str, Any]],
+                 issues: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        notes = merge_repeated((str(r.get("notes")), rid) for rid, r in results.items()
+                               if str(r.get("notes") or "").strip())
+        said = merge_repeated(((str(i.get("code", "")), str(i.get("message", "")),
+                                bool(i.get("advisory"))), rid)
+                              for rid, found in issues.items() if rid for i in found)
+        self.entries: list[tuple[str, Any, list[str]]] = (
+            [("note", text, rids) for text, rids in notes if len(rids) > 1]
+            + [("issue", key, rids) for key, rids in said if len(rids) > 1])
+        self.note_number = {text: n for n, (kind, text, _) in enumerate(self.entries, start=1)
+                            if kind == "note"}
+        self.issue_number = {key: n for n, (kind, key, _) in enumerate(self.entries, start=1)
+                             if kind == "issue"}
+
+    def section(self) -> str:
+        if not self.entries:
+            return ""
+        out = [("<h3>Said of several requirements</h3><p>Each text below is printed once, with "
+               'the requirements it applies to.</p><ol id="shared">')]
+        for n, (kind, key, rids) in enumerate(self.entries, start=1):
+            links = ", ".join(f'<a href="#req-{_e(r)}">{_e(r)}</a>' for r in rids)
+            if kind == "note":
+                head = f'<span class="what">note</span>: {_e(key)}'
+                attrs = 'data-kind="note"'
+            else:
+                code, message, advisory = key
+                css = "advisory" if advisory else "blocking"
+                head = (f'<span class="issue {css}"><span class="code">'
+                        f'{"advisory" if advisory else "issue"} {_e(code)}</span></span>: '
+                        f"{_e(message)}")
+                attrs = f'data-kind="issue" data-code="{_e(code)}"'
+            out.append(f'<li id="shared-{n}" class="shared" {attrs} '
+                       f'data-applies="{_e(" ".join(rids))}">{head} '
+                       f'<span class="acc">\u2014 applies to {len(rids)} requirements: {links}'
+                       "</span></li>")
+        out.append("</ol>")
+        return "".join(out)
+
+    def note_html(self, notes: str) -> str:
+        n = self.note_number.get(notes)
+        if n is None:
+            return f" \u2014 {_e(notes)}"
+        return (f' \u2014 <a class="shared-ref" href="#shared-{n}">note {n}</a> '
+                f"(said of {len(self.entries[n - 1][2])} requirements)")
+
+    def issue_html(self, issue: Mapping[str, Any]) -> str:
+        key = (str(issue.get("code", "")), str(issue.get("message", "")),
+               bool(issue.get("advisory")))
+        n = self.issue_number.get(key)
+        if n is None:
+            return _issue_html(issue)
+        text = (f'as in <a class="shared-ref" href="#shared-{n}">text {n} of "Said of several '
+                f'requirements"</a>')
+        return _issue_html(issue, text=text, shared=n)
+
+
+def _issue_html(issue: Mapping[str, Any], *, text: str | None = None,
+                shared: int | None = None) -> str:
     kind = "advisory" if issue.get("advisory") else "blocking"
     label = "advisory" if issue.get("advisory") else "issue"
-    return (f'<div class="issue {kind}" data-code="{_e(issue.get("code", ""))}">'
+    return (f'<div class="issue {kind}" data-code="{_e(issue.get("code", ""))}"'
+            + (f' data-shared="{shared}"' if shared is not None else "") + ">"
             f'<span class="code">{_e(label)} {_e(issue.get("code", ""))}</span>: '
-            f'{_e(issue.get("message", ""))}'
+            + (text if text is not None else _e(issue.get("message", "")))
             + (f' <span class="acc">\u2192 {_e(issue["action"])}</span>'
                if issue.get("action") else "") + "</div>")
 
 
-def _intent_section(report: Mapping[str, Any], evidence: Mapping[str, Any],
-                    anchors: _EvidenceAnchors) -> str:
+def _intent_section(report: Mapping[str, Any], citations: _Citations) -> str:
     plan = report["plan"]
     delta = {row["id"]: row for row in report["delta"]["requirements"]}
     results = {r["requirement_id"]: r for r in report["actual"].get("results", [])}
     reqs = {r["id"]: r for r in plan["requirements"]}
     issues: dict[str, list[Mapping[str, Any]]] = {}
     for issue in report["issues"]:
-        issues.setdefault(issue.get("requirement_id") or "", []).append(issue)
+        # An issue about a requirement the intent no longer has belongs to the whole intent.
+        rid = issue.get("requirement_id") or ""
+        issues.setdefault(rid if rid in reqs else "", []).append(issue)
+    shared = _Shared({rid: r for rid, r in results.items() if rid in reqs}, issues)
     out = ['<section id="intent"><h2>Intent and requirements</h2>',
            f'<p class="brief"><strong>{_e(plan.get("brief", ""))}</strong></p>']
     if plan.get("user_reference"):
@@ -270,6 +369,7 @@ def _intent_section(report: Mapping[str, Any], evidence: Mapping[str, Any],
     if general:
         out.append('<h3>Issues of the whole intent</h3><div id="global-issues">'
                    + "".join(_issue_html(i) for i in general) + "</div>")
+    out.append(shared.section())
     out.append('<h3>Requirement tree</h3><ul class="tree" id="requirements">')
     # Iterative depth-first walk: an intent may nest deeply, and recursion
     # depth must not depend on the record.
@@ -280,8 +380,8 @@ def _intent_section(report: Mapping[str, Any], evidence: Mapping[str, Any],
             out.append("</ul></li>" if reqs.get(rid, {}).get("child_ids") else "</li>")
             continue
         req = reqs.get(rid, {"id": rid, "text": "", "acceptance": "", "child_ids": []})
-        out.append(_requirement_html(req, delta.get(rid, {}), results.get(rid), issues.get(rid, []),
-                                     anchors, evidence))
+        out.append(_requirement_html(req, delta.get(rid, {}), results.get(rid),
+                                     issues.get(rid, []), citations, shared))
         children = req.get("child_ids") or []
         stack.append(("close", rid))
         if children:
@@ -304,7 +404,7 @@ def _intent_section(report: Mapping[str, Any], evidence: Mapping[str, Any],
 
 def _requirement_html(req: Mapping[str, Any], row: Mapping[str, Any],
                       result: Mapping[str, Any] | None, issues: Sequence[Mapping[str, Any]],
-                      anchors: _EvidenceAnchors, evidence: Mapping[str, Any]) -> str:
+                      citations: _Citations, shared: _Shared) -> str:
     status = str(row.get("status", "not_started"))
     css, icon, label = DELTA_STYLE.get(status, ("none", "\u25cb", status))
     parts = [(f'<li class="req" id="req-{_e(req["id"])}" data-id="{_e(req["id"])}" '
@@ -314,12 +414,13 @@ def _requirement_html(req: Mapping[str, Any], row: Mapping[str, Any],
     if req.get("acceptance"):
         parts.append(f'<div class="acc">acceptance: {_e(req["acceptance"])}</div>')
     if result is not None:
+        notes = str(result.get("notes") or "")
         parts.append(f'<div class="result">claimed result: <strong>{_e(result.get("status", ""))}'
-                     "</strong>" + (f" \u2014 {_e(result['notes'])}" if result.get("notes") else "")
+                     "</strong>" + (shared.note_html(notes) if notes.strip() else "")
                      + "</div>")
         for ref in result.get("evidence", []):
-            parts.append(_evidence_ref_html(ref, anchors, evidence))
-    parts.extend(_issue_html(i) for i in issues)
+            parts.append(_evidence_ref_html(ref, str(req["id"]), citations))
+    parts.extend(shared.issue_html(i) for i in issues)
     parts.append("</div>")
     return "".join(parts)
 
@@ -333,114 +434,47 @@ def _origin_badge(ref: Mapping[str, Any]) -> str:
     return _badge("claim", "\u270e", "claimed")
 
 
-def _evidence_ref_html(ref: Mapping[str, Any], anchors: _EvidenceAnchors,
-                       evidence: Mapping[str, Any]) -> str:
+def _evidence_ref_html(ref: Mapping[str, Any], requirement_id: str, citations: _Citations) -> str:
     machine = bool(ref.get("machine_observed"))
-    seen = _origin_badge(ref)
+    record_id = str(ref.get("id", ""))
+    revision = ref.get("revision")
     current = ref.get("current_revision")
-    name = f"{ref.get('id', '')}@{ref.get('revision', '')}"
-    href = anchors.href(str(ref.get("id", "")))
+    name = f"{record_id}@{revision}"
+    href = citations.anchors.href(record_id)
     link = f'<a href="{_e(href)}">{_e(name)}</a>' if href else f"<code>{_e(name)}</code>"
-    stale = ""
-    if current not in (None, ref.get("revision")):
-        stale = f' <span class="bad">(current revision {_e(current)})</span>'
-    facts = ""
+    is_current, words = cited_revision(revision, current)
+    facts = f' <span class="rev {"acc" if is_current else "bad"}">({_e(words)})</span>'
     run = ref.get("run")
+    outcome = ""
     if run:
-        # The outcome of the cited run itself, not of a later one.
-        status = str(run.get("status", ""))
-        css = _RUN_STYLE.get(status, "wait")
-        words = [f"{run['command']}" if run.get("command") else ""]
-        if run.get("exit_code") is not None:
-            words.append(f"exit {run['exit_code']}")
-        facts = (f" {_badge(css, _ICON[css], status)} "
-                 f'<span class="acc">{_e(", ".join(w for w in words if w))}</span>')
-    digest = ref.get("data_sha256") or (evidence.get(str(ref.get("id", ""))) or {}).get(
-        "data_sha256")
+        # The outcome of the cited run itself, not of a later one; with per-test
+        # results, the outcome of this requirement's own tests in it.
+        outcome, said = run_outcome(run)
+        css = (ROLLUP_STYLE.get(outcome, "wait") if run.get("requirement")
+               else _RUN_STYLE.get(outcome, "wait"))
+        facts += (f" {_badge(css, _ICON[css], outcome)} "
+                  f'<span class="acc said">{_e(said)}</span>')
+    summary = citations.evidence.get(record_id) or {}
+    digest = ref.get("data_sha256") or summary.get("data_sha256")
     if digest:
         facts += f' <span class="acc mono">sha256 {_e(_short(digest))}</span>'
-    return (f'<div class="evref" data-evidence="{_e(ref.get("id", ""))}" '
+    detail = ""
+    if summary.get("unavailable"):
+        pass  # the evidence section names why the record is not shown
+    elif summary.get("revision") == revision:
+        detail = observed_html(summary.get("workspace"))
+        tests = citations.tests_row(record_id, requirement_id)
+        if tests is not None:
+            detail += requirement_tests_html(tests, name)
+    elif run:
+        # Only current versions are sources of this page (they pass the
+        # publication gate); a stale citation names the read instead.
+        detail = (f'<div class="acc not-shown">what {_e(name)} observed and its tests are not '
+                  f"shown: the page shows current revisions only (<code>assay evidence show "
+                  f"--revision {_e(revision)} -- {_e(record_id)}</code>)</div>")
+    return (f'<div class="evref" data-evidence="{_e(record_id)}" '
             f'data-machine="{str(machine).lower()}" data-origin="{_e(ref.get("origin") or "")}" '
-            f'data-cited-run-status="{_e((run or {}).get("status", ""))}">'
-            f"evidence {seen} {link}{stale}{facts}</div>")
-
-
-def _evidence_section(evidence: Mapping[str, Mapping[str, Any]], anchors: _EvidenceAnchors) -> str:
-    if not evidence:
-        return '<section id="evidence"><h2>Evidence cited</h2><p>No evidence is cited.</p></section>'
-    machine = sum(1 for e in evidence.values() if e.get("machine_observed"))
-    out = ['<section id="evidence"><h2>Evidence cited</h2>',
-           (f"<p>{len(evidence)} record(s) cited: {machine} observed by assay itself, "
-           f"{len(evidence) - machine} only claimed.</p>")]
-    budget = [_PAGE_TAIL_BUDGET]
-    for record_id, ev in evidence.items():
-        out.append(_evidence_html(record_id, ev, anchors.ids.get(record_id, ""), budget))
-    out.append("</section>")
-    return "".join(out)
-
-
-def _stream_html(name: str, stream: Mapping[str, Any] | None, record_id: str,
-                 budget: list[int]) -> str:
-    if not stream:
-        return ""
-    facts = (f"{_e(stream.get('bytes', 0))} bytes, sha256 <code>{_e(stream.get('sha256', ''))}</code>"
-             + (", truncated to the tail" if stream.get("truncated") else ""))
-    tail = str(stream.get("tail") or "")
-    if len(tail) > _TAIL_SHOWN:
-        tail = f"[... {len(tail) - _TAIL_SHOWN} earlier characters in the record]\n" + tail[
-            -_TAIL_SHOWN:]
-    if not tail:
-        return (f'<div class="acc" data-stream="{_e(name)}">{_e(name)}: empty '
-                f"({facts})</div>")
-    if len(tail) > budget[0]:
-        body = (f"<p>(not copied into this page, which already holds {_PAGE_TAIL_BUDGET:,} "
-                f"characters of output: <code>assay evidence show -- {_e(record_id)}</code>)</p>")
-    else:
-        budget[0] -= len(tail)
-        body = f"<pre>{_e(tail)}</pre>"
-    return (f'<details class="tail" data-stream="{_e(name)}"><summary>{_e(name)} tail '
-            f"({facts})</summary>{body}</details>")
-
-
-def _evidence_html(record_id: str, ev: Mapping[str, Any], anchor: str,
-                   budget: list[int]) -> str:
-    machine = bool(ev.get("machine_observed"))
-    seen = (_badge("machine", "\u2699", "machine-observed") if machine
-            else _badge("claim", "\u270e", "claimed"))
-    obs = ev.get("observation")
-    head = [(f'<div class="evidence" id="{_e(anchor)}" data-id="{_e(record_id)}" '
-            f'data-machine="{str(machine).lower()}"><h3>{seen} <code>{_e(record_id)}</code> revision '
-            f'{_e(ev.get("revision", ""))}')]
-    if ev.get("unavailable"):
-        head.append(f' <span class="bad">({_e(ev["unavailable"])})</span></h3>')
-        if ev.get("read"):
-            head.append(f'<p>Read the stored text: <code>{_e(" ".join(ev["read"]))}</code></p>')
-        head.append("</div>")
-        return "".join(head)
-    if obs:
-        status = str(obs.get("status", ""))
-        css = _RUN_STYLE.get(status, "wait")
-        head.append(" " + _badge(css, _ICON[css], status, data_run_status=status))
-    head.append("</h3>")
-    rows = [("origin", ev.get("origin", "")), ("record status", ev.get("status", "")),
-            ("data sha256", ev.get("data_sha256", ""))]
-    if obs:
-        argv = obs.get("argv")
-        rows += [("command", " ".join(str(a) for a in argv) if isinstance(argv, list) else ""),
-                 ("cwd", obs.get("cwd", "")),
-                 ("exit status", obs.get("exit_code") if obs.get("exit_code") is not None
-                  else (obs.get("signal") or obs.get("reason") or "none")),
-                 ("duration", f"{obs.get('duration_ms', '')} ms"),
-                 ("started", obs.get("started_at", ""))]
-        if ev.get("workspace"):
-            rows.append(("workspace", ev["workspace"]))
-    table = "<dl class=\"meta\">" + "".join(
-        f'<dt>{_e(k)}</dt><dd data-key="{_e(k)}">{_e(v)}</dd>' for k, v in rows) + "</dl>"
-    streams = ""
-    if obs:
-        streams = (_stream_html("stdout", obs.get("stdout"), record_id, budget)
-                   + _stream_html("stderr", obs.get("stderr"), record_id, budget))
-    elif ev.get("data_text"):
-        streams = (f'<details class="data"><summary>record data</summary><pre>'
-                   f'{_e(_clip(str(ev["data_text"])))}</pre></details>')
-    return "".join(head) + table + streams + "</div>"
+            f'data-cited-revision="{_e(revision)}" data-current-revision="{_e(current or "")}" '
+            f'data-cited-run-status="{_e((run or {}).get("status", ""))}" '
+            f'data-outcome="{_e(outcome)}">'
+            f"evidence {_origin_badge(ref)} {link}{facts}{detail}</div>")

@@ -22,26 +22,32 @@ STATUS_STYLE = {
 
 
 def _evidence_label(ref: dict[str, Any]) -> str:
-    """Who wrote a cited version and, for a run of assay's runner, how it ended.
+    """The cited revision beside the current one, who wrote it and, for a run, how it ended.
 
-    ``machine: unit passed``, ``machine: unit failed, exit 1``, ``claim``, or
-    ``unreadable`` when the cited version could not be read.
+    ``revision 1, the current one; machine: unit passed``; with per-test
+    results, the requirement's own outcome first (``machine: R1 passed on its
+    own 2 tests; the run of unit failed elsewhere (exit 1)``); ``claim``, or
+    ``unreadable or missing`` when the cited version could not be read.
     """
+    from assay.report.wording import cited_revision, run_outcome
+
+    revision = cited_revision(ref["revision"], ref.get("current_revision"))[1]
     if ref.get("origin") is None:
-        return "unreadable or missing"
+        return f"{revision}; unreadable or missing"
     if not ref.get("machine_observed"):
-        return str(ref["origin"])
+        return f"{revision}; {ref['origin']}"
     run = ref.get("run")
     if not run:
-        return "machine-observed"
-    exit_text = f", exit {run['exit_code']}" if run.get("exit_code") not in (None, 0) else ""
-    return f"machine: {run.get('command') or 'run'} {run['status']}{exit_text}"
+        return f"{revision}; machine-observed"
+    return f"{revision}; machine: {run_outcome(run)[1]}"
 
 
 def work_check(envelope: dict[str, Any], console: Any) -> None:
     """``work check`` as a requirement tree with statuses, evidence and issues."""
     from rich.markup import escape
     from rich.tree import Tree
+
+    from assay.report.wording import merge_repeated, subjects
 
     report = envelope["data"]
     verdict = ("[bold green]ready for review[/bold green]" if report["ready_to_review"]
@@ -57,6 +63,11 @@ def work_check(envelope: dict[str, Any], console: Any) -> None:
     for issue in report["issues"]:
         key = issue.get("requirement_id") or ""
         by_requirement.setdefault(key if key in plan else "", []).append(issue)
+    # One issue text said of several requirements is printed in full once, at
+    # the first of them, with the list of the others.
+    said = dict(merge_repeated(((i["code"], i["message"]), rid)
+                               for rid, found in by_requirement.items() if rid for i in found))
+    printed: dict[tuple[str, str], str] = {}
     for issue in by_requirement.get("", []):
         root.add(f"[red]{escape(issue['code'])}[/red]: {escape(issue['message'])}")
     for error in report.get("record_errors", []):
@@ -76,7 +87,14 @@ def work_check(envelope: dict[str, Any], console: Any) -> None:
                        f"({escape(_evidence_label(ref))})")
         for issue in by_requirement.get(rid, []):
             colour = "yellow" if issue.get("advisory") else "red"
-            branch.add(f"[{colour}]{escape(issue['code'])}[/{colour}]: {escape(issue['message'])}")
+            key = (issue["code"], issue["message"])
+            text = escape(issue["message"])
+            if key in printed:
+                text = f"as under {escape(printed[key])} above"
+            elif len(said[key]) > 1:
+                printed[key] = rid
+                text += f" (said of {escape(subjects(said[key]))})"
+            branch.add(f"[{colour}]{escape(issue['code'])}[/{colour}]: {text}")
         stack.extend((branch, child) for child in reversed(plan[rid]["child_ids"]))
     continuity = report.get("continuity") or {}
     if continuity:
