@@ -136,7 +136,7 @@ def results_overview(data: Any, *, limit: int) -> dict[str, Any] | None:
             continue
         rid = row["requirement_id"]
         # Tests name the requirement by its attributed label (intent#id) where it has one.
-        label = row.get("label") if isinstance(row.get("label"), str) else rid
+        label = row["label"] if isinstance(row.get("label"), str) else rid
         mine = by_requirement.get(label) or by_requirement.get(rid, [])
         counts = row.get("counts")
         counts = counts if isinstance(counts, Mapping) else {}
