@@ -83,8 +83,8 @@ class PathProblem:
 def check_relative_path(path: object) -> PathProblem | None:
     """Check packet-relative path syntax; None when it is acceptable.
 
-    A packet path is a non-empty POSIX relative path without ``.``, ``..`` or
-    empty components, backslashes, NUL or control characters. ``..`` and
+    A packet path is a non-empty POSIX relative path of UTF-8 text without
+    ``.``, ``..`` or empty components, backslashes, NUL or control characters. ``..`` and
     absolute paths are ``PATH_ESCAPE``; anything else malformed is
     ``INVALID_PATH``.
     """
@@ -97,6 +97,11 @@ def check_relative_path(path: object) -> PathProblem | None:
         return PathProblem("PATH_ESCAPE", f"{path!r} leaves the packet through '..'")
     if "\\" in path or any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
         return PathProblem("INVALID_PATH", f"{path!r} holds a backslash or control character")
+    if not path.isascii():
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            return PathProblem("INVALID_PATH", f"{path!r} is not UTF-8 text (a lone surrogate)")
     if any(part in ("", ".") for part in parts):
         return PathProblem("INVALID_PATH", f"{path!r} has an empty or '.' component")
     return None

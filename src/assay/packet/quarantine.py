@@ -132,11 +132,13 @@ def admit(directory: str | os.PathLike[str], draft: str, target: str) -> dict[st
             "quarantinedAt": now(),
             "issues": [i.to_dict() for i in issues],
         }
+        record_bytes = json_file_bytes(record)
         root.move(draft, base)
-        root.write(base + ".quarantine.json", json_file_bytes(record), exclusive=True)
+        root.write(base + ".quarantine.json", record_bytes, exclusive=True)
         return {"admitted": False, "quarantined": base, "record": base + ".quarantine.json",
                 "digest": digest, "issues": record["issues"]}
-    root.move(draft, target)
     register(manifest, target, data)
-    root.write(MANIFEST_FILE, json_file_bytes(manifest))
+    manifest_bytes = json_file_bytes(manifest)
+    root.move(draft, target)
+    root.write(MANIFEST_FILE, manifest_bytes)
     return {"admitted": True, "path": target, "digest": digest, "issues": []}

@@ -249,6 +249,57 @@ def _same_walk(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _text(value: str) -> str:
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+
+
+def _replace_lone_surrogates(value: Any) -> bool:
+    """Replace, in place, every lone surrogate in ``value``'s strings and keys with U+FFFD.
+
+    UTF-8 cannot carry a lone surrogate (a ``\\ud800`` escape without its
+    pair), so no path, digest or canonical form could be computed from one;
+    U+FFFD is what a UTF-8 encoder writes in its place. Returns whether any
+    was replaced. Iterative: a document may nest as deep as the parser allows.
+    """
+    def bad(text: str) -> bool:
+        if text.isascii():
+            return False
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+
+    found = False
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if type(current) is list:
+            for index, item in enumerate(current):
+                if type(item) is str:
+                    if bad(item):
+                        current[index], found = _text(item), True
+                elif type(item) in (list, dict):
+                    pending.append(item)
+        elif type(current) is dict:
+            if any(bad(key) for key in current):
+                members = list(current.items())
+                current.clear()
+                for key, item in members:
+                    current[_text(key) if bad(key) else key] = item
+                found = True
+            for key, item in current.items():
+                if type(item) is str:
+                    if bad(item):
+                        current[key], found = _text(item), True
+                elif type(item) in (list, dict):
+                    pending.append(item)
+    return found
+
+
 def obj(value: Any) -> dict[str, Any]:
     """``value`` if it is an object, else an empty one (hostile shapes never crash a rule)."""
     return value if type(value) is dict else {}
@@ -439,7 +490,14 @@ class Base:
         except UnicodeDecodeError:
             text = data.decode("utf-8", "replace")
             self.advise("INVALID_JSON", path, "not UTF-8: assay's own layout refuses it", path)
-        return json.loads(text, parse_constant=constant)
+        try:
+            value = json.loads(text, parse_constant=constant)
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text) and _replace_lone_surrogates(value):
+            self.advise("INVALID_JSON", path, "a lone surrogate escape, read as U+FFFD: assay's "
+                        "own layout refuses it", path)
+        return value
 
     # -- phase 1: documents ---------------------------------------------------
     def shapes(self) -> bool:

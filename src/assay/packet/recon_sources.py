@@ -308,7 +308,7 @@ class Sources(Base):
                 parsed = json.loads(content)
                 observed = js_string(parsed.get(str(locator["fieldOrSection"]))
                                       if type(parsed) is dict else None)
-            except ValueError:
+            except (ValueError, RecursionError):
                 observed = content
         assert observed is not None
         excerpt = record.get("displayExcerpt")

@@ -777,7 +777,7 @@ def _recon_manifest(root: PacketRoot) -> bytes | None:
         return None
     try:
         doc = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return raw if is_recon_layout(doc) else None
 
