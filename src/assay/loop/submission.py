@@ -43,12 +43,14 @@ from assay.loop.version import refuse_legacy
 
 __all__ = [
     "DIAGNOSTIC_CODES",
+    "FIELDS",
     "LIMITS",
     "PLACEHOLDER",
     "SUBGOAL_TRANSITIONS",
     "SubmissionContext",
     "normalise",
     "precheck",
+    "self_evaluation_schema",
 ]
 
 PLACEHOLDER = "<<FILL"
@@ -74,6 +76,8 @@ BLOCKER_LIMIT = 500
 REFINEMENT_LIMIT = 1000
 LABEL_LIMIT = 200
 WORKER_LIMIT = 20
+WORKER_TEXT_LIMIT = 1000
+WORKER_OUTCOMES = ("success", "partial", "failed")
 
 DIAGNOSTIC_CODES = (
     "unknown_field_dropped",
@@ -99,7 +103,8 @@ SUBGOAL_TRANSITIONS: dict[str, frozenset[str]] = {
     "pending": frozenset({"blocked"}),
 }
 
-_KNOWN = ("outcome", "output_summary", "constraint_violations", "should_continue",
+# Every field a self-evaluation may carry; the published schema lists each, in this order.
+FIELDS = ("outcome", "output_summary", "constraint_violations", "should_continue",
           "discovered_constraints", "retracted_constraints", "emerged_subtasks",
           "subgoal_updates", "wrong_assumptions", "open_questions",
           "resolved_open_question_ids", "subtask_boundary", "subtask_boundary_label",
@@ -328,7 +333,7 @@ def normalise(raw: Any, ctx: SubmissionContext) -> tuple[dict[str, Any], list[di
     diag = _Diagnostics()
     submitted = sorted(raw)
     for key in submitted:
-        if key not in _KNOWN:
+        if key not in FIELDS:
             diag.add("unknown_field_dropped", pointer(key), f"{key!r} is not a SelfEvaluation field")
     outcome = raw["outcome"]
     ev: dict[str, Any] = {
@@ -427,13 +432,14 @@ def _workers(value: Any, diag: _Diagnostics) -> list[dict[str, str]]:
     for index, entry in enumerate(value):
         at = pointer("worker_results", index)
         if (not isinstance(entry, dict) or set(entry) != keys
-                or entry.get("outcome") not in ("success", "partial", "failed")
+                or entry.get("outcome") not in WORKER_OUTCOMES
                 or not all(isinstance(entry[k], str) and entry[k].strip()
                            for k in ("agentId", "subTask", "resultSummary"))):
             diag.add("worker_result_dropped", at, "a worker result is {agentId, subTask, "
                      "resultSummary, outcome: success|partial|failed}")
             continue
-        out.append({k: entry[k].strip()[:1000] for k in sorted(keys)})
+        out.append({k: _text(entry[k], pointer("worker_results", index, k), WORKER_TEXT_LIMIT,
+                             diag) for k in sorted(keys)})
     if len(out) > WORKER_LIMIT:
         diag.add("list_capped", "/worker_results", f"kept the first {WORKER_LIMIT}")
         out = out[:WORKER_LIMIT]
@@ -509,6 +515,65 @@ def _execution_report(value: Any, present: bool, ctx: SubmissionContext,
     items = item_claims(strict, base=("execution_report", "claims"), active=ctx.active_contract)
     report["claims"] = criterion_claims + items
     return report, criterion_claims, items
+
+
+def self_evaluation_schema() -> dict[str, Any]:
+    """The JSON Schema of a self-evaluation that normalises without a diagnostic.
+
+    Built from the tables :func:`normalise` enforces (:data:`LIMITS`, the text
+    limits, the outcome vocabularies, the strict sub-documents' own models),
+    so the published limits are the enforced ones; a test holds a document at
+    every limit to normalise cleanly and one past any limit to fail both.
+    """
+    from assay.loop.models import RoundContractProposal
+
+    def text(limit: int) -> dict[str, Any]:
+        return {"type": "string", "minLength": 1, "maxLength": limit}
+
+    def strings(name: str) -> dict[str, Any]:
+        most, chars = LIMITS[name]
+        return {"type": "array", "maxItems": most, "uniqueItems": True, "items": text(chars)}
+
+    def closed(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+        return {"type": "object", "properties": properties, "required": list(required),
+                "additionalProperties": False}
+
+    worker = closed({"agentId": text(WORKER_TEXT_LIMIT), "subTask": text(WORKER_TEXT_LIMIT),
+                     "resultSummary": text(WORKER_TEXT_LIMIT),
+                     "outcome": {"enum": list(WORKER_OUTCOMES)}},
+                    ("agentId", "subTask", "resultSummary", "outcome"))
+    claim = closed({"id": {"type": "string", "pattern": "^(cr|rci)-[0-9a-f]{8}$"},
+                    "outcome": {"enum": ["met", "remaining"]}}, ("id", "outcome"))
+    spec: dict[str, Any] = {
+        "outcome": {"enum": list(OUTCOMES)},
+        "output_summary": text(SUMMARY_LIMIT),
+        "constraint_violations": strings("constraint_violations"),
+        "should_continue": {"type": "boolean"},
+        **{name: strings(name) for name in (
+            "discovered_constraints", "retracted_constraints", "emerged_subtasks",
+            "wrong_assumptions", "open_questions", "resolved_open_question_ids", "gate_ids")},
+        "subgoal_updates": {"type": "array", "items": {"$ref": "#/$defs/SubGoalUpdate"}},
+        "subtask_boundary": {"type": "boolean"},
+        "subtask_boundary_label": text(LABEL_LIMIT),
+        "worker_results": {"type": "array", "maxItems": WORKER_LIMIT, "items": worker},
+        "objective_refinement": text(REFINEMENT_LIMIT),
+        "blocker": text(BLOCKER_LIMIT),
+        "execution_report": closed({"files_changed": strings("files_changed"),
+                                    "claims": {"type": "array", "items": claim}}),
+        "round_contract": {"$ref": "#/$defs/RoundContractProposal"},
+        "prompt_requests": {**closed({key: {**strings(key), "minItems": 1}
+                                      for key in ("emphasize", "confusion_points")}),
+                            "minProperties": 1},
+    }
+    properties = {name: spec[name] for name in FIELDS}
+    contract = RoundContractProposal.model_json_schema()
+    return {
+        "title": "SelfEvaluation",
+        **closed(properties, ("outcome", "output_summary", "constraint_violations",
+                              "should_continue")),
+        "$defs": {**contract.pop("$defs", {}), "SubGoalUpdate": SubGoalUpdate.model_json_schema(),
+                  "RoundContractProposal": contract},
+    }
 
 
 def resolve_questions(ids: Sequence[str], open_ids: set[str],
