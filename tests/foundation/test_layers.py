@@ -94,10 +94,11 @@ def test_describe_imports_nothing_heavy(heavy: str) -> None:
 
 # What a plain `assay get` may load besides the ledger package (the ledger's own
 # modules are its business): the entry point, the click-free call path, the
-# registry with the one module declaring `get`, the base modules and config.
+# registry with the one module declaring `get`, the base modules and config (with
+# its TOML reader).
 GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "assay.cli.render",
                "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.bounds",
-               "assay.ops.ledger", "assay.paging", "assay.value"}
+               "assay.ops.ledger", "assay.paging", "assay.tomltext", "assay.value"}
 # Never on the path of a plain operation call: click (help and usage errors
 # only), the other surfaces' libraries, and standard modules only some
 # commands need (git and commands run in subprocesses; platform and uuid come
