@@ -12,6 +12,7 @@ from assay.config import EvidenceCommand
 from assay.errors import AssayError
 from assay.loop import identity
 from assay.loop.contract import normalise_contract
+from assay.loop.schema import self_evaluation_schema
 from assay.loop.submission import (
     BLOCKER_LIMIT,
     DIAGNOSTIC_CODES,
@@ -24,7 +25,6 @@ from assay.loop.submission import (
     WORKER_TEXT_LIMIT,
     SubmissionContext,
     normalise,
-    self_evaluation_schema,
 )
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -1,7 +1,7 @@
 """Wire documents of the loop protocol, in the reference's field spelling.
 
 The strict documents are pydantic v2 models (``strict``, ``extra="forbid"``,
-frozen) whose JSON Schemas :func:`schemas` publishes: the submission handle,
+frozen) whose JSON Schemas :mod:`assay.loop.schema` publishes: the submission handle,
 a round contract proposal with its items and ``supersedes`` modifier, a
 sub-goal transition and an execution claim. :func:`validate` runs one of them
 and turns EVERY pydantic error into one :class:`~assay.errors.AssayError`
@@ -11,9 +11,8 @@ of the first failing location, and the pydantic error type in
 ``details.reason`` (``missing``, ``extra_forbidden``, ``string_type``, ...).
 
 The self-evaluation itself is not one strict model: its optional fields are
-normalised leniently (:mod:`assay.loop.submission`), whose
-:func:`~assay.loop.submission.self_evaluation_schema` publishes, from its own
-tables, the shape that normalises without a diagnostic.
+normalised leniently (:mod:`assay.loop.submission`); its published schema is
+built from that module's tables.
 
 Pydantic is imported here, so only loop code paths load it (operation
 modules import this package inside their handlers).
@@ -52,7 +51,6 @@ __all__ = [
     "SubmissionHandle",
     "SubmissionReceipt",
     "output_schemas",
-    "schemas",
     "validate",
 ]
 
@@ -154,21 +152,6 @@ def validate(model: type[BaseModel], value: Any, *, code: str, base: tuple[str |
         raise cls(f"{message}: {first['detail']} at {first['pointer'] or '/'}", code=code,
                   pointer=first["pointer"], action=action,
                   details={"reason": first["reason"], "errors": errors[:20]}) from None
-
-
-def schemas() -> dict[str, Any]:
-    """The published JSON Schemas, by document name."""
-    # The submission module reads this one's models, so its schema is fetched on call.
-    from assay.loop.submission import self_evaluation_schema
-
-    return {
-        "SelfEvaluation": self_evaluation_schema(),
-        "SubmissionHandle": SubmissionHandle.model_json_schema(),
-        "RoundContractProposal": RoundContractProposal.model_json_schema(),
-        "SubGoalUpdate": SubGoalUpdate.model_json_schema(),
-        "ExecutionClaim": ExecutionClaim.model_json_schema(),
-        **output_schemas(),
-    }
 
 
 # ------------------------------------------------------------------ output documents

@@ -50,7 +50,6 @@ __all__ = [
     "SubmissionContext",
     "normalise",
     "precheck",
-    "self_evaluation_schema",
 ]
 
 PLACEHOLDER = "<<FILL"
@@ -515,65 +514,6 @@ def _execution_report(value: Any, present: bool, ctx: SubmissionContext,
     items = item_claims(strict, base=("execution_report", "claims"), active=ctx.active_contract)
     report["claims"] = criterion_claims + items
     return report, criterion_claims, items
-
-
-def self_evaluation_schema() -> dict[str, Any]:
-    """The JSON Schema of a self-evaluation that normalises without a diagnostic.
-
-    Built from the tables :func:`normalise` enforces (:data:`LIMITS`, the text
-    limits, the outcome vocabularies, the strict sub-documents' own models),
-    so the published limits are the enforced ones; a test holds a document at
-    every limit to normalise cleanly and one past any limit to fail both.
-    """
-    from assay.loop.models import RoundContractProposal
-
-    def text(limit: int) -> dict[str, Any]:
-        return {"type": "string", "minLength": 1, "maxLength": limit}
-
-    def strings(name: str) -> dict[str, Any]:
-        most, chars = LIMITS[name]
-        return {"type": "array", "maxItems": most, "uniqueItems": True, "items": text(chars)}
-
-    def closed(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-        return {"type": "object", "properties": properties, "required": list(required),
-                "additionalProperties": False}
-
-    worker = closed({"agentId": text(WORKER_TEXT_LIMIT), "subTask": text(WORKER_TEXT_LIMIT),
-                     "resultSummary": text(WORKER_TEXT_LIMIT),
-                     "outcome": {"enum": list(WORKER_OUTCOMES)}},
-                    ("agentId", "subTask", "resultSummary", "outcome"))
-    claim = closed({"id": {"type": "string", "pattern": "^(cr|rci)-[0-9a-f]{8}$"},
-                    "outcome": {"enum": ["met", "remaining"]}}, ("id", "outcome"))
-    spec: dict[str, Any] = {
-        "outcome": {"enum": list(OUTCOMES)},
-        "output_summary": text(SUMMARY_LIMIT),
-        "constraint_violations": strings("constraint_violations"),
-        "should_continue": {"type": "boolean"},
-        **{name: strings(name) for name in (
-            "discovered_constraints", "retracted_constraints", "emerged_subtasks",
-            "wrong_assumptions", "open_questions", "resolved_open_question_ids", "gate_ids")},
-        "subgoal_updates": {"type": "array", "items": {"$ref": "#/$defs/SubGoalUpdate"}},
-        "subtask_boundary": {"type": "boolean"},
-        "subtask_boundary_label": text(LABEL_LIMIT),
-        "worker_results": {"type": "array", "maxItems": WORKER_LIMIT, "items": worker},
-        "objective_refinement": text(REFINEMENT_LIMIT),
-        "blocker": text(BLOCKER_LIMIT),
-        "execution_report": closed({"files_changed": strings("files_changed"),
-                                    "claims": {"type": "array", "items": claim}}),
-        "round_contract": {"$ref": "#/$defs/RoundContractProposal"},
-        "prompt_requests": {**closed({key: {**strings(key), "minItems": 1}
-                                      for key in ("emphasize", "confusion_points")}),
-                            "minProperties": 1},
-    }
-    properties = {name: spec[name] for name in FIELDS}
-    contract = RoundContractProposal.model_json_schema()
-    return {
-        "title": "SelfEvaluation",
-        **closed(properties, ("outcome", "output_summary", "constraint_violations",
-                              "should_continue")),
-        "$defs": {**contract.pop("$defs", {}), "SubGoalUpdate": SubGoalUpdate.model_json_schema(),
-                  "RoundContractProposal": contract},
-    }
 
 
 def resolve_questions(ids: Sequence[str], open_ids: set[str],
