@@ -163,6 +163,23 @@ def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None
     assert modules & NEVER_ON_GET_OR_PUT == set()
 
 
+def test_frozen_value_only_on_the_start_up_path(ledger_project: Path) -> None:
+    """Every module declaring a frozen_value class is one a plain get, put or work check loads."""
+    import re
+
+    declaring = {".".join(path.relative_to(ROOT / "src").with_suffix("").parts).removesuffix(
+                     ".__init__")
+                 for path in (ROOT / "src/assay").rglob("*.py")
+                 if re.search(r"^@(ordered_)?frozen_value\b", path.read_text(), re.MULTILINE)
+                 and path.name != "value.py"}
+    loaded = (_loaded("get", "--", "knowledge:x", full=True, cwd=ledger_project)
+              | _loaded("put", "--data-file", "-", "--", "knowledge:y", stdin=b'{"b":2}',
+                        full=True, cwd=ledger_project)
+              | _loaded("work", "check", "--", "knowledge:x", full=True, cwd=ledger_project))
+    assert len(declaring) > 5
+    assert declaring - loaded == set()
+
+
 def test_help_still_loads_click() -> None:
     """`assay get --help` goes through click, so the probe above would notice a pin gone stale."""
     assert "click" in _loaded("get", "--help")
