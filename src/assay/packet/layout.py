@@ -9,6 +9,7 @@ files (:func:`assay.inputs.read_regular`). Imports only the base modules.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -165,6 +166,11 @@ class PacketRoot:
                 return None
             except NotADirectoryError:
                 return PathProblem("INVALID_PATH", f"{prefix!r} is not a directory")
+            except OSError as exc:
+                # A name longer than the filesystem allows, or a directory
+                # that cannot be searched: the path cannot name a readable file.
+                code = "INVALID_PATH" if exc.errno == errno.ENAMETOOLONG else "MISSING_FILE"
+                return PathProblem(code, f"{prefix[:80]!r} cannot be looked up: {exc.strerror}")
             found = None
             if stat.S_ISLNK(info.st_mode):
                 if prefix in MANAGED_DIRS:
@@ -269,6 +275,10 @@ class PacketRoot:
                 entries = list(os.scandir(self.root / current))
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            except OSError as exc:
+                # An unlisted file could hide in a directory that cannot be read.
+                raise UnavailableError(f"cannot list {current!r} of the packet: {exc.strerror}",
+                                       code="packet_unreadable") from None
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
