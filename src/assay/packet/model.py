@@ -133,11 +133,13 @@ def kind_name(kind: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True, order=True)
 class Issue:
-    """One reason a packet is invalid: code, packet-relative file, JSON pointer, sentence.
+    """One finding: code, packet-relative file, JSON pointer, sentence.
 
     ``where`` is the recon tool's own location for a finding in a recon-layout
     packet (``lane:ID``, ``pass:MODE``, an artifact id, a ``$``-path), so its
-    users read the same diagnostics; empty for assay's own layout.
+    users read the same diagnostics; empty for assay's own layout. An
+    ``advisory`` finding never makes a packet invalid: it is what assay's own,
+    stricter rules would add to a recon-layout packet.
     """
 
     code: str
@@ -145,6 +147,7 @@ class Issue:
     pointer: str
     message: str
     where: str = ""
+    advisory: bool = False
 
     def to_dict(self) -> dict[str, str]:
         out = {"code": self.code, "path": self.path, "pointer": self.pointer,
