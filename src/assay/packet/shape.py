@@ -40,6 +40,7 @@ __all__ = [
     "enum",
     "forget_matches",
     "integer",
+    "leaf",
     "member",
     "nullable",
     "obj",
@@ -261,7 +262,7 @@ def enum(*values: str, code: str | None = None, message: str | None = None) -> C
     return check
 
 
-def integer(*, minimum: int | None = None, maximum: int = 2**53 - 1,
+def integer(*, minimum: int | None = None, maximum: int | None = 2**53 - 1,
             integral_floats: bool = False) -> Check:
     """An integer (not a boolean) within bounds; ``integral_floats`` also takes ``5.0``."""
 
@@ -271,7 +272,7 @@ def integer(*, minimum: int | None = None, maximum: int = 2**53 - 1,
 
     def ok(value: Any) -> bool:
         return (is_integer(value) and (minimum is None or value >= minimum)
-                and value <= maximum)
+                and (maximum is None or value <= maximum))
 
     def report(sink: Sink, value: Any, ptr: str) -> bool:
         if not is_integer(value):
@@ -280,13 +281,27 @@ def integer(*, minimum: int | None = None, maximum: int = 2**53 - 1,
         if minimum is not None and value < minimum:
             sink.fail("value", ptr, check, f"must be at least {minimum}")
             return False
-        if value > maximum:
+        if maximum is not None and value > maximum:
             sink.fail("value", ptr, check, f"must be at most {maximum}")
             return False
         return True
 
     check = Check(ok, report, f"an integer of at least {minimum}" if minimum is not None
                   else "an integer")
+    return check
+
+
+def leaf(ok: Ok, wants: str, *, kind: str = "type", code: str | None = None,
+         message: str | None = None) -> Check:
+    """A check of one value by a predicate: one violation of ``kind`` when ``ok`` says no."""
+
+    def report(sink: Sink, value: Any, ptr: str) -> bool:
+        if ok(value):
+            return True
+        sink.fail(kind, ptr, check, f"must be {wants}")
+        return False
+
+    check = Check(ok, report, wants, code, message)
     return check
 
 
