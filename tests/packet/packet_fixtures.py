@@ -1,12 +1,12 @@
 """The packet fixture library: valid packets and one invalid packet per rule.
 
-Every case is built on demand by :func:`assay.packet.build.example_packet`
+Every case is built on demand by :func:`packet_testing.example_packet`
 plus one deliberate change, so the fixtures stay in step with the format
 instead of drifting as copied blobs. ``CASES`` maps a case name to its
 builder and its expectation: ``None`` for a valid packet (with the expected
 publication), or the exact ``(code, path, pointer)`` the validator must
 report. ``materialize(directory)`` writes every case to disk (used by
-``python tests/packet/packet_fixtures.py DIR`` to inspect them).
+``PYTHONPATH=tests python tests/packet/packet_fixtures.py DIR`` to inspect them).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.canonical import parse
-from assay.packet.build import PacketBuilder, default_execution, example_packet
 from assay.packet.layout import file_digest
+from packet_testing import PacketBuilder, default_execution, example_packet
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 M, L = "manifest.json", "claims.json"

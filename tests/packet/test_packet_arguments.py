@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from assay.canonical import canonical_text
-from assay.packet.build import default_execution
 from assay_testing import Project
+from packet_testing import default_execution
 
 NOT_UTF8 = "knowledge:\udcff"  # the argv byte 0xff, as Python decodes it
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from assay.canonical import canonical_text, parse
-from assay.packet.build import default_execution
 from assay.packet.layout import file_digest
 from assay_testing import Project
+from packet_testing import default_execution
 
 FACT = "SQLite in WAL mode lets readers proceed while one writer commits."
 

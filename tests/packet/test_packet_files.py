@@ -14,10 +14,10 @@ from mcp import Client
 from assay.errors import AssayError
 from assay.mcp.server import build_server
 from assay.ops import call
-from assay.packet.build import example_packet
 from assay.packet.layout import MAX_PACKET_FILE_BYTES
 from assay.packet.validate import validate
 from assay_testing import Project
+from packet_testing import example_packet
 
 
 def _fifo_in_place_of(root: Path, path: str) -> None:

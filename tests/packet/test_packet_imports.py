@@ -11,7 +11,7 @@ def test_packet_imports_no_surface_or_ledger() -> None:
     code = (
         "import sys\n"
         "import assay.packet.validate, assay.packet.render, assay.packet.lifecycle\n"
-        "import assay.packet.quarantine, assay.packet.build, assay.packet.recon_build\n"
+        "import assay.packet.quarantine, assay.packet.recon_check\n"
         "bad = [m for m in sys.modules if m.startswith(('assay.ops', 'assay.cli', 'assay.mcp',"
         " 'assay.ledger', 'pydantic'))]\n"
         "print(','.join(sorted(bad)))\n"

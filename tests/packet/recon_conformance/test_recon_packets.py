@@ -17,10 +17,10 @@ from recon_cases import VERSIONS, check, fixture
 from assay.errors import AssayError
 from assay.mcp.server import build_server
 from assay.packet import lifecycle, quarantine
-from assay.packet.recon_build import recon_packet
 from assay.packet.render import publish
 from assay.packet.validate import check_and_withdraw, validate
 from assay_testing import Project
+from recon_testing import recon_packet
 
 
 @VERSIONS

@@ -20,8 +20,8 @@ import pytest
 from packet_fixtures import json_locations
 
 from assay.packet.layout import file_digest
-from assay.packet.recon_build import recon_packet
 from assay.packet.validate import validate
+from recon_testing import recon_packet
 
 HOSTILE: tuple[Any, ...] = ({}, [], None, [{}])
 

@@ -6,8 +6,8 @@ the two canonical files on :meth:`PacketBuilder.finish`. It performs no
 validation of its own: the validation boundary judges what it wrote (which
 is what makes it useful for building invalid fixtures too).
 :func:`example_packet` builds a complete quick, standard or thorough packet
-of any size; the tests, the benchmark and the demo use it. Imports the base
-modules and the packet modules.
+of any size for the tests and the benchmarks. A test module: it is not part of
+the package, and imports only assay's public packet modules.
 """
 
 from __future__ import annotations

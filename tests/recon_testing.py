@@ -18,7 +18,8 @@ map and gather pass and a material gap per pass that did not complete.
 envelope again), and :meth:`ReconPacket.reconcile` and
 :meth:`ReconPacket.brief` produce a reconciled ledger and a review brief with
 the recon tool's own semantics. Nothing here validates: the boundary judges
-what was written. Imports the base modules and the packet modules.
+what was written. A test module, not part of the package (assay never writes
+this layout); imports assay's packet modules.
 """
 
 from __future__ import annotations
