@@ -32,7 +32,8 @@ from typing import Any
 
 from assay.canonical import fingerprint
 from assay.packet.layout import file_digest
-from assay.packet.recon_contract import approval_input, check_artifact
+from assay.packet.model import approval_fingerprint
+from assay.packet.recon_contract import check_artifact
 
 __all__ = ["APPROVED_AT", "ReconPacket", "recon_packet"]
 
@@ -148,7 +149,7 @@ class ReconPacket:
                     if k != "approval"}
         approval: dict[str, Any] = {"type": "explicit-user-approval", "approvedAt": APPROVED_AT}
         if self.version == 1:
-            approval["fingerprint"] = approval_input(envelope)
+            approval["fingerprint"] = approval_fingerprint(envelope)
         envelope["approval"] = approval
         self.manifest["execution"] = envelope
         return envelope

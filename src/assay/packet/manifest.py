@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.canonical import fingerprint
 from assay.packet.model import (
+    AUTHORITIES,
     GAP_KINDS,
     PROFILES,
     RUN_STATUSES,
     TASK_CLASSES,
     WAVE_MODES,
+    approval_fingerprint,
 )
 from assay.packet.shape import (
     BOOL,
@@ -69,7 +70,7 @@ EXECUTION_SHAPE: Check = obj(
         "effort": TEXT,
         "reasoningMode": nullable(string()),
         "serviceTier": nullable(string()),
-        "authority": enum("provider-enforced", "contract-enforced"),
+        "authority": enum(*AUTHORITIES),
         "maxConcurrency": integer(minimum=1),
         "deadlineSeconds": integer(minimum=1),
         "retryLimit": integer(minimum=0),
@@ -117,11 +118,6 @@ MANIFEST_SHAPE: Check = obj({
     "artifacts": array(REF),
     "gaps": array(GAP),
 })
-
-
-def approval_fingerprint(execution: dict[str, Any]) -> str:
-    """The canonical fingerprint of ``execution`` with ``approval`` removed."""
-    return fingerprint({k: v for k, v in execution.items() if k != "approval"})
 
 
 def new_manifest(*, run_id: str, created_at: str, objective: str, profile: str,

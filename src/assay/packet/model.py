@@ -1,10 +1,11 @@
 """Packet vocabulary and the immutable values the validation boundary produces.
 
-Owns the closed vocabularies (kinds, statuses, modes, states, relations), the
-:class:`Issue` an invalid packet reports, and :class:`ValidatedRun`, the one
-deeply immutable graph that assurance and rendering read. Every value here is
-a frozen, slotted dataclass holding tuples and strings only. Imports nothing
-of assay.
+Owns the closed vocabularies both layouts share (statuses, profiles, modes,
+states, relations, authorities), the approval fingerprint of an execution
+envelope, the one :class:`Issue` type of every finding, and
+:class:`ValidatedRun`, the one deeply immutable graph that assurance and
+rendering read. Every value here is a frozen, slotted dataclass holding
+tuples and strings only. Imports only :mod:`assay.canonical`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.canonical import fingerprint
+
 __all__ = [
+    "AUTHORITIES",
     "CLAIM_STATES",
     "EVIDENCE_STATES",
     "GAP_KINDS",
@@ -34,6 +38,7 @@ __all__ = [
     "Source",
     "ValidatedRun",
     "Validation",
+    "approval_fingerprint",
     "kind_name",
 ]
 
@@ -53,6 +58,7 @@ RUN_STATUSES = ("preparing", "awaiting-approval", "running", "complete", "partia
 PROFILES = ("quick", "standard", "thorough")
 CLAIM_STATES = ("provisional", "supported", "verified", "contested", "unresolved", "unsupported")
 RELATIONS = ("supports", "contradicts", "qualifies", "context")
+AUTHORITIES = ("provider-enforced", "contract-enforced")
 EVIDENCE_STATES = ("exact", "redacted-exact", "stale", "invalid")
 ELIGIBLE_EVIDENCE = frozenset({"exact", "redacted-exact"})
 SOURCE_STATES = ("pinned", "unpinned", "stale", "invalid", "unavailable")
@@ -120,6 +126,11 @@ TRANSITIONS: dict[str | None, frozenset[str]] = {
     "unresolved": frozenset({"supported", "contested", "unsupported"}),
     "unsupported": frozenset(),
 }
+
+
+def approval_fingerprint(execution: dict[str, Any]) -> str:
+    """The fingerprint an approval binds: of the execution envelope without ``approval``."""
+    return fingerprint({k: v for k, v in execution.items() if k != "approval"})
 
 
 def kind_name(kind: Any) -> str | None:

@@ -40,6 +40,7 @@ from assay.packet.kernel import Context
 from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PacketRoot, file_digest
 from assay.packet.model import (
     GAP_KINDS,
+    PROFILES,
     TRANSITIONS,
     Artifact,
     Claim,
@@ -51,14 +52,9 @@ from assay.packet.model import (
     Source,
     ValidatedRun,
     Validation,
+    approval_fingerprint,
 )
-from assay.packet.recon_contract import (
-    LEGAL_TRANSITIONS,
-    PROFILES,
-    approval_input,
-    distinct,
-    items,
-)
+from assay.packet.recon_contract import LEGAL_TRANSITIONS, distinct, items
 from assay.packet.recon_packet import (
     BRIEF_MODE,
     OUTCOME_CODES,
@@ -317,7 +313,7 @@ def validated(r: ReconRun, achieved: str | None) -> ValidatedRun:
                       and e.value.get("kind") == "recon.review-result"),
         approved_at=approval.get("approvedAt"),
         execution_fingerprint=approval.get("fingerprint") or (
-            approval_input(execution) if approval else None),
+            approval_fingerprint(execution) if approval else None),
         byte_digests=tuple(sorted({MANIFEST_FILE: r.cx.digests[MANIFEST_FILE],
                                    LEDGER_FILE: r.cx.digests[LEDGER_FILE],
                                    **r.ref_digests}.items())),

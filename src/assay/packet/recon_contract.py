@@ -22,8 +22,17 @@ import re
 from datetime import datetime
 from typing import Any, TypeGuard
 
-from assay.canonical import fingerprint
-from assay.packet.model import Issue
+from assay.packet.model import (
+    AUTHORITIES,
+    CLAIM_STATES,
+    EVIDENCE_STATES,
+    PROFILES,
+    RELATIONS,
+    RUN_STATUSES,
+    SOURCE_STATES,
+    WAVE_MODES,
+    Issue,
+)
 from assay.packet.shape import (
     ANY_OBJECT,
     BOOL,
@@ -39,12 +48,9 @@ from assay.packet.shape import (
 )
 
 __all__ = [
-    "CLAIM_STATES",
     "KINDS",
     "LEGAL_TRANSITIONS",
-    "PROFILES",
     "RECON",
-    "approval_input",
     "check_artifact",
     "is_digest",
     "is_int",
@@ -59,18 +65,7 @@ KINDS = ("recon.packet-manifest", "recon.claim-ledger", "recon.raw-dossier",
          "recon.review-brief", "recon.review-result")
 # The manifest versions read; every other kind has version 1.
 MANIFEST_VERSIONS = (1, 2)
-PROFILES = ("quick", "standard", "thorough")
-CLAIM_STATES = ("provisional", "supported", "verified", "contested", "unresolved",
-                "unsupported")
-LOCATOR_STATES = ("exact", "redacted-exact", "stale", "invalid")
-SOURCE_STATES = ("pinned", "unpinned", "stale", "invalid", "unavailable")
-RUN_STATUSES = ("preparing", "awaiting-approval", "running", "complete", "partial", "failed")
 WORKER_MODES = ("map", "gather", "compile", "verify", "adversary", "coverage")
-RELATIONS = ("supports", "contradicts", "qualifies", "context")
-AUTHORITIES = ("provider-enforced", "contract-enforced")
-WAVE_MODES = ("map", "gather", "compile", "semantic-verification", "adversarial", "coverage",
-              "reconciliation", "redundant-gather", "redundant-verification",
-              "contradiction-resolution")
 TASK_CLASSES = ("mechanical-recon", "intelligent-recon", "default-implementation",
                 "hard-reasoning", "consequential")
 PREDICATES = ("insufficient-evidence", "unresolved-material-challenge")
@@ -184,11 +179,6 @@ def json_pointer(at: str) -> str:
         key = part[0] or part[1]
         out.append("/" + key.replace("~", "~0").replace("/", "~1"))
     return "".join(out)
-
-
-def approval_input(execution: dict[str, Any]) -> str:
-    """A v1 approval fingerprint: of the envelope without its ``approval``."""
-    return fingerprint({k: v for k, v in execution.items() if k != "approval"})
 
 
 def _legal(step: dict[str, Any]) -> bool:
@@ -624,7 +614,7 @@ def _evidence_record(c: Sink, record: Any, at: str, *, new: bool = False) -> Non
     validation = record.get("locatorValidation")
     if not new:
         status = validation.get("status") if type(validation) is dict else None
-        if status not in LOCATOR_STATES:
+        if status not in EVIDENCE_STATES:
             c.add("INVALID_LOCATOR_STATE", f"{at}.locatorValidation.status",
                   "unknown locator validation state")
         if type(validation) is dict:

@@ -29,8 +29,8 @@ from typing import Any
 from assay.canonical import fingerprint
 from assay.packet.kernel import Context
 from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PathProblem
+from assay.packet.model import PROFILE_PASSES, approval_fingerprint
 from assay.packet.recon_contract import (
-    approval_input,
     check_artifact,
     is_digest,
     is_int,
@@ -43,25 +43,17 @@ from assay.packet.redaction import rules, screen
 
 __all__ = [
     "ASSURANCE_KINDS", "BRIEF_MODE", "CONTROLLER", "OUTCOME_CODES", "PASS_ARTIFACTS", "REQUIRED",
-    "REVIEW_WAVE", "Entry", "ReconRun", "ReviewFacts", "State", "canonical_digest", "complete",
+    "Entry", "ReconRun", "ReviewFacts", "State", "complete",
     "gap_names_lane", "gap_names_mode", "has_lane_identity", "js_string", "lane_of",
     "line_excerpt", "obj", "recon_redact", "references", "same", "same_json",
     "same_json_members", "secret_rules", "secret_rules_each", "secrets", "shapes", "usable",
 ]
 
-REQUIRED = {
-    1: {"quick": ("map", "gather"),
-        "standard": ("map", "gather", "semantic-verification", "adversarial", "coverage",
-                     "reconciliation"),
-        "thorough": ("map", "gather", "semantic-verification", "adversarial", "coverage",
-                     "reconciliation", "redundant-gather", "redundant-verification",
-                     "contradiction-resolution")},
-    2: {"quick": ("map", "gather"),
-        "standard": ("map", "gather", "semantic-verification", "adversarial", "coverage",
-                     "reconciliation"),
-        "thorough": ("map", "gather", "semantic-verification", "adversarial", "coverage",
-                     "reconciliation", "redundant-gather", "redundant-verification")},
-}
+# The passes of each requested profile, by manifest version: version 2 no
+# longer requires contradiction resolution of a thorough run.
+REQUIRED = {1: PROFILE_PASSES,
+            2: {**PROFILE_PASSES, "thorough": tuple(m for m in PROFILE_PASSES["thorough"]
+                                                    if m != "contradiction-resolution")}}
 # Pass mode -> (artifact kind, the field that must match, its value).
 PASS_ARTIFACTS = {
     "map": ("recon.raw-dossier", "mode", "map"),
@@ -74,10 +66,6 @@ PASS_ARTIFACTS = {
     "contradiction-resolution": ("recon.review-result", "reviewKind",
                                  "contradiction-resolution"),
 }
-REVIEW_WAVE = {"semantic": "semantic-verification", "adversarial": "adversarial",
-               "coverage": "coverage", "reconciliation": "reconciliation",
-               "redundant-verification": "redundant-verification",
-               "contradiction-resolution": "contradiction-resolution"}
 ASSURANCE_KINDS = ("semantic", "adversarial", "coverage", "redundant-verification",
                    "contradiction-resolution")
 BRIEF_MODE = {"semantic": "verify", "redundant-verification": "verify",
@@ -186,10 +174,6 @@ def lane_of(value: dict[str, Any]) -> Any:
 def same(left: Any, right: Any) -> bool:
     return (type(left) is dict and type(right) is dict and left.get("path") == right.get("path")
             and left.get("digest") == right.get("digest"))
-
-
-def canonical_digest(value: Any) -> str:
-    return fingerprint(value)
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -435,7 +419,7 @@ class ReconRun:
         """:func:`canonical_digest` of ``value``, computed once per value object."""
         known = self.s.value_digests.get(id(value))
         if known is None or known[0] is not value:
-            known = (value, canonical_digest(value))
+            known = (value, fingerprint(value))
             self.s.value_digests[id(value)] = known
         return known[1]
 
@@ -513,7 +497,7 @@ def shapes(r: ReconRun) -> bool:
     if r.version == 1:
         if type(approval) is dict:
             assert type(execution) is dict
-            if approval.get("fingerprint") != approval_input(execution):
+            if approval.get("fingerprint") != approval_fingerprint(execution):
                 r.at_manifest("APPROVAL_FINGERPRINT_MISMATCH",
                               "$.execution.approval.fingerprint",
                               "the approved execution envelope no longer matches its "

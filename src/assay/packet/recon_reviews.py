@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay.canonical import fingerprint
 from assay.packet.layout import (
     LEDGER_FILE,
 )
@@ -26,7 +27,6 @@ from assay.packet.recon_contract import (
 from assay.packet.recon_packet import (
     BRIEF_MODE,
     ReconRun,
-    canonical_digest,
     obj,
     same,
     same_json,
@@ -157,7 +157,7 @@ def review_bindings(r: ReconRun) -> None:
         keys: set[str] = set()
         associated: set[Any] = set()
         for link in items(result.get("evidenceAssociations")):
-            key = canonical_digest(link)
+            key = fingerprint(link)
             if type(link) is not dict or key in keys \
                     or link.get("evidenceId") not in supplied \
                     or link.get("claimId") not in disposed \
@@ -290,7 +290,7 @@ def offered_evidence(r: ReconRun, reviews: list[dict[str, Any]]
                 continue
             offered[str(record.get("id"))] = record
         for link in items(review.get("evidenceAssociations")):
-            key = canonical_digest(link)
+            key = fingerprint(link)
             if type(link) is not dict or key in keys \
                     or link.get("evidenceId") not in supplied \
                     or link.get("claimId") not in disposed:

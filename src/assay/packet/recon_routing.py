@@ -18,16 +18,13 @@ from assay.packet.layout import (
     LEDGER_FILE,
     MANIFEST_FILE,
 )
-from assay.packet.recon_contract import (
-    PROFILES,
-    items,
-)
+from assay.packet.model import PROFILES, REVIEW_WAVE
+from assay.packet.recon_contract import items
 from assay.packet.recon_packet import (
     ASSURANCE_KINDS,
     CONTROLLER,
     PASS_ARTIFACTS,
     REQUIRED,
-    REVIEW_WAVE,
     Entry,
     ReconRun,
     complete,

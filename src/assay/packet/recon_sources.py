@@ -17,6 +17,7 @@ import os
 import stat
 from typing import Any
 
+from assay.canonical import fingerprint
 from assay.inputs import InputRefused, read_regular
 from assay.packet.layout import (
     LEDGER_FILE,
@@ -31,7 +32,6 @@ from assay.packet.recon_contract import (
 )
 from assay.packet.recon_packet import (
     ReconRun,
-    canonical_digest,
     js_string,
     line_excerpt,
     recon_redact,
@@ -257,7 +257,7 @@ def identity(r: ReconRun, kind: Any, source: dict[str, Any], locator: dict[str, 
                    "SOURCE_IDENTITY_MISMATCH", "the file locator is not its source's path")]
     elif kind == "url":
         state = source.get("validatorState")
-        token = canonical_digest({"etag": state.get("etag"), "lastModified": state.get("lastModified")}
+        token = fingerprint({"etag": state.get("etag"), "lastModified": state.get("lastModified")}
                         ) if type(state) is dict else None
         checks = [(locator.get("url") != source.get("url"), "SOURCE_VERSION_MISMATCH",
                    "the URL identity changed"),
@@ -347,7 +347,7 @@ def located(r: ReconRun, kind: Any, locator: dict[str, Any], record: dict[str, A
         r.at_evidence("LOCATOR_EXCERPT_MISMATCH", eid,
                       "the display excerpt is not in the located source text")
         return False
-    if "contentHash" in record and record["contentHash"] != canonical_digest(excerpt):
+    if "contentHash" in record and record["contentHash"] != fingerprint(excerpt):
         r.at_evidence("EVIDENCE_DIGEST_MISMATCH", eid, "the excerpt's digest changed")
         return False
     if excerpt != observed:
