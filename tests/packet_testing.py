@@ -17,6 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.canonical import parse
+from assay.packet.assay.ledger_file import new_ledger
+from assay.packet.assay.manifest import APPROVAL_TYPE, approval_fingerprint, new_manifest
+from assay.packet.assay.reviews import project
 from assay.packet.layout import (
     LEDGER_FILE,
     MANIFEST_FILE,
@@ -24,9 +27,6 @@ from assay.packet.layout import (
     file_digest,
     json_file_bytes,
 )
-from assay.packet.ledger_file import new_ledger
-from assay.packet.manifest import APPROVAL_TYPE, approval_fingerprint, new_manifest
-from assay.packet.reviews import project
 
 __all__ = ["PacketBuilder", "default_execution", "example_packet"]
 

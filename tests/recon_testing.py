@@ -33,7 +33,7 @@ from typing import Any
 from assay.canonical import fingerprint
 from assay.packet.layout import file_digest
 from assay.packet.model import approval_fingerprint
-from assay.packet.recon_contract import check_artifact
+from assay.packet.recon.contract import check_artifact
 
 __all__ = ["APPROVED_AT", "ReconPacket", "recon_packet"]
 

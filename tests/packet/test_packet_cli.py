@@ -143,7 +143,7 @@ def test_cli_packet_close_refuses_dishonest_status(tmp_path: Path) -> None:
 
 def test_cli_packet_approve_binds_fingerprint(tmp_path: Path) -> None:
     """approve stores the canonical fingerprint of the envelope without approval."""
-    from assay.packet.manifest import approval_fingerprint
+    from assay.packet.assay.manifest import approval_fingerprint
 
     cli = Project(root=tmp_path)
     packet = tmp_path / "pk"

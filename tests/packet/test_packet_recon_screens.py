@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from assay.packet.kernel import Context
 from assay.packet.layout import PacketRoot
-from assay.packet.recon_packet import (
+from assay.packet.recon.run import (
     ReconRun,
     same_json,
     same_json_members,

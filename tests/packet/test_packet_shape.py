@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from packet_fixtures import json_locations
 
 from assay.canonical import parse
-from assay.packet.ledger_file import LEDGER_SHAPE
-from assay.packet.manifest import MANIFEST_SHAPE
+from assay.packet.assay.ledger_file import LEDGER_SHAPE
+from assay.packet.assay.manifest import MANIFEST_SHAPE
+from assay.packet.assay.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.model import Issue
-from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.shape import Check, Sink
 from packet_testing import example_packet
 

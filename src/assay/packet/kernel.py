@@ -1,7 +1,7 @@
 """The packet kernel: one validation's files, read once, and its findings, in one list.
 
-A :class:`Context` is what both rule sets (:mod:`assay.packet.assay_rules` for
-assay's own layout, :mod:`assay.packet.recon_check` for the recon tool's)
+A :class:`Context` is what both rule sets (:mod:`assay.packet.assay.rules` for
+assay's own layout, :mod:`assay.packet.recon.check` for the recon tool's)
 work over: every file is read through the packet root's checked, bounded,
 no-follow reading (:class:`~assay.packet.layout.PacketRoot`) at most once and
 hashed once; every finding is one :class:`~assay.packet.model.Issue`, an

@@ -18,18 +18,18 @@ from typing import Any
 
 from assay.canonical import parse
 from assay.errors import AssayError, UnavailableError, UsageError
-from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PacketRoot, file_digest, json_file_bytes
-from assay.packet.ledger_file import new_ledger
-from assay.packet.manifest import (
+from assay.packet.assay.ledger_file import new_ledger
+from assay.packet.assay.manifest import (
     APPROVAL_TYPE,
     EXECUTION_SHAPE,
     MANIFEST_SHAPE,
     approval_fingerprint,
     new_manifest,
 )
+from assay.packet.assay.reviews import BRIEF_MODES, project, slug
+from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PacketRoot, file_digest, json_file_bytes
 from assay.packet.model import PROFILES, WAVE_MODES, Issue
-from assay.packet.recon_contract import is_recon_layout
-from assay.packet.reviews import BRIEF_MODES, project, slug
+from assay.packet.recon.contract import is_recon_layout
 from assay.packet.shape import INSTANT, Sink
 
 __all__ = ["add_source", "approve", "close", "create_brief", "init_packet", "now", "read_canonical",
@@ -311,7 +311,7 @@ def add_source(directory: str | os.PathLike[str], *, source_id: str, file: str,
     evidence locator into it can be reopened and checked. Sources are frozen
     once a review brief exists (briefs project them): ``sources_frozen``.
     """
-    from assay.packet.manifest import ID
+    from assay.packet.assay.manifest import ID
 
     issues: list[Issue] = []
     if not ID(Sink(issues, "source"), source_id, "/source_id"):

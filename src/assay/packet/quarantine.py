@@ -17,6 +17,8 @@ from typing import Any
 
 from assay.canonical import parse
 from assay.errors import AssayError, UsageError
+from assay.packet.assay.manifest import approval_fingerprint
+from assay.packet.assay.reviews import DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.layout import (
     MANIFEST_FILE,
     PacketRoot,
@@ -26,10 +28,8 @@ from assay.packet.layout import (
     json_file_bytes,
 )
 from assay.packet.lifecycle import now, read_canonical, register
-from assay.packet.manifest import approval_fingerprint
 from assay.packet.model import KINDS, REVIEW_WAVE, Issue, kind_name
 from assay.packet.redaction import find_secret
-from assay.packet.reviews import DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.shape import Sink
 
 __all__ = ["admit", "check_output"]

@@ -2,8 +2,8 @@
 
 :func:`validate` detects the layout from ``manifest.json`` and runs that
 layout's rule set over the packet kernel (:mod:`assay.packet.kernel`): assay's
-own (:func:`assay.packet.assay_check.check_assay`) or the recon tool's
-(:func:`assay.packet.recon_check.validate_recon`). Either way every file is
+own (:func:`assay.packet.assay.check.check_assay`) or the recon tool's
+(:func:`assay.packet.recon.check.validate_recon`). Either way every file is
 read once and hashed once, and the answer is one
 :class:`~assay.packet.model.Validation`: a run, or every issue (and, for a
 recon-layout packet, the advisories of assay's stricter rules). Nothing here
@@ -18,11 +18,11 @@ import json
 import os
 from collections.abc import Sequence
 
-from assay.packet.assay_check import check_assay
+from assay.packet.assay.check import check_assay
 from assay.packet.kernel import one_validation
 from assay.packet.layout import MANIFEST_FILE, RENDER_FILE, PacketRoot
 from assay.packet.model import Validation
-from assay.packet.recon_contract import is_recon_layout
+from assay.packet.recon.contract import is_recon_layout
 
 __all__ = ["check_and_withdraw", "validate"]
 
@@ -44,7 +44,7 @@ def validate(directory: str | os.PathLike[str], *,
     """Compile the packet at ``directory`` once: a ValidatedRun, or every issue.
 
     A packet in the recon tool's layout is validated by that tool's rules
-    (:func:`assay.packet.recon_check.validate_recon`), its ``file`` and
+    (:func:`assay.packet.recon.check.validate_recon`), its ``file`` and
     ``repository`` sources reopened only inside ``source_roots``. Raises only
     for operational failures (``packet_not_found``, ``packet_unreadable``,
     ``packet_root_symlink``); an invalid packet is a :class:`Validation`
@@ -58,7 +58,7 @@ def validate(directory: str | os.PathLike[str], *,
     # next pass walks what the result holds, not every file that was parsed.
     with one_validation():
         if raw is not None:
-            from assay.packet.recon_check import validate_recon
+            from assay.packet.recon.check import validate_recon
 
             return validate_recon(root, raw, source_roots)
         return check_assay(root)

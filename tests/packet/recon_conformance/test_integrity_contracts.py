@@ -26,7 +26,7 @@ from recon_cases import (
 )
 
 from assay.packet.layout import file_digest
-from assay.packet.recon_contract import check_artifact
+from assay.packet.recon.contract import check_artifact
 
 
 def save(packet: Any) -> None:

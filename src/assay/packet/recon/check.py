@@ -4,7 +4,7 @@
 is in the recon layout (manifest ``schemaVersion`` 1 or 2), over the packet
 kernel's :class:`~assay.packet.kernel.Context`: every file read once (no
 symlinks, bounded regular files, nothing ever written), each document
-checked against the recon contract (:mod:`assay.packet.recon_contract`),
+checked against the recon contract (:mod:`assay.packet.recon.contract`),
 then the recon tool's cross-file rules, in its order and with its codes and
 locations (``where``: ``lane:ID``, ``pass:MODE``, ``source:ID``, an artifact
 or evidence id, or a ``$``-path): artifact references and digests,
@@ -22,10 +22,10 @@ kinds, review ids that must resolve, strict JSON), the finding is an
 *advisory*: reported, never a failure. Secrets are the one exception: a
 raw secret that assay's shared rule set finds is ``UNREDACTED_SECRET``
 even where the recon tool's own two patterns see none. The rules are plain
-functions over one :class:`~assay.packet.recon_packet.ReconRun`, one module
-per concern: :mod:`~assay.packet.recon_packet` (documents, references,
-secrets), :mod:`~assay.packet.recon_sources`, :mod:`~assay.packet.recon_routing`
-and :mod:`~assay.packet.recon_reviews`; this module adds verified-claim
+functions over one :class:`~assay.packet.recon.run.ReconRun`, one module
+per concern: :mod:`~assay.packet.recon.run` (documents, references,
+secrets), :mod:`~assay.packet.recon.sources`, :mod:`~assay.packet.recon.routing`
+and :mod:`~assay.packet.recon.reviews`; this module adds verified-claim
 assurance, the advisories and the validated run, and runs them all.
 Imports the base modules and the packet modules.
 """
@@ -54,8 +54,19 @@ from assay.packet.model import (
     Validation,
     approval_fingerprint,
 )
-from assay.packet.recon_contract import LEGAL_TRANSITIONS, distinct, items
-from assay.packet.recon_packet import (
+from assay.packet.recon.contract import LEGAL_TRANSITIONS, distinct, items
+from assay.packet.recon.reviews import binds, brief_of, reconciliation, review_bindings
+from assay.packet.recon.routing import (
+    achieved_profile,
+    approved_lanes,
+    assurance_ids,
+    collect_passes,
+    conditions,
+    pass_outcomes,
+    terminal,
+    wave_list,
+)
+from assay.packet.recon.run import (
     BRIEF_MODE,
     OUTCOME_CODES,
     REQUIRED,
@@ -70,18 +81,7 @@ from assay.packet.recon_packet import (
     shapes,
     usable,
 )
-from assay.packet.recon_reviews import binds, brief_of, reconciliation, review_bindings
-from assay.packet.recon_routing import (
-    achieved_profile,
-    approved_lanes,
-    assurance_ids,
-    collect_passes,
-    conditions,
-    pass_outcomes,
-    terminal,
-    wave_list,
-)
-from assay.packet.recon_sources import evidence_records, source_gaps
+from assay.packet.recon.sources import evidence_records, source_gaps
 
 __all__ = ["validate_recon"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.packet.manifest import ID, REF, TEXT, TEXT_LIST
+from assay.packet.assay.manifest import ID, REF, TEXT, TEXT_LIST
 from assay.packet.model import CLAIM_STATES, RELATIONS
 from assay.packet.shape import BOOL, DIGEST, Check, array, enum, integer, nullable, obj, string
 

@@ -10,7 +10,7 @@ run's record, unlisted (shadow) files. The rules of the second phase that
 read one document at a time live here too: the execution envelope and its
 lanes, evidence states and secrets, the ledger's ids and links, claim
 transitions, stale or invalid evidence. Reviews and the reconciliation are
-:mod:`assay.packet.assay_reviews`; :mod:`assay.packet.assay_check` runs
+:mod:`assay.packet.assay.review_rules`; :mod:`assay.packet.assay.check` runs
 everything. Every function reports through the packet; none raises. Imports
 the base modules and the packet modules.
 """
@@ -22,6 +22,9 @@ from typing import Any
 
 from assay.canonical import parse
 from assay.errors import AssayError
+from assay.packet.assay.ledger_file import LEDGER_SHAPE
+from assay.packet.assay.manifest import ID, MANIFEST_SHAPE, TEXT, approval_fingerprint
+from assay.packet.assay.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.kernel import Context
 from assay.packet.layout import (
     CANONICAL_FILES,
@@ -35,11 +38,8 @@ from assay.packet.layout import (
     check_relative_path,
     is_under,
 )
-from assay.packet.ledger_file import LEDGER_SHAPE
-from assay.packet.manifest import ID, MANIFEST_SHAPE, TEXT, approval_fingerprint
 from assay.packet.model import CAPS, KINDS, TRANSITIONS, WAVE_MODES, Evidence, kind_name
 from assay.packet.redaction import REDACTION_MARKER, find_secret, find_secrets, matches_redacted
-from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.shape import INSTANT, Check, Sink, enum, integer, nullable, obj, string
 
 __all__ = ["Doc", "Lane", "Packet", "json_pointer", "same", "structure"]

@@ -25,12 +25,12 @@ from assay.packet.layout import (
     PathProblem,
     file_digest,
 )
-from assay.packet.recon_contract import (
+from assay.packet.recon.contract import (
     is_digest,
     is_int,
     items,
 )
-from assay.packet.recon_packet import (
+from assay.packet.recon.run import (
     ReconRun,
     js_string,
     line_excerpt,

@@ -18,13 +18,14 @@ from assay.canonical import fingerprint
 from assay.packet.layout import (
     LEDGER_FILE,
 )
-from assay.packet.recon_contract import (
+from assay.packet.recon.contract import (
     distinct,
     is_int,
     items,
     keyable,
 )
-from assay.packet.recon_packet import (
+from assay.packet.recon.routing import typed_artifacts
+from assay.packet.recon.run import (
     BRIEF_MODE,
     ReconRun,
     obj,
@@ -32,7 +33,6 @@ from assay.packet.recon_packet import (
     same_json,
     same_json_members,
 )
-from assay.packet.recon_routing import typed_artifacts
 
 __all__ = ["binds", "brief_of", "reconciliation", "review_bindings"]
 

@@ -3,8 +3,8 @@
 Prior-ledger identity and brief projections (selective blindness), review
 result bindings and associations, coverage findings and gap materiality, the
 one terminal reconciliation, and verified-claim assurance: plain functions
-over the :class:`~assay.packet.assay_rules.Packet` being checked, reporting
-through it and raising nothing. :mod:`assay.packet.assay_check` runs them.
+over the :class:`~assay.packet.assay.rules.Packet` being checked, reporting
+through it and raising nothing. :mod:`assay.packet.assay.check` runs them.
 Imports the base modules and the packet modules.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.packet.assay_rules import Doc, Packet, json_pointer, same, secret
+from assay.packet.assay.reviews import PROJECTION_FAMILY, project
+from assay.packet.assay.rules import Doc, Packet, json_pointer, same, secret
 from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE
 from assay.packet.model import Claim, Evidence, Link
-from assay.packet.reviews import PROJECTION_FAMILY, project
 
 __all__ = ["assurance_result", "claim_assurance", "prior", "reconciliation"]
 

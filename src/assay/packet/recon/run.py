@@ -10,9 +10,9 @@ the first phase are here: the documents against the recon contract
 (:func:`shapes`), every reference read, hashed and checked
 (:func:`references`), and no persisted secret (:func:`secrets`), with the
 helpers the other rules share. The cross-file rules build on it, one module
-per concern (:mod:`~assay.packet.recon_sources`,
-:mod:`~assay.packet.recon_routing`, :mod:`~assay.packet.recon_reviews`);
-:mod:`assay.packet.recon_check` runs them. Imports the base modules and the
+per concern (:mod:`~assay.packet.recon.sources`,
+:mod:`~assay.packet.recon.routing`, :mod:`~assay.packet.recon.reviews`);
+:mod:`assay.packet.recon.check` runs them. Imports the base modules and the
 packet modules.
 """
 
@@ -30,7 +30,7 @@ from assay.canonical import fingerprint
 from assay.packet.kernel import Context
 from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PathProblem
 from assay.packet.model import PROFILE_PASSES, approval_fingerprint
-from assay.packet.recon_contract import (
+from assay.packet.recon.contract import (
     check_artifact,
     is_digest,
     is_int,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from assay.packet.ledger_file import EVIDENCE_SHAPE, TRANSITION_SHAPE
-from assay.packet.manifest import ID, ID_LIST, REF, TEXT, TEXT_LIST
+from assay.packet.assay.ledger_file import EVIDENCE_SHAPE, TRANSITION_SHAPE
+from assay.packet.assay.manifest import ID, ID_LIST, REF, TEXT, TEXT_LIST
 from assay.packet.model import RELATIONS
 from assay.packet.shape import (
     ANY_OBJECT,

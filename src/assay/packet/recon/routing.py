@@ -19,8 +19,8 @@ from assay.packet.layout import (
     MANIFEST_FILE,
 )
 from assay.packet.model import PROFILES, REVIEW_WAVE
-from assay.packet.recon_contract import items
-from assay.packet.recon_packet import (
+from assay.packet.recon.contract import items
+from assay.packet.recon.run import (
     ASSURANCE_KINDS,
     CONTROLLER,
     PASS_ARTIFACTS,

@@ -12,7 +12,7 @@ own order, and returns every finding as an :class:`~assay.packet.model.Issue`
 worded and located in the :data:`RECON` dialect: the recon tool's own code
 and ``$``-path (so a recon user reads the same diagnostics), never raising on
 hostile input (an object where an array belongs, a number where an object
-belongs). The cross-file rules live in :mod:`assay.packet.recon_check`.
+belongs). The cross-file rules live in :mod:`assay.packet.recon.check`.
 Imports :mod:`assay.canonical` and the packet kernel.
 """
 

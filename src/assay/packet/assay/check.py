@@ -1,7 +1,7 @@
 """Assay's own layout, checked whole: every rule in its order, then the validated run.
 
 :func:`check_assay` is the rule set of assay's layout: the first phase
-(:func:`~assay.packet.assay_rules.structure`), then, only when every file
+(:func:`~assay.packet.assay.rules.structure`), then, only when every file
 holds, the second: run identity, the approved envelope and its lanes, ids and
 references, evidence states and secrets, briefs and the prior ledger, review
 results, the one reconciliation, transitions, gaps, verified-claim
@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from assay.canonical import fingerprint
-from assay.packet.assay_reviews import assurance_result, claim_assurance, prior, reconciliation
-from assay.packet.assay_rules import (
+from assay.packet.assay.review_rules import assurance_result, claim_assurance, prior, reconciliation
+from assay.packet.assay.rules import (
     Doc,
     Lane,
     Packet,
