@@ -97,14 +97,6 @@ def valid_thorough(root: Path) -> None:
     example_packet(root, "thorough")
 
 
-def valid_recon_quick(root: Path) -> None:
-    example_packet(root, "quick", kind_prefix="recon.")
-
-
-def valid_recon_thorough(root: Path) -> None:
-    example_packet(root, "thorough", kind_prefix="recon.")
-
-
 def valid_partial_lower_profile(root: Path) -> None:
     b = unfinished(root, "quick")
     b.manifest["profile"] = "standard"
@@ -504,7 +496,7 @@ def run_id_mismatch(root: Path) -> None:
 def unknown_kind_version(root: Path) -> None:
     b = unfinished(root)
     b.write_artifact("raw/dossiers/gather-1/future.json",
-                     {"kind": "recon.raw-dossier", "schemaVersion": 2})
+                     {"kind": "assay.raw-dossier", "schemaVersion": 2})
     b.finish()
 
 
@@ -616,8 +608,6 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("valid-quick", valid_quick),
     Case("valid-standard", valid_standard),
     Case("valid-thorough", valid_thorough),
-    Case("valid-recon-quick", valid_recon_quick),
-    Case("valid-recon-thorough", valid_recon_thorough),
     Case("valid-partial-lower-profile", valid_partial_lower_profile, publication="partial"),
     Case("valid-partial-material-gap", valid_partial_material_gap, publication="partial"),
     Case("valid-running", valid_running, publication=None),

@@ -34,8 +34,7 @@ def _running(tmp_path: Path) -> tuple[Project, Path]:
 
 def test_packet_init_non_utf8_objective_is_refused(tmp_path: Path) -> None:
     """A non-UTF-8 objective is invalid_argument at /objective, and no directory is left behind."""
-    result = Project(root=tmp_path).run("packet", "init", "--objective", NOT_UTF8,
-                                        "--recon-kinds", "--", "pk")
+    result = Project(root=tmp_path).run("packet", "init", "--objective", NOT_UTF8, "--", "pk")
     assert result.code == 2, result.stderr
     assert (result.error["code"], result.error["pointer"]) == ("invalid_argument", "/objective")
     assert not (tmp_path / "pk").exists()

@@ -95,7 +95,7 @@ def register(manifest: dict[str, Any], path: str, data: bytes) -> None:
 
 def init_packet(directory: str | os.PathLike[str], *, objective: str, profile: str,
                 questions: list[str] | None = None, run_id: str | None = None,
-                created_at: str | None = None, kind_prefix: str = "assay.") -> dict[str, Any]:
+                created_at: str | None = None) -> dict[str, Any]:
     """Lay out a new packet: the directories, a ``preparing`` manifest and an empty ledger.
 
     Refuses an existing ``manifest.json`` (``packet_exists``) and a symlinked
@@ -119,14 +119,14 @@ def init_packet(directory: str | os.PathLike[str], *, objective: str, profile: s
     created = created_at or now()
     run = run_id or "run-" + file_digest(f"{path}\n{created}\n{objective}".encode())[7:19]
     manifest = new_manifest(run_id=run, created_at=created, objective=objective, profile=profile,
-                            questions=questions, kind_prefix=kind_prefix)
+                            questions=questions)
     issues: list[Issue] = []
     if not MANIFEST_SHAPE.check(Sink(issues, MANIFEST_FILE), manifest):
         first = issues[0]
         where = next((arg + first.pointer[len(field):] for field, arg in _INIT_FIELDS
                       if first.pointer.startswith(field)), first.pointer)
         raise UsageError(f"{where[1:]}: {first.message}", code="invalid_argument", pointer=where)
-    ledger_bytes = json_file_bytes(new_ledger(run, kind_prefix=kind_prefix))
+    ledger_bytes = json_file_bytes(new_ledger(run))
     manifest_bytes = json_file_bytes(manifest)
     if not os.path.lexists(path):
         try:
@@ -220,7 +220,7 @@ def create_brief(directory: str | os.PathLike[str], *, mode: str, brief_id: str 
         raise AssayError(f"{prior_path} exists with other content", code="artifact_exists")
     brief_name = brief_id or slug(mode)
     brief = {
-        "kind": manifest["kind"].split(".")[0] + ".review-brief",
+        "kind": "assay.review-brief",
         "schemaVersion": 1,
         "briefId": brief_name,
         "runId": manifest["runId"],
@@ -284,7 +284,7 @@ def close(directory: str | os.PathLike[str], *, status: str, reason: str | None 
         if not reason:
             raise UsageError("a failed run records its reason", code="missing_argument",
                              pointer="/reason")
-        failure = {"kind": manifest["kind"].split(".")[0] + ".run-failure", "schemaVersion": 1,
+        failure = {"kind": "assay.run-failure", "schemaVersion": 1,
                    "runId": manifest["runId"], "failedAt": now(), "reason": reason, "mode": mode}
         root.write("raw/failure.json", json_file_bytes(failure), exclusive=True)
     manifest["status"] = status

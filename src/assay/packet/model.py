@@ -42,7 +42,8 @@ __all__ = [
     "kind_name",
 ]
 
-# kind suffix -> schemaVersion; both the assay. and recon. prefixes are read.
+# Assay's own layout: kind suffix (after "assay.") -> schemaVersion. A manifest
+# of kind recon.packet-manifest is the recon tool's layout (assay.packet.recon).
 KINDS = {
     "packet-manifest": 2,
     "claim-ledger": 1,
@@ -52,7 +53,7 @@ KINDS = {
     "run-failure": 1,
     "quarantine-record": 1,
 }
-KIND_PREFIXES = ("assay.", "recon.")
+KIND_PREFIX = "assay."
 
 RUN_STATUSES = ("preparing", "awaiting-approval", "running", "complete", "partial", "failed")
 PROFILES = ("quick", "standard", "thorough")
@@ -134,11 +135,9 @@ def approval_fingerprint(execution: dict[str, Any]) -> str:
 
 
 def kind_name(kind: Any) -> str | None:
-    """The suffix of an ``assay.``/``recon.`` kind (``claim-ledger``), or None if unknown."""
-    if isinstance(kind, str):
-        for prefix in KIND_PREFIXES:
-            if kind.startswith(prefix) and kind[len(prefix):] in KINDS:
-                return kind[len(prefix):]
+    """The suffix of an ``assay.`` kind (``claim-ledger``), or None if it is no such kind."""
+    if isinstance(kind, str) and kind.startswith(KIND_PREFIX) and kind[len(KIND_PREFIX):] in KINDS:
+        return kind[len(KIND_PREFIX):]
     return None
 
 

@@ -1,7 +1,6 @@
 """The packet manifest (``manifest.json``): closed schema and execution envelope.
 
-Owns the manifest shape (kind ``assay.packet-manifest`` or
-``recon.packet-manifest``, schemaVersion 2), the execution envelope and its
+Owns the manifest shape (kind ``assay.packet-manifest``, schemaVersion 2), the execution envelope and its
 approval fingerprint, and the constructor :func:`new_manifest` used by
 ``packet init``. Imports the base modules and the packet shape checks.
 """
@@ -121,10 +120,10 @@ MANIFEST_SHAPE: Check = obj({
 
 
 def new_manifest(*, run_id: str, created_at: str, objective: str, profile: str,
-                 questions: list[str] | None = None, kind_prefix: str = "assay.") -> dict[str, Any]:
+                 questions: list[str] | None = None) -> dict[str, Any]:
     """A fresh ``preparing`` manifest with no execution, artifacts or gaps."""
     return {
-        "kind": kind_prefix + "packet-manifest",
+        "kind": "assay.packet-manifest",
         "schemaVersion": 2,
         "runId": run_id,
         "createdAt": created_at,

@@ -1,7 +1,7 @@
 """Worker and review artifacts: dossiers, review briefs, review results.
 
 Owns the closed shapes of ``raw-dossier``, ``review-brief`` and
-``review-result`` (schemaVersion 1 each, ``assay.`` or ``recon.`` prefix) and
+``review-result`` (schemaVersion 1 each, kinds ``assay.*``) and
 the selective-blind brief projection: :func:`project` decides, per review
 mode, exactly which parts of the prior ledger and manifest a reviewer may see.
 The validator recomputes every brief's projection with the same function, so

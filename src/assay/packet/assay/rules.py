@@ -137,7 +137,7 @@ def load(p: Packet, path: str, data: bytes, expected: str | None) -> dict[str, A
         return None
     kind = kind_name(doc.get("kind"))
     if kind is None or (expected is not None and kind != expected):
-        want = f"assay.{expected} or recon.{expected}" if expected else "a known packet kind"
+        want = f"assay.{expected}" if expected else "a known packet kind"
         p.add("UNKNOWN_KIND", path, "/kind", f"{str(doc.get('kind'))[:60]!r} is not {want}")
         return None
     version = doc.get("schemaVersion")

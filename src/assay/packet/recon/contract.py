@@ -126,9 +126,13 @@ _BRIEF_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z")
 
 
 def is_recon_layout(doc: Any) -> bool:
-    """Whether a parsed ``manifest.json`` is the recon tool's (a ``run`` object)."""
-    return (type(doc) is dict and doc.get("kind") == "recon.packet-manifest"
-            and type(doc.get("run")) is dict)
+    """Whether a parsed ``manifest.json`` is the recon tool's: kind ``recon.packet-manifest``.
+
+    Assay's own layout has only ``assay.`` kinds, so the kind alone decides
+    which rule set reads a packet (a recon manifest without its ``run`` object
+    is the recon tool's, and broken by its contract).
+    """
+    return type(doc) is dict and doc.get("kind") == KINDS[0]
 
 
 def is_digest(value: Any) -> bool:
