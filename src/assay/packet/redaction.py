@@ -42,7 +42,8 @@ Extra = Callable[[str], "str | None"]
 
 def rules(texts: Iterable[str], extra: Extra | None = None) -> tuple[str, ...]:
     """The rules (sorted, distinct) that fire on ``texts`` scanned as one text."""
-    text = SEPARATOR.join(t for t in dict.fromkeys(texts) if _DIGEST.fullmatch(t) is None)
+    text = SEPARATOR.join([t for t in dict.fromkeys(texts)
+                           if not t.startswith("sha256:") or _DIGEST.fullmatch(t) is None])
     found = set(scan(text))
     if extra is not None:
         name = extra(text)
@@ -68,21 +69,18 @@ def screen(groups: Sequence[Sequence[str]], extra: Extra | None = None) -> list[
     return found
 
 
-def _described(fired: tuple[str, ...]) -> str | None:
-    return f"rules: {', '.join(fired)}" if fired else None
-
-
 def find_secret(text: str) -> str | None:
     """Which secret rules fire on ``text``, as ``rules: a, b``, or None.
 
     The description names rules only, never the secret or its position.
     """
-    return _described(rules((text,)))
+    return find_secrets((text,))[0]
 
 
 def find_secrets(texts: Sequence[str]) -> list[str | None]:
     """:func:`find_secret` of each of ``texts``, in order (screened together)."""
-    return [_described(fired) for fired in screen([(text,) for text in texts])]
+    return [f"rules: {', '.join(fired)}" if fired else None
+            for fired in screen([(text,) for text in texts])]
 
 
 def matches_redacted(excerpt: str, original: str) -> bool:

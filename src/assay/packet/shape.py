@@ -271,7 +271,9 @@ def integer(*, minimum: int | None = None, maximum: int | None = 2**53 - 1,
                                       and value.is_integer())
 
     def ok(value: Any) -> bool:
-        return (is_integer(value) and (minimum is None or value >= minimum)
+        return ((type(value) is int or (integral_floats and type(value) is float
+                                        and value.is_integer()))
+                and (minimum is None or value >= minimum)
                 and (maximum is None or value <= maximum))
 
     def report(sink: Sink, value: Any, ptr: str) -> bool:
@@ -370,6 +372,9 @@ def array(item: Check = ANY, *, min_items: int = 0, unique: bool = False) -> Che
                     return False
         return not unique or len(set(value)) == len(value)
 
+    def is_list(value: Any) -> bool:
+        return type(value) is list
+
     def report(sink: Sink, value: Any, ptr: str) -> bool:
         if type(value) is not list:
             sink.fail("type", ptr, check, f"expected an array, found {_name(value)}")
@@ -390,7 +395,7 @@ def array(item: Check = ANY, *, min_items: int = 0, unique: bool = False) -> Che
                 seen.add(entry)
         return good
 
-    check = Check(ok, report, "an array")
+    check = Check(is_list if every and not min_items and not unique else ok, report, "an array")
     return check
 
 
@@ -475,11 +480,14 @@ def member(sink: Sink, parent: Any, key: str, check: Check, at: str) -> bool:
     """Check ``parent[key]`` with ``check``; absent (or in a parent that is not an object)
     it is missing. Reports at ``key``'s location below ``at``; returns whether it holds."""
     value = parent.get(key, _ABSENT) if type(parent) is dict else _ABSENT
+    if value is not _ABSENT and check.ok(value):
+        return True
+    # Only a violation needs its location built.
     here = sink.dialect.member(at, key)
     if value is _ABSENT:
         sink.fail("missing", here, check, key=key)
         return False
-    return check.ok(value) or check.report(sink, value, here)
+    return check.report(sink, value, here)
 
 
 def closed(sink: Sink, value: Any, allowed: tuple[str, ...], at: str) -> None:
