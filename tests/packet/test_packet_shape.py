@@ -75,3 +75,17 @@ def test_validation_forgets_matched_ids() -> None:
 
     assert validate(_ROOT).valid
     assert not any(shape._MEMOS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=JSON | st.sampled_from(["2026-08-31T00:00:00.000Z", "2026-13-01T00:00:00Z", 5.0, -0.0]),
+       name=st.sampled_from(["TEXT", "NULLABLE_TEXT", "LIST", "TIMESTAMP"]) | st.just("INT"))
+def test_shape_recon_leaves_fast_and_report_agree(value: Any, name: str) -> None:
+    """The leaves the recon contract checks fields with agree too, in the recon dialect."""
+    from assay.packet.recon import contract
+
+    check = contract.INTEGER_FROM[1] if name == "INT" else getattr(contract, name)
+    issues: list[Issue] = []
+    reported = check.report(Sink(issues, "x", contract.RECON), value, "$.field")
+    assert check.ok(value) == reported == (not issues)
+    assert all(i.where == "$.field" and i.pointer == "/field" for i in issues)
