@@ -416,7 +416,7 @@ class ReconRun:
         return found
 
     def digest_once(self, value: Any) -> str:
-        """:func:`canonical_digest` of ``value``, computed once per value object."""
+        """:func:`~assay.canonical.fingerprint` of ``value``, computed once per value object."""
         known = self.s.value_digests.get(id(value))
         if known is None or known[0] is not value:
             known = (value, fingerprint(value))
