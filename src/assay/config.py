@@ -23,7 +23,8 @@ Sections::
                 ladder_terminate, violation_rounds
     [memory]    enabled (false: memory commands perform no reads)
     [gate]      intents (record ids that gate every agent stop here), on_error
-                ("block" or "allow"), retry_cap (blocks in one run of stops)
+                ("block" or "allow"), retry_cap (blocks in one run of stops),
+                principal (the gated one), deadline_seconds (the hook's own bound)
 """
 
 from __future__ import annotations
@@ -170,13 +171,17 @@ class GateSettings:
     agent back before it gives up and lets it stop. ``principal`` is the
     gated principal: the one the hook acts as, whose work the gate judges
     (None: the project's ``principal``); what gates it (bindings, pins,
-    approvals) must come from another principal.
+    approvals) must come from another principal. ``deadline_seconds`` is how
+    long ``hook stop`` may take, from its start, before it answers
+    ``on_error`` whatever is still running (well below the harness timeout
+    ``hook install`` writes).
     """
 
     intents: tuple[str, ...] = ()
     on_error: str = "block"
     retry_cap: int = 5
     principal: str | None = None
+    deadline_seconds: int = 60
 
 
 @frozen_value
@@ -350,12 +355,15 @@ def _parse(root: Path, path: Path, raw: dict[str, Any]) -> Project:
 
 
 _MAX_RETRY_CAP = 100
+# The longest hook deadline: well below the 120 s harness timeout hook install writes.
+MAX_GATE_DEADLINE_SECONDS = 90
 
 
 def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
     """Parse ``[gate]``: ``intents`` record ids, ``on_error`` block|allow, ``retry_cap`` 0..100."""
     table = _table(path, raw, "gate")
-    _closed(path, table, {"intents", "on_error", "retry_cap", "principal"}, "gate")
+    _closed(path, table, {"intents", "on_error", "retry_cap", "principal", "deadline_seconds"},
+            "gate")
     intents = table.get("intents", [])
     if not isinstance(intents, list):
         raise _config_error(path, "/gate/intents", "intents must be a list of record ids")
@@ -379,8 +387,14 @@ def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
             validate_principal(principal)
         except AssayError as exc:
             raise _config_error(path, "/gate/principal", exc.message) from None
+    deadline = table.get("deadline_seconds", 60)
+    if not isinstance(deadline, int) or isinstance(deadline, bool) or \
+            not 1 <= deadline <= MAX_GATE_DEADLINE_SECONDS:
+        raise _config_error(path, "/gate/deadline_seconds",
+                            "deadline_seconds must be a whole number from 1 to "
+                            f"{MAX_GATE_DEADLINE_SECONDS}")
     return GateSettings(intents=tuple(seen), on_error=on_error, retry_cap=cap,
-                        principal=principal)
+                        principal=principal, deadline_seconds=deadline)
 
 
 def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_INPUT_BYTES",
     "InputRefused",
+    "InputTooLarge",
     "descend",
     "file_kind",
     "in_input",
@@ -48,21 +49,39 @@ MAX_INPUT_BYTES = 4 * 1024 * 1024
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
+class InputTooLarge(AssayError):
+    """An input past its bound (``resource_limit``); ``head`` keeps the first bytes read.
+
+    Whoever must still answer something about the input (the stop hook, for
+    a harness payload grown past the bound) can salvage what it names from
+    ``head``; nothing else reads it.
+    """
+
+    def __init__(self, label: str, where: str, size: int | None, limit: int = MAX_INPUT_BYTES,
+                 head: bytes = b"") -> None:
+        super().__init__(
+            f"{label} is larger than {limit} bytes, the input limit",
+            code="resource_limit", pointer=where,
+            details={"limit_bytes": limit, **({"size_bytes": size} if size is not None else {})},
+            action="Store large content as files and record their digests.",
+        )
+        self.head = head
+
+
 def _too_large(label: str, where: str, size: int | None, limit: int = MAX_INPUT_BYTES) -> AssayError:
-    return AssayError(
-        f"{label} is larger than {limit} bytes, the input limit",
-        code="resource_limit", pointer=where,
-        details={"limit_bytes": limit, **({"size_bytes": size} if size is not None else {})},
-        action="Store large content as files and record their digests.",
-    )
+    return InputTooLarge(label, where, size, limit)
+
+
+# What an oversized standard input keeps of itself for a salvaging reader.
+_HEAD_BYTES = 64 * 1024
 
 
 def read_stdin_bounded(read: Callable[[int], bytes] | None = None, *, label: str = "standard input",
                        where: str | None = None) -> bytes:
-    """Standard input, at most :data:`MAX_INPUT_BYTES` (else ``resource_limit``)."""
+    """Standard input, at most :data:`MAX_INPUT_BYTES` (else :class:`InputTooLarge`)."""
     raw = (read or sys.stdin.buffer.read)(MAX_INPUT_BYTES + 1)
     if len(raw) > MAX_INPUT_BYTES:
-        raise _too_large(label, where or "", None)
+        raise InputTooLarge(label, where or "", None, head=raw[:_HEAD_BYTES])
     return raw
 
 

@@ -15,7 +15,13 @@ anchor a fast scan), high-entropy strings and public IP addresses (too many
 false positives in command output). A test holds the set to
 ``detect-secrets`` on a corpus.
 A :class:`Redactor` adds the values of the process environment's
-secret-named variables, each also in its base64 forms.
+secret-named variables, each also in its base64 forms, and any fragment of
+one of them at least :data:`MIN_SECRET_FRAGMENT` bytes long that is its
+start or its end (a value printed without its last characters, or cut at
+the front): within one text such a run is followed across a line break, so
+a value wrapped onto two lines is redacted whole. A value that names a file
+(``/``, ``~/``, ``./``, ``../`` or a drive letter first) is matched whole
+only: every path in its directory shares its start.
 
 What a caller learns is which rules fired and how often, never a value:
 a redacted span becomes ``[REDACTED:<rule>]`` (a keyword, a ``Bearer`` or
@@ -37,6 +43,7 @@ from dataclasses import dataclass
 __all__ = [
     "ENV_SECRET_NAME",
     "MIN_ENV_SECRET_LEN",
+    "MIN_SECRET_FRAGMENT",
     "RULES",
     "Redactor",
     "Rule",
@@ -48,6 +55,15 @@ __all__ = [
 # MIN_ENV_SECRET_LEN would redact ordinary words and numbers everywhere.
 ENV_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
 MIN_ENV_SECRET_LEN = 6
+# The shortest start or end of a secret value redacted on its own. Twelve
+# bytes of a random token are about 72 bits, never matched by chance; they
+# are more than every fixed vendor prefix (github_pat_ is 11), so a fragment
+# always carries secret characters; and a 20-byte secret printed without its
+# last 8 still shows 12. Shorter runs say less than they leave unknown of
+# most secrets and would start to match ordinary words.
+MIN_SECRET_FRAGMENT = 12
+# Values that name a file: their start is every sibling path's start.
+_PATH_LIKE = re.compile(rb"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/])")
 # The shortest base64 core searched for (a 6-byte value's cores are 6 to 8
 # characters): it only ever stands for a secret-named variable's value.
 _MIN_B64_CORE = 6
@@ -157,18 +173,102 @@ def _b64_cores(secret: bytes) -> list[bytes]:
     return cores
 
 
-def _env_secrets(environ: Mapping[str, str]) -> dict[bytes, str]:
-    """Each secret-named variable's value (and its base64 forms) -> ``env:NAME``."""
+def _env_secrets(environ: Mapping[str, str]) -> tuple[dict[bytes, str], frozenset[bytes]]:
+    """Each secret-named variable's value (and its base64 forms) -> ``env:NAME``.
+
+    Also the literals whose fragments count (see :data:`MIN_SECRET_FRAGMENT`):
+    all but the forms of a value that names a file.
+    """
     found: dict[bytes, str] = {}
+    fragments: set[bytes] = set()
     for name in sorted(environ):
         value = environ[name]
         if ENV_SECRET_NAME.search(name) and len(value) >= MIN_ENV_SECRET_LEN:
             raw = os.fsencode(value)
             label = "env:" + name
-            found.setdefault(raw, label)
-            for core in _b64_cores(raw):
-                found.setdefault(core, label)
-    return found
+            forms = [raw, *_b64_cores(raw)]
+            for form in forms:
+                found.setdefault(form, label)
+            if not _PATH_LIKE.match(raw):
+                fragments.update(forms)
+    return found, frozenset(fragments)
+
+
+def _line_break(data: bytes, at: int) -> int:
+    """The length of the line break starting at ``at`` (LF or CR LF), else 0."""
+    if data[at:at + 1] == b"\n":
+        return 1
+    return 2 if data[at:at + 2] == b"\r\n" else 0
+
+
+def _reach_right(data: bytes, at: int, secret: bytes, done: int) -> int:
+    """Where the run of ``secret`` whose first ``done`` bytes end at ``at`` ends in ``data``.
+
+    One line break may stand between two bytes of the secret (it was wrapped).
+    """
+    end = at
+    while done < len(secret) and at < len(data):
+        if data[at] == secret[done]:
+            at, done, end = at + 1, done + 1, at + 1
+            continue
+        width = _line_break(data, at)
+        if width and at == end and data[at + width:at + width + 1] == secret[done:done + 1]:
+            at += width
+            continue
+        break
+    return end
+
+
+def _reach_left(data: bytes, at: int, secret: bytes, left: int) -> int:
+    """Where the run of ``secret`` whose bytes from ``left`` start at ``at`` starts in ``data``."""
+    start = at
+    while left > 0 and at > 0:
+        if data[at - 1] == secret[left - 1]:
+            at, left, start = at - 1, left - 1, at - 1
+            continue
+        width = 2 if data[max(0, at - 2):at] == b"\r\n" else 1 if data[at - 1:at] == b"\n" else 0
+        if (width and at == start and at > width
+                and data[at - width - 1:at - width] == secret[left - 1:left]):
+            at -= width
+            continue
+        break
+    return start
+
+
+def _literal_spans(data: bytes, secret: bytes, fragments: bool) -> list[tuple[int, int]]:
+    """Every run of ``data`` that is ``secret``, or (with ``fragments``) its start or end.
+
+    A start or end counts from :data:`MIN_SECRET_FRAGMENT` bytes; each run
+    is followed as far as the secret goes (across one line break between
+    two of its bytes), and overlapping runs are joined. Cost: one C-speed
+    search per form, then a byte walk per run found.
+    """
+    if not fragments or len(secret) <= MIN_SECRET_FRAGMENT:
+        runs = []
+        at = data.find(secret)
+        while at >= 0:
+            runs.append((at, at + len(secret)))
+            at = data.find(secret, at + len(secret))
+        return runs
+    runs = []
+    head, tail = secret[:MIN_SECRET_FRAGMENT], secret[-MIN_SECRET_FRAGMENT:]
+    at = data.find(head)
+    while at >= 0:
+        end = _reach_right(data, at + MIN_SECRET_FRAGMENT, secret, MIN_SECRET_FRAGMENT)
+        runs.append((at, end))
+        at = data.find(head, end)
+    at = data.find(tail)
+    while at >= 0:
+        runs.append((_reach_left(data, at, secret, len(secret) - MIN_SECRET_FRAGMENT),
+                     at + MIN_SECRET_FRAGMENT))
+        at = data.find(tail, at + MIN_SECRET_FRAGMENT)
+    joined: list[tuple[int, int]] = []
+    for start, end in sorted(runs):
+        if joined and start <= joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+        else:
+            joined.append((start, end))
+    return joined
 
 
 _WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -187,21 +287,22 @@ def _candidates(text: bytes, starts: tuple[bytes, ...]) -> list[int]:
     return sorted(set(found))
 
 
-def _spans(data: bytes, literals: dict[bytes, str]) -> list[tuple[int, int, int, str]]:
+def _spans(data: bytes, literals: dict[bytes, str], fragments: frozenset[bytes] = frozenset(),
+           ) -> list[tuple[int, int, int, str]]:
     """Every secret span in ``data`` as ``(start, end, keep, label)``, left to right.
 
     ``keep`` is how many leading bytes of the span stay (a keyword, a scheme).
     Each rule scans on its own (a literal-led pattern skips fast); overlapping
-    finds are resolved by position, then by rule order, literals first.
+    finds are resolved by position, then by rule order, literals first. A
+    literal's span that starts inside an earlier span but runs past it is
+    redacted to its end, so no byte of a secret value stays.
     """
     folded: bytes | None = None
     found: list[tuple[int, int, int, int, str]] = []
     for order, (secret, label) in enumerate(sorted(literals.items(),
                                                    key=lambda kv: (-len(kv[0]), kv[0]))):
-        at = data.find(secret)
-        while at >= 0:
-            found.append((at, -len(RULES) - len(literals) + order, at + len(secret), 0, label))
-            at = data.find(secret, at + len(secret))
+        for start, end in _literal_spans(data, secret, secret in fragments):
+            found.append((start, -len(RULES) - len(literals) + order, end, 0, label))
     for order, (rule, pattern, starts) in enumerate(zip(RULES, _COMPILED, _STARTS, strict=True)):
         text = data
         if rule.fold:
@@ -223,9 +324,12 @@ def _spans(data: bytes, literals: dict[bytes, str]) -> list[tuple[int, int, int,
     found.sort()
     spans: list[tuple[int, int, int, str]] = []
     reach = 0
-    for start, _order, end, keep, label in found:
+    for start, order, end, keep, label in found:
         if start >= reach and end > start:
             spans.append((start, end, keep, label))
+            reach = end
+        elif order < 0 and end > reach:
+            spans.append((reach, end, 0, label))
             reach = end
     return spans
 
@@ -235,20 +339,23 @@ class Redactor:
 
     Secrets are every :data:`RULES` shape plus the values (at least
     :data:`MIN_ENV_SECRET_LEN` long) of ``environ``'s variables whose name
-    matches :data:`ENV_SECRET_NAME`, and the base64 forms of those values;
-    such a value is redacted as ``env:NAME``. Rule names, never values,
-    are reported. Cost: one regular-expression pass over the data.
+    matches :data:`ENV_SECRET_NAME`, the base64 forms of those values, and
+    their starts and ends of at least :data:`MIN_SECRET_FRAGMENT` bytes
+    (see the module docstring); such a value is redacted as ``env:NAME``.
+    Rule names, never values, are reported. Cost: one regular-expression
+    pass over the data.
     """
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self._literals = _env_secrets(os.environ if environ is None else environ)
+        self._literals, self._fragments = _env_secrets(
+            os.environ if environ is None else environ)
 
     def redact(self, data: bytes) -> tuple[bytes, Counter[str]]:
         """Return ``(redacted data, count per rule)`` for one whole text."""
         counts: Counter[str] = Counter()
         out: list[bytes] = []
         done = 0
-        for start, end, keep, label in _spans(data, self._literals):
+        for start, end, keep, label in _spans(data, self._literals, self._fragments):
             counts[label] += 1
             out += [data[done:start + keep], _MARK.format(label).encode()]
             done = end

@@ -119,6 +119,26 @@ def test_attest_writes_readiness_then_one_test_result_per_run(project: Project) 
         "assay.toml#/evidence/commands/unit", "reports/unit.xml"]
 
 
+def test_attest_next_names_the_public_key_key_generate_wrote(project: Project) -> None:
+    """attest's next step is the verify command with the .pub.json beside the key, ready to run."""
+    envelope, _code = op(project, "attest", intent="knowledge:export")
+    public = project.root.resolve() / PUBLIC
+    bundle = project.root.resolve() / BUNDLE
+    assert envelope["next"] == [
+        f"Verify it: 'assay verify-attestation --key {public} -- {bundle}'"]
+
+
+def test_attest_next_with_a_key_without_its_public_file_is_a_template(project: Project) -> None:
+    """A key with no .pub.json beside it leaves PUBLIC_KEY for a person to fill in, unquoted."""
+    moved = project.root.parent / "signing.key"  # outside the workspace the runs observed
+    (project.root / ".assay/keys/attestation.key").rename(moved)
+    envelope, _code = op(project, "attest", intent="knowledge:export", key=str(moved))
+    bundle = project.root.resolve() / BUNDLE
+    step = (f"Verify it with the public key of {moved.resolve()} (assay verify-attestation "
+            f"--key PUBLIC_KEY -- {bundle}).")
+    assert envelope["next"] == [step]
+
+
 def test_attest_is_byte_identical_for_the_same_ledger_workspace_and_key(project: Project) -> None:
     """Attesting twice gives the same bytes (canonical payloads, deterministic ed25519)."""
     first = attest(project)["bundle_sha256"]
@@ -220,6 +240,52 @@ def test_verify_returns_what_the_bundle_attests(project: Project) -> None:
     assert out["verified"] is True and out["verdict"] == "ready" and out["statements"] == 2
     assert out["runs"] == [{"id": "evidence:unit", "revision": 1, "result": "PASSED"}]
     assert out["intent"]["id"] == "knowledge:export"
+
+
+def test_verify_of_a_fresh_bundle_is_not_stale(project: Project) -> None:
+    """Verified against the ledger it was made from, a bundle is not stale and nothing moved on."""
+    attest(project)
+    out = verify(project)
+    assert (out["stale"], out["moved_on"]) == (False, [])
+
+
+def _add_requirement(project: Project) -> None:
+    record = data(project, "get", id="knowledge:export")["record"]
+    grown = copy.deepcopy(record["data"])
+    grown["intent"]["requirements"].append(
+        {"id": "R3", "text": "Footer", "acceptance": "its tests pass"})
+    data(project, "put", id="knowledge:export", data=grown,
+         expect_revision=record["revision"])
+
+
+def test_verify_after_the_intent_grew_and_the_run_was_retired_is_stale(project: Project) -> None:
+    """A ready bundle whose intent gained a requirement and whose run was retired says stale and what moved on."""
+    attest(project)
+    _add_requirement(project)
+    data(project, "retire", id="evidence:unit", expect_revision=1)
+    envelope, code = op(project, "verify-attestation", file=BUNDLE, key=PUBLIC)
+    out = envelope["data"]
+    assert (code, out["verified"], out["verdict"], out["stale"]) == (0, True, "ready", True)
+    assert out["moved_on"] == [
+        {"id": "knowledge:export", "role": "intent", "attested_revision": 2,
+         "current_revision": 3, "status": "current", "change": "newer", "intent_changed": True},
+        {"id": "evidence:unit", "role": "evidence", "attested_revision": 1,
+         "current_revision": 2, "status": "retired", "change": "retired"},
+    ]
+    assert "assay work check -- knowledge:export" in envelope["next"][0]
+
+
+def test_verify_after_a_newer_run_names_it_and_an_unchanged_intent_body(project: Project) -> None:
+    """A newer run of the cited command and an acceptance-only edit: stale, intent_changed false."""
+    attest(project)
+    receipt = data(project, "evidence.run", name="unit")["receipt"]
+    data(project, "work.accept", id="knowledge:export",
+         from_run=[f"{receipt['id']}@{receipt['revision']}"])
+    out = verify(project)
+    assert out["stale"] is True
+    assert [(m["id"], m["change"], m["current_revision"]) for m in out["moved_on"]] == [
+        ("knowledge:export", "newer", 3), ("evidence:unit", "newer", 2)]
+    assert out["moved_on"][0]["intent_changed"] is False
 
 
 def test_verify_with_another_key_fails(project: Project) -> None:

@@ -1,6 +1,7 @@
 """`assay mcp` as a real stdio subprocess, driven with the official MCP client only.
 
-The agent's whole path runs through tools: init, record an intent, check it
+A person initialises the project; then the agent's whole path runs through
+the tools of the default (agent) profile: record an intent, check it
 (not ready), run machine evidence, a two-round loop whose contract runs a real
 test command, check again (ready), and write the report. Bad input comes back
 as the ``{ok: false, error}`` envelope with a stable code and pointer.
@@ -53,14 +54,21 @@ class _Agent:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    async def call(self, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        result = await self.client.call_tool(tool, args)
+    async def call(self, tool: str, args: dict[str, Any],
+                   progress: list[str] | None = None) -> tuple[dict[str, Any], bool]:
+        async def seen(_progress: float, _total: float | None, message: str | None) -> None:
+            assert progress is not None
+            progress.append(message or "")
+
+        result = await self.client.call_tool(tool, args,
+                                             progress_callback=seen if progress is not None else None)
         envelope = dict(result.structured_content)
         assert json.loads(result.content[0].text) == envelope
         return envelope, bool(result.is_error)
 
-    async def ok(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        envelope, is_error = await self.call(tool, args)
+    async def ok(self, tool: str, args: dict[str, Any],
+                 progress: list[str] | None = None) -> dict[str, Any]:
+        envelope, is_error = await self.call(tool, args, progress)
         assert not is_error and envelope["ok"] is True, envelope
         return envelope["data"]
 
@@ -78,7 +86,9 @@ async def _story(project: Path) -> dict[str, Any]:
         agent = _Agent(client)
         tools = {t.name: t for t in (await client.list_tools()).tools}
         seen["tools"] = tools
-        await agent.ok("init", {"cwd": str(project)})
+        seen["init_refused"] = await agent.fails("init", {"cwd": str(project)})
+        # Setting the project up is a person's step, on the command line.
+        await anyio.run_process([ASSAY, "init"], cwd=project, check=True)
         _declare_unit(project)
 
         intent = {"version": 1, "brief": "calc.add returns the sum", "user_reference": "e2e",
@@ -106,14 +116,18 @@ async def _story(project: Path) -> dict[str, Any]:
                                 "criterion_refs": [criterion], "verify_with": ["unit"]}]}}})
         item = round1["guidance"]["active_contract"]["items"][0]["id"]
         (project / "calc.py").write_text(FIXED, encoding="utf-8")
+        seen["round2_progress"] = []
         seen["round2"] = await agent.ok("loop_next", {
             "handle": round1["submissionHandle"],
             "evaluation": {"outcome": "success", "output_summary": "fixed calc.add",
                            "constraint_violations": [], "should_continue": False,
                            "execution_report": {"files_changed": ["calc.py"],
-                                                "claims": [{"id": item, "outcome": "met"}]}}})
+                                                "claims": [{"id": item, "outcome": "met"}]}}},
+            seen["round2_progress"])
 
-        green = await agent.ok("evidence_run", {"name": "unit", "target": "knowledge:calc#R1"})
+        seen["green"], _ = await agent.call("evidence_run", {"name": "unit",
+                                                             "target": "knowledge:calc#R1"})
+        green = seen["green"]["data"]
         digest = (await agent.ok("canonical", {"text": json.dumps(intent), "digest": True}))
         await agent.ok("put", {"id": "knowledge:calc", "expect_revision": put["revision"], "data": {
             "intent": intent, "acceptance": {"intent_sha256": digest["digest"], "blockers": [],
@@ -153,7 +167,7 @@ def test_mcp_e2e_tools_say_what_they_write(story: dict[str, Any]) -> None:
     from assay.ops import operations
 
     tools = story["tools"]
-    assert list(tools) == [op.tool_name for op in operations()]
+    assert list(tools) == [op.tool_name for op in operations() if not op.admin]
     assert {"work_check", "evidence_run", "loop_start", "loop_next", "report"} <= set(tools)
     for tool in tools.values():
         last = tool.description.rsplit("\n\n", 1)[-1]
@@ -165,6 +179,21 @@ def test_mcp_e2e_tools_say_what_they_write(story: dict[str, Any]) -> None:
         "Writes files in the directory it names; nothing to the ledger.")
     assert tools["report"].description.endswith(
         "Writes one HTML file (`out`, default .assay/report.html); nothing to the ledger.")
+
+
+def test_mcp_e2e_set_up_is_a_persons_step(story: dict[str, Any]) -> None:
+    """The agent's server refuses init by name; the person initialises the project instead."""
+    assert story["init_refused"]["code"] == "tool_not_offered"
+    assert (story["project"] / "assay.toml").is_file()
+
+
+def test_mcp_e2e_next_step_carries_the_tool_call(story: dict[str, Any]) -> None:
+    """The run's next step names the work_accept call that records it, tool and arguments."""
+    step = story["green"]["next"][0]
+    cite = f"{story['green']['data']['receipt']['id']}@{story['green']['data']['receipt']['revision']}"
+    assert f"'assay work accept --from-run {cite} -- knowledge:calc'" in step["text"]
+    assert step["calls"] == [{"tool": "work_accept",
+                              "arguments": {"from_run": [cite], "id": "knowledge:calc"}}]
 
 
 def test_mcp_e2e_intent_goes_from_not_ready_to_ready(story: dict[str, Any]) -> None:
@@ -191,6 +220,13 @@ def test_mcp_e2e_two_round_loop_verified_by_its_contract(story: dict[str, Any]) 
     assert posture["commands"] == [{"commandId": "unit", "required": False, "status": "passed"}]
     assert round2["status"] == "stopped" and round2["stopReason"] == "completed"
     assert round2["terminal"]["committedRounds"] == 2
+
+
+def test_mcp_e2e_loop_round_reports_its_checks_progress(story: dict[str, Any]) -> None:
+    """While loop_next runs the contract's test, the client that asked gets its progress."""
+    progress = story["round2_progress"]
+    assert progress[0] == "unit: started"
+    assert progress[-1].startswith("unit: passed in ")
 
 
 def test_mcp_e2e_report_written(story: dict[str, Any]) -> None:

@@ -177,6 +177,18 @@ def test_run_command_redacts_secret_env_values(tmp_path: Path) -> None:
                                           "rules": ["env:DEPLOY_TOKEN"]}
 
 
+def test_run_command_redacts_a_secret_printed_without_its_last_characters(
+        tmp_path: Path) -> None:
+    """A real command printing a secret value without its last 8 characters stores neither part."""
+    secret = "tk-4f9Qz7LmW2xR8vB3nK6pY1sD"
+    env = {**BASE_ENV, "DEPLOY_TOKEN": secret}
+    decl = py("import os; print('token is', os.environ['DEPLOY_TOKEN'][:-8] + '...')",
+              env=("DEPLOY_TOKEN",))
+    obs = run_command(decl, root=tmp_path, environ=env)
+    assert secret[:-8] not in canonical_text(obs.to_dict())
+    assert obs.stdout.tail == "token is [REDACTED:env:DEPLOY_TOKEN]...\n"
+
+
 def test_run_command_redacts_secret_named_key_password_secret(tmp_path: Path) -> None:
     """Variables named like *KEY*, *PASSWORD* and *SECRET* are secrets even when not passed through."""
     env = {**BASE_ENV, "API_KEY": "key-123456", "DB_PASSWORD": "hunter2hunter2",

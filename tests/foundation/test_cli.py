@@ -46,10 +46,11 @@ main(sys.argv[1:])
 """
 
 
-def _crash(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _crash(*args: str, env: dict[str, str] | None = None,
+           before: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-c", _CRASH, "crash", "now", *args],
+    return subprocess.run([sys.executable, "-c", _CRASH, *before, "crash", "now", *args],
                           capture_output=True, text=True, timeout=60, env=full_env, check=False)
 
 
@@ -238,6 +239,56 @@ def test_cli_internal_error_debug_shows_traceback(args: tuple[str, ...], env: di
     proc = _crash(*args, env=env)
     assert proc.returncode == 70
     assert "Traceback" in proc.stderr and "planted bug" in proc.stderr
+
+
+def test_cli_debug_before_the_command_shows_traceback() -> None:
+    """`assay --debug COMMAND ...` works as `assay COMMAND --debug ...` does."""
+    proc = _crash(before=("--debug",))
+    assert proc.returncode == 70
+    assert "Traceback" in proc.stderr and "planted bug" in proc.stderr
+
+
+def test_cli_internal_error_action_puts_debug_after_assay() -> None:
+    """The internal error's action tells to rerun with --debug right after `assay`."""
+    envelope = json.loads(_crash("--format", "json").stderr.strip().splitlines()[-1])
+    assert envelope["error"]["action"] == (
+        "Rerun it as 'assay --debug crash now ...' to see the traceback, and report it.")
+
+
+def test_cli_debug_before_a_plain_command_runs_it(assay_cli: Runner) -> None:
+    """A plain command with --debug first answers as without it."""
+    ran = assay_cli("--debug", "describe", "--", "canonical")
+    assert ran.code == 0, ran.stderr
+    assert ran.json()["data"]["operations"][0]["name"] == "canonical"
+
+
+def test_cli_debug_alone_or_before_a_launcher_is_accepted(assay_cli: Runner) -> None:
+    """The top-level command takes --debug too: `assay --debug --help` prints the help."""
+    ran = assay_cli("--debug", "--help")
+    assert ran.code == 0 and "Usage: assay" in ran.stdout
+    assert assay_cli("--debug", "demo", "--help").code == 0
+
+
+def test_cli_missing_literal_names_it_in_the_action(assay_cli: Runner) -> None:
+    """`assay work check` without an id says where the id goes, like every refused command line."""
+    ran = assay_cli("work", "check")
+    error = ran.error()
+    assert (ran.code, error["code"]) == (2, "usage_error")
+    assert error["action"] == ("Give ID after --: 'assay work check [OPTIONS] -- ID' "
+                               "(see 'assay work check --help').")
+
+
+@pytest.mark.parametrize(("args", "action"), [
+    (("todo", "add"), "See 'assay todo add --help' for its options and arguments."),
+    (("get", "--colour", "red", "--", "knowledge:x"),
+     "See 'assay get --help' for its options and arguments."),
+    (("no-such-command",), "Run 'assay --help' for the commands."),
+])
+def test_cli_usage_error_has_an_action(assay_cli: Runner, args: tuple[str, ...],
+                                       action: str) -> None:
+    """Every command line click refuses carries an action naming the help to read."""
+    ran = assay_cli(*args)
+    assert ran.code == 2 and ran.error()["action"] == action
 
 
 def test_cli_tty_output_is_readable(tmp_path: Path) -> None:

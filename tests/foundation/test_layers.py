@@ -94,11 +94,12 @@ def test_describe_imports_nothing_heavy(heavy: str) -> None:
 
 # What a plain `assay get` may load besides the ledger package (the ledger's own
 # modules are its business): the entry point, the click-free call path, the
-# registry with the one module declaring `get`, the base modules and config (with
-# its TOML reader).
+# registry with the one module declaring `get` and the registry's reading of
+# a command line (argv), the base modules and config (with its TOML reader).
 GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "assay.cli.render",
-               "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.bounds",
-               "assay.ops.ledger", "assay.paging", "assay.tomltext", "assay.value"}
+               "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.argv",
+               "assay.ops.bounds", "assay.ops.ledger", "assay.paging", "assay.tomltext",
+               "assay.value"}
 # Never on the path of a plain operation call: click (help and usage errors
 # only), the other surfaces' libraries, and standard modules only some
 # commands need (git and commands run in subprocesses; platform and uuid come
@@ -146,7 +147,8 @@ def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
     """A plain `assay put` from standard input loads no click and no other operation module."""
     modules = _loaded("put", "--data-file", "-", "--", "knowledge:y", stdin=b'{"b":2}',
                       full=True, cwd=ledger_project)
-    assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.bounds",
+    assert {m for m in modules if m.startswith("assay.ops.")} == {"assay.ops.argv",
+                                                                  "assay.ops.bounds",
                                                                   "assay.ops.ledger"}
     assert [m for m in modules if m.startswith("assay.intent")] == []  # data holds no intent
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
@@ -156,7 +158,8 @@ def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
 def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None:
     """A plain `assay work check` loads no click and, of the operation modules, intent's and its helper."""
     modules = _loaded("work", "check", "--", "knowledge:x", full=True, cwd=ledger_project)
-    assert {m for m in modules if m.startswith("assay.ops.")} <= {"assay.ops.bounds",
+    assert {m for m in modules if m.startswith("assay.ops.")} <= {"assay.ops.argv",
+                                                                  "assay.ops.bounds",
                                                                   "assay.ops.intent",
                                                                   "assay.ops.ledger"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()

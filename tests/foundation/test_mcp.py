@@ -35,14 +35,85 @@ def _envelope(result: Any) -> dict[str, Any]:
     return dict(result.structured_content)
 
 
-async def test_mcp_lists_every_operation_in_process() -> None:
-    """The in-process server lists one tool per registered operation with its input schema."""
+AGENT_OPS = [op for op in operations() if not op.admin]
+
+
+async def test_mcp_lists_the_agents_operations_in_process() -> None:
+    """By default the server lists one tool per operation not declared admin, in registry order."""
     async with Client(build_server()) as client:
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == [op.tool_name for op in AGENT_OPS]
+    assert {"hook_uninstall", "hook_install", "init", "key_generate", "retire",
+            "gate_bind"}.isdisjoint(t.name for t in tools)
+
+
+async def test_mcp_agent_tools_leave_ledger_and_principal_to_the_server() -> None:
+    """An agent tool's input schema is the registry's without `db` and `principal`."""
+    async with Client(build_server()) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    for op in AGENT_OPS:
+        schema = op.input_schema()
+        if op.project:
+            del schema["properties"]["db"], schema["properties"]["principal"]
+        assert tools[op.tool_name].input_schema == schema, op.name
+
+
+async def test_mcp_admin_profile_lists_every_operation() -> None:
+    """The admin profile lists every registered operation with its whole input schema."""
+    async with Client(build_server(profile="admin")) as client:
         tools = (await client.list_tools()).tools
     assert [t.name for t in tools] == [op.tool_name for op in operations()]
     by_name = {t.name: t for t in tools}
     for op in operations():
         assert by_name[op.tool_name].input_schema == op.input_schema()
+
+
+@pytest.mark.parametrize("tool", ["hook_uninstall", "init", "key_generate", "gate_bind"])
+async def test_mcp_agent_profile_refuses_a_persons_tool_called_by_name(tool: str,
+                                                                      tmp_path: Path) -> None:
+    """A person's tool sent by name to the agent profile is tool_not_offered, and nothing is written."""
+    async with Client(build_server(cwd=str(tmp_path))) as client:
+        result = await client.call_tool(tool, {"harness": "claude-code"}
+                                        if tool == "hook_uninstall" else {})
+    assert result.is_error is True
+    error = _envelope(result)["error"]
+    assert error["code"] == "tool_not_offered" and "pointer" not in error
+    assert "assay mcp --profile admin" in error["action"]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["db", "principal"])
+async def test_mcp_agent_profile_refuses_ledger_and_principal_arguments(name: str,
+                                                                       tmp_path: Path) -> None:
+    """An agent call that names its own ledger or principal is unknown_argument at that argument."""
+    async with Client(build_server(cwd=str(tmp_path))) as client:
+        result = await client.call_tool("work_status", {name: "other"})
+    error = _envelope(result)["error"]
+    assert (error["code"], error["pointer"]) == ("unknown_argument", f"/{name}")
+
+
+async def test_mcp_unknown_profile_is_refused() -> None:
+    """A server cannot be built for a profile that does not exist."""
+    from assay.errors import UsageError
+
+    with pytest.raises(UsageError) as raised:
+        build_server(profile="root")
+    assert (raised.value.code, raised.value.pointer) == ("invalid_argument", "/profile")
+
+
+async def test_mcp_tools_carry_the_registry_hints() -> None:
+    """Each tool's annotations are its operation's declared hints, in the MCP spellings."""
+    async with Client(build_server(profile="admin")) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    for op in operations():
+        hints = tools[op.tool_name].annotations
+        assert hints is not None
+        assert (hints.read_only_hint, hints.open_world_hint) == (not op.writes, op.open_world)
+        assert hints.destructive_hint == (op.destructive if op.writes else None)
+        assert hints.idempotent_hint == (op.idempotent if op.writes else None)
+    assert tools["hook_uninstall"].annotations.destructive_hint is True  # type: ignore[union-attr]
+    assert tools["put"].annotations.destructive_hint is False  # type: ignore[union-attr]
+    assert tools["evidence_run"].annotations.open_world_hint is True  # type: ignore[union-attr]
 
 
 async def test_mcp_call_canonical_in_process() -> None:
@@ -111,7 +182,7 @@ async def test_mcp_describe_matches_registry() -> None:
 
 async def test_mcp_project_default_from_server(tmp_path: Path) -> None:
     """The server's --cwd is the default project directory of tool calls (init creates it there)."""
-    async with Client(build_server(cwd=str(tmp_path))) as client:
+    async with Client(build_server(cwd=str(tmp_path), profile="admin")) as client:
         result = await client.call_tool("init", {"scope": "project:served"})
     assert _envelope(result)["data"]["scope"] == "project:served"
     assert (tmp_path / "assay.toml").is_file()
@@ -122,7 +193,7 @@ async def test_mcp_stdio_lists_tools_and_calls_canonical(tmp_path: Path) -> None
     async with Client(_stdio("--cwd", str(tmp_path))) as client:
         tools = (await client.list_tools()).tools
         result = await client.call_tool("canonical", {"text": '{"\\u20ac":1,"a":-0.0}'})
-    assert [t.name for t in tools] == [op.tool_name for op in operations()]
+    assert [t.name for t in tools] == [op.tool_name for op in AGENT_OPS]
     assert result.is_error is False
     assert _envelope(result)["data"]["canonical"] == '{"a":0,"€":1}'
 

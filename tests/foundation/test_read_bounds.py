@@ -67,16 +67,15 @@ def test_bounds_default_above_maximum_is_refused(default: Any, maximum: Any) -> 
 
 
 def test_bounds_mcp_tools_show_each_bound() -> None:
-    """Each read tool carries its bound in _meta and in its description, before the effect line."""
+    """Each read tool states its bound in its description, before the effect line (describe has the data)."""
     from assay.mcp.server import tool_definitions
 
-    tools = {t.name: t for t in tool_definitions()}
+    tools = {t.name: t for t in tool_definitions("admin")}
     for op in operations():
         tool = tools[op.tool_name]
+        assert tool.meta is None
         if op.bounds is None:
-            assert tool.meta is None
             continue
-        assert tool.meta == {"assay/bounds": op.bounds.describe()}
         assert tool.description is not None
         assert tool.description.endswith(f"{op.bounds.sentence}\n\n{op.effect_line}")
         assert "--" not in op.bounds.sentence
@@ -100,34 +99,3 @@ def test_bounds_recovering_read_of_an_unknown_argument_is_refused() -> None:
     """A recovering read cannot name an argument its operation does not take."""
     with pytest.raises(ValueError, match="takes no argument"):
         recovering_read("get", {"id": "x", "after": "y"}, "next_page")
-
-
-def _cells(bound: Bound) -> tuple[str, str]:
-    """The default and maximum columns of the table in docs/agents.md for one bound."""
-    def amounts(items: int | None, size: int | None) -> str:
-        unit = bound.unit[:-1] + "ies" if bound.unit.endswith("y") else bound.unit + "s"
-        parts = [f"{items:,} {unit}"] if items is not None else []
-        if size is not None:
-            parts.append(f"{size // 1024} KiB" if size < 1024 * 1024
-                         else f"{size // (1024 * 1024)} MiB")
-        return ", ".join(parts)
-
-    if bound.whole:
-        first = f"one {bound.unit}" if bound.items == 1 else f"at most {amounts(bound.items, None)}"
-        return first, "same (whole)"
-    return amounts(bound.items, bound.bytes), amounts(bound.max_items, bound.max_bytes)
-
-
-def test_bounds_table_in_the_agents_guide_matches_the_registry() -> None:
-    """docs/agents.md lists every read with the default and maximum its declaration gives."""
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text("utf-8")
-    table = text[text.index("### 5.5"):]
-    rows = {}
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 4 and cells[0].startswith("`"):
-            rows[cells[0].strip("`")] = (cells[1], cells[2])
-    assert rows == {" ".join(op.cli_path): _cells(op.bounds) for op in READS
-                    if op.bounds is not None}

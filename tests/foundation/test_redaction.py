@@ -8,7 +8,7 @@ import pytest
 
 from assay.config import EvidenceCommand
 from assay.evidence.record import declaration_data
-from assay.redaction import RULES, Redactor, scan
+from assay.redaction import MIN_SECRET_FRAGMENT, RULES, Redactor, scan
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
@@ -99,6 +99,45 @@ def test_redactor_env_value_and_its_base64() -> None:
     out, counts = redact(f"raw s3cr3t-value-42 b64 {encoded}", env)
     assert "s3cr3t-value-42" not in out and encoded.rstrip("=") not in out
     assert counts == {"env:DEPLOY_TOKEN": 2}
+
+
+TOKEN = "tk-4f9Qz7LmW2xR8vB3nK6pY1sD"  # 27 bytes
+
+
+@pytest.mark.parametrize(("shown", "where"), [
+    (TOKEN[:-8], "its start (without the last 8 characters)"),
+    (TOKEN[8:], "its end (without the first 8 characters)"),
+    (TOKEN[:MIN_SECRET_FRAGMENT], "its shortest start that counts"),
+    (TOKEN[:14] + "\n" + TOKEN[14:], "the whole value wrapped onto two lines"),
+    (TOKEN[:5] + "\r\n" + TOKEN[5:], "the whole value broken by CR LF near its start"),
+])
+def test_redactor_env_value_fragment_is_redacted(shown: str, where: str) -> None:
+    """A start or end of a secret value, 12 bytes or more, is redacted like the whole value."""
+    out, counts = redact(f"log: {shown} done", {"DEPLOY_TOKEN": TOKEN})
+    assert out == "log: [REDACTED:env:DEPLOY_TOKEN] done", where
+    assert counts == {"env:DEPLOY_TOKEN": 1}
+
+
+def test_redactor_env_value_fragment_shorter_than_the_minimum_stays() -> None:
+    """A start of 11 bytes is below the minimum and is left as printed."""
+    shown = TOKEN[:MIN_SECRET_FRAGMENT - 1]
+    assert redact(f"log: {shown}", {"DEPLOY_TOKEN": TOKEN}) == (f"log: {shown}", {})
+
+
+def test_redactor_path_valued_secret_is_matched_whole_only() -> None:
+    """A secret-named variable naming a file redacts that path, not its siblings' shared start."""
+    env = {"GOOGLE_APPLICATION_CREDENTIALS": "/home/runner/work/_temp/key.json"}
+    out, _ = redact("read /home/runner/work/_temp/key.json and /home/runner/work/repo/a.py", env)
+    assert out == ("read [REDACTED:env:GOOGLE_APPLICATION_CREDENTIALS] and "
+                   "/home/runner/work/repo/a.py")
+
+
+def test_redactor_env_value_start_in_a_stream_is_redacted() -> None:
+    """Fed line by line, the start of a value on one line and its end on the next are both redacted."""
+    stream = Redactor({"DEPLOY_TOKEN": TOKEN}).stream()
+    first, _ = stream.feed(f"a {TOKEN[:14]}\n".encode())
+    second, _ = stream.feed(f"{TOKEN[14:]} b\n".encode())
+    assert first + second == b"a [REDACTED:env:DEPLOY_TOKEN]\n[REDACTED:env:DEPLOY_TOKEN] b\n"
 
 
 def test_redactor_env_value_base64_inside_basic_credentials() -> None:

@@ -13,7 +13,7 @@ from foundation_cli import Runner, cli_in
 from jsonschema import Draft202012Validator
 
 from assay.cli.app import build
-from assay.ops import DECLARED, GROUPS, Argument, Operation, Result, operations
+from assay.ops import DECLARED, GROUPS, Argument, Bound, Operation, Result, operations
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = list(operations())
@@ -53,7 +53,8 @@ def test_registry_names_unique_on_every_surface() -> None:
 @pytest.mark.parametrize("name", OP_NAMES)
 def test_registry_entry_complete(name: str) -> None:
     """Each operation has a summary, a description, writes, and valid input and output JSON Schemas."""
-    entry = next(op for op in OPERATIONS if op.name == name).describe()
+    op = next(op for op in OPERATIONS if op.name == name)
+    entry = op.describe()
     assert entry["summary"].strip() and entry["description"].strip()
     assert isinstance(entry["writes"], bool)
     assert entry["cli"] == "assay " + name.replace(".", " ")
@@ -67,7 +68,7 @@ def test_registry_entry_complete(name: str) -> None:
     for arg in entry["arguments"]:
         assert arg["help"].strip(), arg["name"]
         assert arg["binding"] in {"option", "flag", "literal", "literals", "stdin", "json_file"}
-        assert schema["properties"][arg["name"]]["description"] == arg["help"]
+        assert schema["properties"][arg["name"]]["description"] == op.text(arg["help"], "mcp")
         assert (arg["name"] in schema.get("required", [])) == arg["required"]
 
 
@@ -135,10 +136,10 @@ def test_registry_cli_options_match_arguments(name: str) -> None:
 
 
 def test_registry_every_mcp_tool_comes_from_the_registry() -> None:
-    """The MCP tools are the registry's operations, with the very same input schemas."""
+    """The admin profile's tools are the registry's operations, with the very same input schemas."""
     from assay.mcp.server import tool_definitions
 
-    tools = {tool.name: tool for tool in tool_definitions()}
+    tools = {tool.name: tool for tool in tool_definitions("admin")}
     assert list(tools) == [op.tool_name for op in OPERATIONS]
     for op in OPERATIONS:
         tool = tools[op.tool_name]
@@ -147,20 +148,116 @@ def test_registry_every_mcp_tool_comes_from_the_registry() -> None:
         assert tool.annotations.read_only_hint is (not op.writes)
 
 
+def test_registry_agent_tools_are_the_operations_not_declared_admin() -> None:
+    """The agent profile offers exactly the operations whose declaration is not admin."""
+    from assay.mcp.server import tool_definitions
+
+    assert [t.name for t in tool_definitions()] == [op.tool_name for op in OPERATIONS
+                                                    if not op.admin]
+
+
+def test_registry_a_read_declares_no_hint_of_a_write() -> None:
+    """A read cannot be declared destructive or idempotent (hints only a write has)."""
+    from assay.ops import operation
+
+    with pytest.raises(ValueError, match="hint of a write"):
+        operation("demo.read", summary="s", writes=False, destructive=True,
+                  bounds=Bound("item", items=1, max_items=1, whole=True, recover="r"))(_noop)
+
+
 def test_registry_declared_table_names_each_operations_module() -> None:
     """DECLARED lists every operation with the module that registers it, in registry order."""
     declared = [(module, name) for module, names in DECLARED.items() for name in names]
     assert [(op.handler.__module__, op.name) for op in OPERATIONS] == declared
 
 
+# ---------------------------------------------------------------- views declared with their operation
+
+
+def _exported_views() -> dict[str, Any]:
+    """Every function a module of assay.ops.views exports, by its MODULE:FUNCTION reference."""
+    import importlib
+    import pkgutil
+
+    from assay.ops import views
+
+    found = {}
+    for info in pkgutil.iter_modules(views.__path__):
+        module = importlib.import_module(f"assay.ops.views.{info.name}")
+        for name in module.__all__:
+            found[f"{info.name}:{name}"] = getattr(module, name)
+    return found
+
+
+def test_registry_every_declared_view_resolves() -> None:
+    """Each operation's declared view is a function exported by a module of assay.ops.views."""
+    from assay.ops.views import resolve
+
+    exported = _exported_views()
+    for op in OPERATIONS:
+        if op.view:
+            assert op.view in exported, f"{op.name}: no view {op.view}"
+            assert resolve(op.view) is exported[op.view]
+
+
+def test_registry_every_view_is_bound_to_an_operation() -> None:
+    """Every view assay.ops.views exports is declared by a registered operation (none is orphaned)."""
+    declared = {op.view for op in OPERATIONS if op.view}
+    assert set(_exported_views()) - declared == set()
+
+
+def test_registry_raw_text_lives_in_the_operations_module() -> None:
+    """An operation's bare-text function is defined in the module that declares the operation."""
+    raws = [op for op in OPERATIONS if op.raw is not None]
+    assert {op.name for op in raws} >= {"canonical", "get", "hook.stop", "hook.tool"}
+    for op in raws:
+        assert op.raw is not None and op.raw.__module__ == op.handler.__module__, op.name
+
+
+def test_registry_refuses_a_view_that_is_not_module_function() -> None:
+    """A view must be declared as MODULE:FUNCTION."""
+    from assay.ops import operation
+
+    for ref in ("work_check", "intent:work:check", "intent:work-check"):
+        with pytest.raises(ValueError, match="MODULE:FUNCTION"):
+            operation("demo.view", summary="s", writes=True, view=ref)(_noop)
+
+
+def test_registry_render_holds_no_view_of_its_own() -> None:
+    """cli/render.py keeps the console and the fallback: no table of views by operation name."""
+    from assay.cli import render
+
+    assert not hasattr(render, "READABLE") and not hasattr(render, "RAW")
+    assert not hasattr(render, "LONG_WORK")
+
+
 # ---------------------------------------------------------------- texts per surface
 
-# Words only the command line has: option spellings, exit statuses, standard
-# streams, printing and command lines (`assay` followed by one of its commands).
+# Words only the command line has: option spellings and the `--` before
+# literals, exit statuses, standard streams and the `-` that names one, asides
+# about the command line, printing and command lines (`assay` followed by one
+# of its commands).
 COMMANDS = "|".join(sorted({op.cli_path[0] for op in OPERATIONS} | {"mcp", "demo"}))
-CLI_WORDS = re.compile(r"(?<![\w-])--[a-z]|\bexit(s|ed)?( status| code)? \d|\bexit status\b"
-                       r"|\bstandard (input|output|error)\b|\bstd(in|out|err)\b"
+CLI_WORDS = re.compile(r"(?<![\w-])--[a-z]|(?<![\w-])--(?=[\s).,]|$)"
+                       r"|\bexit(s|ed)?( status| code)? \d|\bexit status\b"
+                       r"|\bstandard (input|output|error)\b|\bstd(in|out|err)\b|\bor -(?=[\s).,]|$)"
+                       r"|\bCLI:|\bon the command line\b"
                        rf"|\bprint(s|ed)?\b|\bassay ({COMMANDS})\b", re.IGNORECASE)
+
+
+def _schema_descriptions(schema: Any, where: str = "") -> list[tuple[str, str]]:
+    """Every description inside a JSON Schema, with its JSON pointer."""
+    found: list[tuple[str, str]] = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "description" and isinstance(value, str):
+                found.append((where, value))
+            else:
+                found += _schema_descriptions(value, f"{where}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found += _schema_descriptions(value, f"{where}/{index}")
+    return found
 
 
 def test_registry_every_group_says_what_it_is_for() -> None:
@@ -181,22 +278,68 @@ def test_registry_help_lists_each_group_with_its_purpose(assay_cli: Runner) -> N
     assert " operations." not in ran.stdout
 
 
-def test_registry_mcp_tool_texts_have_no_cli_words() -> None:
-    """No MCP tool title or description holds an option, an exit status, a stream or a command line."""
+@pytest.mark.parametrize("profile", ["agent", "admin"])
+def test_registry_mcp_tool_texts_have_no_cli_words(profile: str) -> None:
+    """No MCP tool title, description or argument description holds a command line's spelling."""
     from assay.mcp.server import tool_definitions
 
-    for tool in tool_definitions():
-        for text in (tool.title or "", tool.description or ""):
+    for tool in tool_definitions(profile):
+        texts = [("/title", tool.title or ""), ("/description", tool.description or "")]
+        texts += _schema_descriptions(tool.input_schema, "/inputSchema")
+        for where, text in texts:
             found = CLI_WORDS.search(text)
-            assert found is None, f"{tool.name}: {found.group(0)!r} in {text!r}"
+            assert found is None, f"{tool.name}{where}: {found.group(0)!r} in {text!r}"
 
 
 def test_registry_cli_words_scan_catches_cli_words() -> None:
     """The scan above finds each kind of CLI word (so it can fail)."""
     for text in ("with --at-revision N", "Exit 0 when ready", "exit status 1", "exits 1",
-                 "reads standard input", "Prints the receipt", "run assay work check"):
+                 "reads standard input", "Prints the receipt", "run assay work check",
+                 "pairs in order with --evidence", "Why (with --status blocked).",
+                 "The text (the words after --).", "(CLI: a file, or - for stdin)",
+                 "A JSON file or -.", "The payload (on the command line: standard input)."):
         assert CLI_WORDS.search(text), text
     assert CLI_WORDS.search("assay records the command's exit code and `at_revision`") is None
+    assert CLI_WORDS.search("pairs in order with `evidence`; a - b, x-y") is None
+
+
+_POINTS_TO_OUTPUT_SCHEMA = re.compile(r"output[ _]schema|outputSchema", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("profile", ["agent", "admin"])
+def test_registry_tool_pointing_to_an_output_schema_has_one(profile: str) -> None:
+    """A tool whose description points to an output schema carries one, or says `describe` has it."""
+    from assay.mcp.server import tool_definitions
+
+    pointing = []
+    for tool in tool_definitions(profile):
+        for sentence in re.split(r"(?<=\.) ", tool.description or ""):
+            if _POINTS_TO_OUTPUT_SCHEMA.search(sentence):
+                pointing.append(tool.name)
+                assert tool.output_schema is not None or "`describe`" in sentence, sentence
+    assert profile != "agent" or "work_check" in pointing  # the scan sees the one pointer
+
+
+def test_registry_schema_descriptions_found_at_every_depth() -> None:
+    """The scan reads descriptions of properties, items and nested schemas, with their pointers."""
+    schema = {"description": "a", "properties": {"x": {"description": "b", "items": [
+        {"description": "c"}]}}}
+    assert _schema_descriptions(schema) == [("", "a"), ("/properties/x", "b"),
+                                            ("/properties/x/items/0", "c")]
+
+
+def test_registry_argument_help_spelled_per_surface(assay_cli: Runner) -> None:
+    """An argument's help names another argument as an option on the CLI and as itself over MCP."""
+    from assay.mcp.server import tool_definitions
+
+    tool = next(t for t in tool_definitions() if t.name == "todo_update")
+    assert (tool.input_schema["properties"]["blocked_reason"]["description"]
+            == "Why the todo is blocked (with `status` blocked).")
+    ran = assay_cli("todo", "update", "--help")
+    assert "(with --status blocked)" in " ".join(ran.stdout.split())
+    put = assay_cli("put", "--help")
+    assert "The record's JSON data. A JSON file, or - for standard input." in " ".join(
+        put.stdout.split())
 
 
 def test_registry_work_check_help_per_surface(assay_cli: Runner) -> None:
@@ -206,10 +349,11 @@ def test_registry_work_check_help_per_surface(assay_cli: Runner) -> None:
     ran = assay_cli("work", "check", "--help")
     assert ran.code == 0, ran.stderr
     text = " ".join(ran.stdout.split())
-    assert "with --at- revision N" in text or "with --at-revision N" in text
+    assert "With --at- revision N" in text or "With --at-revision N" in text
     assert "Exit status 0 when ready_to_review, 1 when not." in text
+    assert "when not. Read-only: writes nothing." in text  # the effect line ends the help
     tool = next(t for t in tool_definitions() if t.name == "work_check")
-    assert "with `at_revision` N" in (tool.description or "")
+    assert "With `at_revision` N" in (tool.description or "")
     assert "ready_to_review" in (tool.description or "")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.terminal import visible, visible_data
+from assay.terminal import UNSAFE, visible, visible_data
 from assay_testing import Project, make_project, run_on_tty
 
 CLEAR = "\x1b[2J"
@@ -49,10 +49,32 @@ def goal_project(tmp_path: Path) -> Project:
     ("rtl \u202eevil\u202c", "rtl \\u202eevil\\u202c"),
     ("lines\nand\ttabs\r\nkept", "lines\nand\ttabs\nkept"),
     ("plain text, é and 漢字", "plain text, é and 漢字"),
+    ("nel\x85 csi\x9b apc\x9f", "nel\\u0085 csi\\u009b apc\\u009f"),
+    ("line\u2028para\u2029", "line\\u2028para\\u2029"),
+    ("zero\u200bwidth\u200djoin\ufeffbom\xadsoft", "zero\\u200bwidth\\u200djoin\\ufeffbom\\u00adsoft"),
+    ("tag\U000e0041\U000e007f", "tag\\udb40\\udc41\\udb40\\udc7f"),
+    ("vs\ufe0f\U000e0100", "vs\\ufe0f\\udb40\\udd00"),
+    ("lone \udcff", "lone \\udcff"),
 ])
 def test_terminal_visible_escapes_every_control(text: str, shown: str) -> None:
     """visible() writes each control as its JSON escape and keeps newlines, tabs and other text."""
     assert visible(text) == shown
+
+
+def test_terminal_unsafe_set_covers_every_control_and_format_character() -> None:
+    """Every Cc, Cf, Zl, Zp and Cs code point of the interpreter's Unicode data but tab and newline is escaped."""
+    import unicodedata
+
+    wanted = "".join(chr(c) for c in range(0x110000)
+                     if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp", "Cs")
+                     and chr(c) not in "\t\n")
+    assert re.sub(f"[{UNSAFE}]", "", wanted) == ""
+
+
+def test_terminal_escapes_are_json_for_the_same_text() -> None:
+    """Each escape visible() writes is JSON that reads back as the character it replaced."""
+    text = "a\x1b\x9b\u2028\U000e0041\udcff\tb"
+    assert json.loads('"' + visible(text).replace("\t", "\\t") + '"') == text
 
 
 def test_terminal_visible_data_reaches_keys_and_nested_values() -> None:
@@ -92,6 +114,25 @@ def test_terminal_json_on_a_tty_shows_escapes(goal_project: Project) -> None:
     assert "\x9b".encode() not in raw and "\u202e".encode() not in raw
     line = _terminal_text(raw).strip()
     assert json.loads(line)["data"]["record"]["data"] == {"t": "a\x9b2J b\u202e"}
+
+
+C1_TEXT = "csi \x9b2J nel\x85 line\u2028 hidden\U000e0041"
+C1_SHOWN = "csi \\u009b2J nel\\u0085 line\\u2028 hidden\\udb40\\udc41"
+
+
+@pytest.mark.parametrize("args", [("get", "--", "knowledge:c1"), ("find", "--", "csi"),
+                                  ("get", "--format", "table", "--", "knowledge:c1")],
+                         ids=["get", "find", "get-table"])
+def test_terminal_readable_record_views_escape_c1_on_a_tty(goal_project: Project,
+                                                            args: tuple[str, ...]) -> None:
+    """`get` and `find` views on a terminal show C1 controls, separators and tags as escapes."""
+    goal_project.ok("put", "--data-file", "-", "--", "knowledge:c1",
+                    input=json.dumps({"text": C1_TEXT}))
+    status, raw = run_on_tty(*args, cwd=goal_project.root, columns=200)
+    assert status == 0, raw
+    for char in ("\x9b", "\x85", "\u2028", "\U000e0041"):
+        assert char.encode() not in raw, char
+    assert C1_SHOWN in _terminal_text(raw)
 
 
 def test_terminal_evidence_output_shows_escapes_on_a_tty(tmp_path: Path) -> None:

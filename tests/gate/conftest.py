@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from gate_helpers import gate_project, give_up, record_intent
+
+from assay_testing import Project
 
 
 @pytest.fixture(autouse=True)
@@ -15,3 +18,12 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CODEX_HOME", raising=False)
     return home
+
+
+@pytest.fixture
+def gave_up(tmp_path: Path, ledger_url: str) -> Project:
+    """A project whose gate gave up on a session while its intent was not ready."""
+    project = gate_project(tmp_path / "proj", ledger_url)
+    record_intent(project)
+    give_up(project)
+    return project

@@ -91,6 +91,13 @@ def ready_project(root: Path, db: str | None = None) -> Project:
     return project
 
 
+def give_up(project: Project) -> None:
+    """Stop until the gate gives up on the session (a new stop, then five continuing ones)."""
+    stop(project, payload("claude-code", "stop", project))
+    for _ in range(5):
+        stop(project, payload("claude-code", "stop-continuing", project))
+
+
 def session(project: Project, session_id: str = CLAUDE_SESSION,
             agent_id: str | None = None) -> dict[str, Any]:
     """The current data of the session's gate-session record."""

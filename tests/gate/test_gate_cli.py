@@ -91,9 +91,44 @@ def test_cli_hook_install_then_doctor(gated: Project) -> None:
     assert doctor.json["data"]["would_answer"]["decision"]["event"] == "gate_blocked"
     settings = json.loads((gated.root / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert str(gated.root) not in command and ASSAY not in command  # the same in every clone
+    with_assay = {"PATH": f"{Path(ASSAY).parent}:/usr/bin:/bin",
+                  "HOME": str(gated.root.parent / "home")}
     proc = subprocess.run(command, shell=True, cwd=gated.root, capture_output=True, timeout=120,
-                          input=_json(payload("claude-code", "stop", gated)), check=False)
-    assert proc.returncode == 0 and json.loads(proc.stdout)["decision"] == "block"
+                          input=_json(payload("claude-code", "stop", gated)), env=with_assay,
+                          check=False)
+    assert reads(proc.returncode, proc.stdout.decode(), proc.stderr.decode())[0] == "block"
+    assert "not ready for review" in json.loads(proc.stdout)["reason"]
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "cursor"])
+def test_cli_project_hook_without_assay_blocks_once_then_tells_the_person(
+        gated: Project, harness: str) -> None:
+    """Where no assay is installed the project's entry answers by itself: the first stop of a run
+    is blocked with why, the continuing one is let through with a notice (no exit 127)."""
+    home = {"HOME": str(gated.root.parent / "home")}
+    path = gated.ok("hook", "install", harness, env=home)["data"]["path"]
+    settings = json.loads(Path(path).read_text())
+    event = {"claude-code": "Stop", "codex": "Stop", "cursor": "stop"}[harness]
+    entry = settings["hooks"][event][0]
+    command = entry["command"] if harness == "cursor" else entry["hooks"][0]["command"]
+    bare = {"PATH": "/usr/bin:/bin", **home}
+    first, again = (
+        subprocess.run(command, shell=True, cwd=gated.root, capture_output=True, timeout=60,
+                       input=_json(payload(harness, name, gated, **extra)), env=bare,
+                       check=False)
+        for name, extra in (("stop", {}), ("stop-continuing" if harness != "cursor" else "stop",
+                                           {"loop_count": 1} if harness == "cursor" else {})))
+    if harness == "cursor":
+        assert first.returncode == 0 and "assay command is not installed" in \
+            json.loads(first.stdout)["followup_message"]
+        assert again.returncode == 0 and again.stdout == b""
+        return
+    assert reads(first.returncode, first.stdout.decode(), first.stderr.decode()) == (
+        "block", first.stderr.decode().strip())
+    assert "assay command is not installed" in first.stderr.decode()
+    assert reads(again.returncode, again.stdout.decode(), again.stderr.decode())[0] == "allow"
+    assert "assay command is not installed" in json.loads(again.stdout)["systemMessage"]
 
 
 # The reader itself, on the cases Codex's own stop-hook tests pin (restated, not copied).

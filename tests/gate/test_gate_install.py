@@ -10,6 +10,7 @@ import pytest
 from gate_helpers import gate_project, op, record_intent
 
 from assay.errors import AssayError
+from assay.ops import call
 from assay_testing import Project
 
 EXE = "/opt/assay/bin/assay"
@@ -91,10 +92,12 @@ def test_hook_install_claude_code_keeps_foreign_entries_byte_for_byte(proj: Proj
                                    "PostToolUseFailure"]
     stops = data["hooks"]["Stop"]
     assert stops[0]["hooks"][0]["command"] == "notify-send 'Claude stopped'"
-    assert stops[1] == {"hooks": [{"type": "command", "timeout": 120,
-                                   "command": f"{EXE} hook stop --harness claude-code"}]}
+    assert stops[1] == {"hooks": [{
+        "type": "command", "timeout": 120,
+        "command": f"{EXE} hook stop --harness claude-code --scope project"}]}
     assert data["hooks"]["PostToolUse"] == [{"matcher": "Bash", "hooks": [
-        {"type": "command", "command": f"{EXE} hook tool --harness claude-code", "timeout": 30}]}]
+        {"type": "command", "command": f"{EXE} hook tool --harness claude-code --scope project",
+         "timeout": 30}]}]
 
 
 def test_hook_install_again_changes_nothing(proj: Project) -> None:
@@ -147,13 +150,13 @@ def test_hook_install_codex_user_scope_creates_hooks_json(proj: Project, tmp_pat
     out = op(proj, "hook.install", harness="codex", scope="user", executable=EXE)
     path = tmp_path / "codex-home" / "hooks.json"
     assert out == {"path": str(path), "created": True,
-                   "changed": ["PostToolUse", "Stop", "SubagentStop"]}
+                   "changed": ["PostToolUse", "Stop", "SubagentStop"], "warnings": []}
     data = json.loads(path.read_text())
     assert list(data) == ["hooks"]
     assert data["hooks"]["SubagentStop"] == [{"hooks": [
         {"type": "command", "command": f"{EXE} hook stop --harness codex", "timeout": 120}]}]
     op(proj, "hook.uninstall", harness="codex", scope="user")
-    assert json.loads(path.read_text()) == {}
+    assert not path.exists()  # install created it: uninstall takes it away
 
 
 def test_hook_install_cursor_keeps_tabs_and_crlf(proj: Project, user_home: Path) -> None:
@@ -189,16 +192,37 @@ def test_hook_install_refuses_hooks_that_are_not_an_object(proj: Project) -> Non
     assert (info.value.code, info.value.pointer) == ("hook_settings_invalid", "/hooks")
 
 
-def test_hook_install_edits_a_symlinked_file_where_it_points(proj: Project, tmp_path: Path) -> None:
-    """A settings file that is a symlink is edited at its target; the link stays a link."""
+def test_hook_install_edits_a_symlinked_user_file_where_it_points(proj: Project, tmp_path: Path,
+                                                                   user_home: Path) -> None:
+    """A user settings file that is a symlink is edited at its target; the link stays a link."""
     target = tmp_path / "dotfiles" / "settings.json"
     target.parent.mkdir()
     target.write_text(CLAUDE_SETTINGS, encoding="utf-8")
-    link = proj.root / ".claude" / "settings.json"
+    link = user_home / ".claude" / "settings.json"
     link.parent.mkdir()
     os.symlink(target, link)
-    op(proj, "hook.install", harness="claude-code", executable=EXE)
+    op(proj, "hook.install", harness="claude-code", scope="user", executable=EXE)
     assert link.is_symlink() and "hook stop" in target.read_text()
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_hook_install_refuses_a_project_file_that_leads_out(proj: Project, tmp_path: Path,
+                                                            linked: str) -> None:
+    """A project's settings file (or its folder) linked out of the project is refused, untouched."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "settings.json").write_text(CLAUDE_SETTINGS, encoding="utf-8")
+    if linked == "file":
+        (proj.root / ".claude").mkdir()
+        os.symlink(outside / "settings.json", proj.root / ".claude" / "settings.json")
+    else:
+        os.symlink(outside, proj.root / ".claude")
+    for operation in ("hook.install", "hook.uninstall"):
+        with pytest.raises(AssayError) as info:
+            op(proj, operation, harness="claude-code")
+        assert info.value.code == "hook_settings_outside_project"
+        assert info.value.details["path"] == str(proj.root / ".claude" / "settings.json")
+    assert (outside / "settings.json").read_text(encoding="utf-8") == CLAUDE_SETTINGS
 
 
 def test_hook_doctor_reports_install_and_the_answer_now(proj: Project) -> None:
@@ -214,3 +238,66 @@ def test_hook_doctor_reports_install_and_the_answer_now(proj: Project) -> None:
     assert after["would_answer"]["answer"]["decision"] == "block"
     assert "knowledge:export is not ready" in after["would_answer"]["answer"]["reason"]
     assert op(proj, "find", kind="gate-session")["count"] == 0  # doctor records nothing
+
+
+def test_hook_uninstall_keeps_another_tools_entry_that_mentions_assay(proj: Project) -> None:
+    """An entry of another tool that merely runs `assay hook stop` inside its own command is not
+    assay's: uninstall leaves it, byte for byte."""
+    foreign = {"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "mytool wrap -- assay hook stop --harness claude-code"},
+        {"type": "command", "command": "echo 'assay hook stop --harness claude-code'"}]}]}}
+    text = json.dumps(foreign, indent=2) + "\n"
+    path = _claude(proj, text)
+    op(proj, "hook.install", harness="claude-code")
+    op(proj, "hook.uninstall", harness="claude-code")
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_hook_uninstall_removes_the_file_and_folder_install_created(proj: Project) -> None:
+    """Install into a project without .claude, then uninstall: no file and no folder are left."""
+    out = op(proj, "hook.install", harness="claude-code")
+    assert out["created"] is True
+    assert op(proj, "hook.uninstall", harness="claude-code")["exists"] is False
+    assert not (proj.root / ".claude").exists()
+
+
+def test_hook_install_project_command_is_the_same_in_every_clone(proj: Project,
+                                                                 tmp_path: Path) -> None:
+    """The project entry names no path of this machine: two clones get the same bytes."""
+    other = gate_project(tmp_path / "clone")
+    first = Path(op(proj, "hook.install", harness="codex")["path"]).read_text()
+    second = Path(op(other, "hook.install", harness="codex")["path"]).read_text()
+    assert first == second and str(proj.root) not in first
+    command = json.loads(first)["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert command.startswith("sh -c 'command -v assay") and command.endswith(
+        "assay-hook hook stop --harness codex --scope project")
+
+
+def test_hook_install_warns_of_a_local_ledger_and_names_what_gates(tmp_path: Path) -> None:
+    """On a SQLite ledger a project install warns that teammates' clones gate on their own
+    ledgers; with nothing in [gate] intents, next names them and gate bind."""
+    project = gate_project(tmp_path / "proj", gate="")
+    inv_out = call(
+        "hook.install", {"harness": "claude-code", "cwd": str(project.root)})[0]
+    assert "stays on this machine" in inv_out["data"]["warnings"][0]
+    assert "[gate] intents" in inv_out["next"][0] and "assay gate bind" in inv_out["next"][0]
+
+
+def test_hook_doctor_warns_of_a_command_that_cannot_start(proj: Project) -> None:
+    """An entry whose command is missing here, or a machine path in a project file, is named."""
+    op(proj, "hook.install", harness="claude-code", executable="/nowhere/bin/assay")
+    out = op(proj, "hook.doctor", harness="claude-code", executable="/nowhere/bin/assay")
+    project_file = next(f for f in out["files"] if f["scope"] == "project")
+    assert project_file["command"] == {"commands": [{"runs": "/nowhere/bin/assay", "found": None}],
+                                       "ok": False, "portable": False}
+    warnings = "\n".join(out["warnings"])
+    assert "/nowhere/bin/assay is not found here" in warnings
+    assert "a teammate's clone does not have" in warnings
+
+
+def test_hook_doctor_with_nothing_bound_names_gate_intents_and_bind(tmp_path: Path) -> None:
+    """doctor's preview of a session nothing gates points at [gate] intents and gate bind."""
+    project = gate_project(tmp_path / "proj", gate="")
+    out = call(
+        "hook.doctor", {"harness": "claude-code", "cwd": str(project.root)})[0]
+    assert any("[gate] intents" in step and "assay gate bind" in step for step in out["next"])

@@ -133,10 +133,13 @@ def test_hook_stop_retry_cap_is_configurable(tmp_path: Path) -> None:
 
 
 def test_hook_stop_continuing_loop_always_ends(gated: Project) -> None:
-    """Stops that keep arriving with stop_hook_active true get an empty answer within cap + 1."""
+    """Stops that keep arriving with stop_hook_active true are let through within cap + 1: the
+    give-up tells the person (systemMessage), the stops after it get an empty answer."""
     answers = [stop(gated, payload("claude-code", "stop-continuing", gated))["answer"]
                for _ in range(7)]
-    assert [a is None for a in answers] == [False] * 5 + [True, True]
+    assert [a is not None and a.get("decision") == "block" for a in answers] == \
+        [True] * 5 + [False, False]
+    assert set(answers[5]) == {"systemMessage"} and answers[6] is None
 
 
 def test_hook_stop_records_reason_and_report_digest(gated: Project) -> None:
@@ -174,7 +177,8 @@ def test_gate_bind_gates_only_that_session(tmp_path: Path) -> None:
     """gate bind makes one session wait for the intent; another session is not gated."""
     project = gate_project(tmp_path / "proj", gate="")
     record_intent(project)
-    bound = op(project, "gate.bind", session=CLAUDE_SESSION, intent=["knowledge:export"])
+    bound = op(project, "gate.bind", session=CLAUDE_SESSION, intent=["knowledge:export"],
+               principal="alice")
     assert bound["id"] == f"gate-binding:{CLAUDE_SESSION}"
     assert stop(project, payload("claude-code", "stop", project))["answer"] is not None
     other = payload("claude-code", "stop", project, session_id="another-session")
@@ -188,7 +192,8 @@ def test_gate_bind_refuses_an_unknown_intent(tmp_path: Path) -> None:
     project = gate_project(tmp_path / "proj", gate="")
     record_intent(project)
     with pytest.raises(AssayError) as info:
-        op(project, "gate.bind", session="s", intent=["knowledge:export", "knowledge:nope"])
+        op(project, "gate.bind", session="s", intent=["knowledge:export", "knowledge:nope"],
+           principal="alice")
     assert (info.value.code, info.value.pointer) == ("intent_not_found", "/intent/1")
 
 
@@ -225,30 +230,36 @@ def test_hook_stop_unreadable_payload_blocks_and_counts(gated: Project) -> None:
     answers = [answer() for _ in range(7)]
     assert answers[0]["answer"]["decision"] == "block"
     assert "the hook payload is not one a harness sends" in answers[0]["answer"]["reason"]
-    assert [a["answer"] is None for a in answers] == [False] * 5 + [True, True]
+    assert [a["decision"]["answer"] for a in answers] == ["block"] * 5 + ["allow", "allow"]
+    assert set(answers[5]["answer"]) == {"systemMessage"}
     assert answers[0]["decision"]["event"] == "gate_error"
     assert session(gated, "unreadable-payload")["data"]["decision"]["error"]["code"] == \
         "hook_payload_invalid"
 
 
 def test_hook_stop_error_allows_when_configured(tmp_path: Path) -> None:
-    """[gate] on_error = "allow": an error lets the agent stop and is recorded as gate_error."""
+    """[gate] on_error = "allow": an error lets the agent stop (the person is told) and is
+    recorded as gate_error."""
     project = gate_project(tmp_path / "proj", extra='on_error = "allow"\n')
     out = stop(project, {"hook_event_name": "Stop", "cwd": str(project.root)})
-    assert out["answer"] is None and out["decision"]["event"] == "gate_error"
+    assert set(out["answer"]) == {"systemMessage"} and out["decision"]["event"] == "gate_error"
     assert out["recorded"] is True
 
 
-def test_hook_stop_unreachable_ledger_blocks_then_gives_up(tmp_path: Path) -> None:
-    """A ledger that cannot be reached blocks a first stop; a continuing one is let through."""
-    project = gate_project(tmp_path / "proj")
+def test_hook_stop_unreachable_ledger_blocks_counted_in_the_spool(tmp_path: Path) -> None:
+    """A ledger that cannot be reached blocks every stop of a run, counted in the spool, and the
+    run still ends at the retry cap with a give-up the person is told about."""
+    project = gate_project(tmp_path / "proj", extra="retry_cap = 2\n")
     record_intent(project)
     project.db = "postgresql://assay@127.0.0.1:1/none?connect_timeout=2"
     first = stop(project, payload("claude-code", "stop", project))
     assert first["answer"]["decision"] == "block" and first["recorded"] is False
     assert "assay could not decide whether the work is ready" in first["answer"]["reason"]
-    again = stop(project, payload("claude-code", "stop-continuing", project))
-    assert again["answer"] is None and again["decision"]["event"] == "gate_gave_up"
+    assert first["spooled"] == str(project.root / ".assay" / "gate-spool.jsonl")
+    events = [stop(project, payload("claude-code", "stop-continuing", project))
+              for _ in range(2)]
+    assert [e["decision"]["event"] for e in events] == ["gate_error", "gate_gave_up"]
+    assert "gave up after 2 blocks" in events[1]["answer"]["systemMessage"]
 
 
 def test_hook_stop_broken_config_blocks(tmp_path: Path) -> None:

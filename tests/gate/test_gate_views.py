@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from gate_helpers import (
     CLAUDE_SESSION,
     gate_project,
+    give_up,
     op,
     payload,
     prove,
@@ -19,27 +19,12 @@ from assay.ops import Invocation, call
 from assay_testing import Project
 
 
-def _give_up(project: Project) -> None:
-    stop(project, payload("claude-code", "stop", project))
-    for _ in range(5):
-        stop(project, payload("claude-code", "stop-continuing", project))
-
-
 def tool(project: Project, data: dict) -> dict:
     inv = Invocation(db=project.db, surface="test")
     try:
         return call("hook.tool", {"payload": data}, inv)[0]["data"]  # type: ignore[no-any-return]
     finally:
         inv.close()
-
-
-@pytest.fixture
-def gave_up(tmp_path: Path, ledger_url: str) -> Project:
-    """A project whose gate gave up on a session while its intent was not ready."""
-    project = gate_project(tmp_path / "proj", ledger_url)
-    record_intent(project)
-    _give_up(project)
-    return project
 
 
 def test_work_check_shows_gate_gave_up(gave_up: Project) -> None:
@@ -65,7 +50,7 @@ def test_gate_gave_up_clears_when_a_stop_is_allowed_on_proof(tmp_path: Path) -> 
     """Once the same session stops with the intent ready, the gave-up advisory is gone."""
     project = gate_project(tmp_path / "proj")
     record_intent(project)
-    _give_up(project)
+    give_up(project)
     prove(project)
     assert stop(project, payload("claude-code", "stop", project,
                                  last_assistant_message="Bye."))["answer"] is None
@@ -79,7 +64,7 @@ def test_report_shows_the_gate_and_reported_commands(tmp_path: Path) -> None:
     project = gate_project(tmp_path / "proj")
     record_intent(project)
     tool(project, payload("claude-code", "post-tool-use-failure-bash", project))
-    _give_up(project)
+    give_up(project)
     out = op(project, "report", intent="knowledge:export")
     html = Path(out["path"]).read_text(encoding="utf-8")
     assert '<section id="gate">' in html and 'data-code="gate_gave_up"' in html

@@ -15,6 +15,7 @@ from assay.intent.contract import (
     intent_sha256,
     parse_intent_data,
 )
+from assay_testing import Project
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "intent").glob("*.json"))
 
@@ -64,6 +65,37 @@ def test_contract_error_has_action() -> None:
     with pytest.raises(AssayError) as info:
         parse_intent_data({})
     assert info.value.action and info.value.to_dict()["pointer"] == "/data/intent"
+
+
+def test_contract_error_names_the_record_it_is_about() -> None:
+    """Given the record id, a contract error names it in details.id, its message and its action."""
+    with pytest.raises(AssayError) as info:
+        parse_intent_data({"intent": {}}, record_id="knowledge:login")
+    error = info.value.to_dict()
+    assert (error["code"], error["pointer"], error["details"]) == (
+        "invalid_intent_contract", "/data/intent/version", {"id": "knowledge:login"})
+    assert error["message"].startswith("knowledge:login: invalid intent contract at ")
+    assert error["action"] == ("Correct /data/intent/version of knowledge:login and put it "
+                               "again with its write basis.")
+
+
+def test_contract_report_bound_names_the_record_it_is_about() -> None:
+    """The report-size refusal names the record too when it is given."""
+    with pytest.raises(AssayError) as info:
+        check_report_bound(_chain(6000), record_id="knowledge:huge")
+    assert info.value.details == {"id": "knowledge:huge"}
+
+
+def test_contract_put_refusal_names_the_record(project: Project) -> None:
+    """A put that would break the intent a record holds is refused naming that record."""
+    intent = {"version": 1, "brief": "b", "user_reference": "u", "boundaries": [],
+              "non_goals": [], "requirements": [{"id": "R1", "text": "t", "acceptance": "a"}]}
+    project.ok("put", "--data-file", "-", "--", "knowledge:login",
+               input=json.dumps({"intent": intent}))
+    out = project.run("put", "--data-file", "-", "--", "knowledge:login",
+                      input=json.dumps({"intent": dict(intent, requirements=[])}))
+    assert (out.code, out.error["code"], out.error["pointer"], out.error["details"]) == (
+        1, "invalid_intent_contract", "/data/intent/requirements", {"id": "knowledge:login"})
 
 
 def test_contract_schema_is_closed() -> None:

@@ -31,6 +31,7 @@ from assay.intent.continuity import MAX_BYTES, MAX_EDGES, MAX_NODES
 from assay.intent.contract import intent_data_schema
 from assay.intent.snapshot import ProjectBinding, RecordSnapshot
 from assay.ledger.store import Link, Record, Write, WriteBasis
+from assay_testing import Project
 
 SCOPE = "project:plan"
 ROOT = "/srv/plan"
@@ -119,6 +120,8 @@ def contract_error(scene: Scene) -> AssayError:
     with pytest.raises(AssayError) as info:
         scene.check()
     assert info.value.code == "invalid_intent_contract"
+    # As Lodestar's identifiers.id: the record at fault, beside the field's pointer.
+    assert info.value.details["id"] == "knowledge:intent"
     return info.value
 
 
@@ -574,7 +577,43 @@ def test_conformance_malformed_association_shapes(context: Any, pointer: str) ->
     scene = Scene()
     scene.intent(TWO, continuation={"active_requirement_ids": [], "next_action": "Inspect",
                                     "context": None if context is None else {**valid, **context}})
-    assert contract_error(scene).pointer == pointer
+    error = contract_error(scene)
+    assert (error.pointer, error.details["id"]) == (pointer, "knowledge:intent")
+    assert error.message.startswith("knowledge:intent: ")
+    assert "knowledge:intent" in (error.action or "")
+
+
+def test_conformance_malformed_association_on_a_ledger_names_the_record(
+        any_project: Project) -> None:
+    """context rejects malformed association shapes with exact correction pointers and no writes (through the CLI, on a ledger)."""
+    context = {"version": 1, "mission_record_ids": ["x:a", "x:a"], "requirements": []}
+    data = {"intent": TWO, "continuation": {"active_requirement_ids": [],
+                                            "next_action": "Inspect", "context": context}}
+    any_project.ok("put", "--data-file", "-", "--", "knowledge:intent", input=canonical_text(data))
+    before = any_project.ok("ledger", "info")["data"]["ledger_revision"]
+    result = any_project.run("work", "check", "--", "knowledge:intent")
+    assert result.code == 1, result.stderr
+    error = result.error
+    assert (error["code"], error["pointer"], error["details"]["id"]) == (
+        "invalid_intent_contract", "/data/continuation/context/mission_record_ids/1",
+        "knowledge:intent")
+    assert any_project.ok("ledger", "info")["data"]["ledger_revision"] == before
+
+
+def test_conformance_attention_names_each_malformed_candidate() -> None:
+    """attention offers only owner-admissible intents and preserves malformed candidate gaps (test/project-attention-admission.test.mjs)."""
+    from assay.intent.views import work_attention
+
+    scene = Scene()
+    scene.intent(ONE, acceptance=True, record_id="knowledge:current")
+    scene.write("knowledge:bad-data", {"intent": ONE, "unrelated": True}, origin="claim")
+    scene.write("knowledge:bad-intent", {"intent": {"version": 99}}, origin="claim")
+    rows = work_attention(RecordSnapshot(list(scene.versions), epoch="e"), scene.binding)["intents"]
+    assert [(r["id"], r["sections"]["intent"]) for r in rows] == [
+        ("knowledge:bad-data", "invalid"), ("knowledge:bad-intent", "invalid"),
+        ("knowledge:current", "valid")]
+    assert [r["error"]["details"]["id"] for r in rows[:2]] == [
+        "knowledge:bad-data", "knowledge:bad-intent"]
 
 
 def test_conformance_explicit_empty_active_keeps_only_the_mission() -> None:

@@ -148,7 +148,9 @@ async def _mcp(root: Path, db: str | None, tool: str, args: dict[str, Any]) -> d
 
     from assay.mcp.server import build_server
 
-    async with Client(build_server(cwd=str(root), db=db)) as client:
+    # Each principal is its own agent: its server says who it is (args' principal).
+    principal = args.pop("principal", None)
+    async with Client(build_server(cwd=str(root), db=db, principal=principal)) as client:
         result = await client.call_tool(tool, args)
     assert result.structured_content is not None
     return dict(result.structured_content)

@@ -13,7 +13,7 @@ import json
 import shutil
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -67,20 +67,37 @@ class Surface:
 
 
 class McpSurface(Surface):
-    """The SDK's in-process client against assay's MCP server, driven from sync tests."""
+    """The SDK's in-process clients against assay's MCP servers, driven from sync tests.
+
+    Each principal is its own client, as in use: a server started for it
+    (``--as``), in the admin profile for a person's operation (an approval),
+    else in the agent profile.
+    """
 
     name = "mcp"
 
-    def __init__(self, project: Project, portal: Any, client: Any) -> None:
+    def __init__(self, project: Project, portal: Any, stack: ExitStack) -> None:
         super().__init__(project)
         self.portal = portal
-        self.client = client
+        self.stack = stack
+        self.clients: dict[tuple[str, str | None], Any] = {}
+
+    def _client(self, profile: str, principal: str | None) -> Any:
+        from mcp import Client
+
+        from assay.mcp.server import build_server
+
+        key = (profile, principal)
+        if key not in self.clients:
+            server = build_server(principal=principal, profile=profile)
+            self.clients[key] = self.stack.enter_context(
+                self.portal.wrap_async_context_manager(Client(server)))
+        return self.clients[key]
 
     def call(self, op: str, args: dict[str, Any], principal: str | None = None) -> dict[str, Any]:
         arguments = {**args, "cwd": str(self.project.root)}
-        if principal is not None:
-            arguments["principal"] = principal
-        result = self.portal.call(self.client.call_tool, lookup(op).tool_name, arguments)
+        client = self._client("admin" if lookup(op).admin else "agent", principal)
+        result = self.portal.call(client.call_tool, lookup(op).tool_name, arguments)
         envelope = dict(result.structured_content)
         assert json.loads(result.content[0].text) == envelope
         assert bool(result.is_error) is (envelope["ok"] is False)
@@ -144,10 +161,6 @@ def surface(kind: str, project: Project) -> Iterator[Surface]:
         yield CliSurface(project)
     else:
         from anyio.from_thread import start_blocking_portal
-        from mcp import Client
 
-        from assay.mcp.server import build_server
-
-        with start_blocking_portal(backend="asyncio") as portal, \
-                portal.wrap_async_context_manager(Client(build_server())) as client:
-            yield McpSurface(project, portal, client)
+        with start_blocking_portal(backend="asyncio") as portal, ExitStack() as stack:
+            yield McpSurface(project, portal, stack)

@@ -32,7 +32,8 @@ async def test_mcp_publish_check_takes_the_envelope_object(project: Any) -> None
         added = await _call(client, "note_add", {"cwd": cwd, "text": "derived",
                                                  "source": ["knowledge:k@1"]})
         assert added["ok"] is True
-        listed = await _call(client, "note_list", {"cwd": cwd, "principal": "bob"})
+        async with Client(build_server(principal="bob")) as bob:
+            listed = await _call(bob, "note_list", {"cwd": cwd})
         envelope = listed["data"]["envelope"]
         verdict = await _call(client, "publish_check", {"cwd": cwd, "envelope": envelope})
         assert verdict["data"]["published"] is True

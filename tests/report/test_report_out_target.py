@@ -97,3 +97,24 @@ def test_report_out_fifo_is_refused_over_the_api(reported: Project, tmp_path: Pa
     finally:
         inv.close()
     assert (caught.value.code, caught.value.pointer) == ("report_unwritable", "/out")
+
+
+def test_report_out_with_dot_dot_prints_the_normalised_path(reported: Project,
+                                                            tmp_path: Path) -> None:
+    """`--out ../x.html` writes beside the project and prints that path without the `..`."""
+    data = reported.ok("report", "--intent", "knowledge:i", "--out", "../x.html")
+    written = tmp_path.resolve() / "x.html"
+    assert data["data"]["path"] == str(written) and ".." not in data["data"]["path"]
+    assert written.read_bytes().startswith(b"<!DOCTYPE html>")
+    assert data["next"] == [f"Open {written} in a browser."]
+
+
+def test_report_out_through_a_linked_directory_prints_where_it_was_written(
+        reported: Project, tmp_path: Path) -> None:
+    """`..` after a symlinked directory is resolved as the system opens it, not cut lexically."""
+    (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
+    (reported.root / "link").symlink_to(tmp_path / "elsewhere" / "deep")
+    data = reported.ok("report", "--intent", "knowledge:i", "--out", "link/../x.html")["data"]
+    written = (tmp_path / "elsewhere" / "x.html").resolve()
+    assert data["path"] == str(written) and written.is_file()
+    assert not (reported.root / "x.html").exists()

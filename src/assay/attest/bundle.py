@@ -33,7 +33,13 @@ Building refuses (nothing is written):
    (``attestation_run_mismatch``).
 
 The report digest is not recomputed: a readiness report depends on who
-reads the ledger and when; the statement keeps its digest and verdict.
+reads the ledger and when; the statement keeps its digest and verdict. What
+the verdict rested on is compared with the ledger now instead: ``stale`` is
+true when the intent or any record its attested acceptance cites has moved
+on (a newer revision, retired, superseded, or no longer readable), and
+``moved_on`` lists each, intent first, then the cited records in citation
+order. A stale bundle still verifies (it is authentic); its verdict
+describes a ledger that is no longer current.
 
 Imports the base modules, the ledger contract, evidence, intent and its
 siblings.
@@ -61,6 +67,7 @@ from assay.canonical import canonical_bytes, canonical_text, parse
 from assay.errors import AssayError
 from assay.evidence.git import GitObservation
 from assay.intent.check import run_facts, work_check
+from assay.intent.contract import intent_sha256
 from assay.intent.snapshot import ProjectBinding, is_readable
 from assay.ledger.store import Reader
 
@@ -242,6 +249,7 @@ def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
                              action="Do not rely on this attestation: statements were "
                                     "removed.")
         _check_run(reader, run, results[(run.get("id"), run.get("revision"))], principal)
+    moved_on = _moved_on(reader, intent, runs, principal)
     return {
         "verified": True,
         "keyid": key.keyid,
@@ -254,7 +262,79 @@ def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
                   "result": results[(r.get("id"), r.get("revision"))].get("result")}
                  for r in runs],
         "statements": len(documents),
+        "stale": bool(moved_on),
+        "moved_on": moved_on,
     }
+
+
+def _cited(data: Any) -> list[tuple[str, int]]:
+    """The ``(id, revision)`` an intent version's acceptance cites, in citation order."""
+    acceptance = data.get("acceptance") if isinstance(data, dict) else None
+    results = acceptance.get("results") if isinstance(acceptance, dict) else None
+    cited: dict[tuple[str, int], None] = {}
+    for result in results if isinstance(results, list) else []:
+        evidence = result.get("evidence") if isinstance(result, dict) else None
+        for ref in evidence if isinstance(evidence, list) else []:
+            if isinstance(ref, dict) and isinstance(ref.get("id"), str) \
+                    and isinstance(ref.get("revision"), int):
+                cited.setdefault((ref["id"], ref["revision"]), None)
+    return list(cited)
+
+
+def _intent_sha256(data: Any) -> str | None:
+    if not isinstance(data, dict) or not isinstance(data.get("intent"), dict):
+        return None
+    try:
+        return intent_sha256(data["intent"])
+    except AssayError:
+        return None
+
+
+def _change(reader: Reader, record_id: str, revision: int, principal: str,
+            role: str) -> dict[str, Any] | None:
+    """How ``record_id`` moved on since ``revision``, or None when that is still its current version."""
+    current = reader.get(record_id)
+    if current is not None and not is_readable(current, principal):
+        current = None
+    if current is not None and current.status == "current" and current.revision == revision:
+        return None
+    if current is None:
+        change = "missing"
+    elif current.status in ("retired", "superseded"):
+        change = current.status
+    else:
+        change = "newer"
+    return {"id": record_id, "role": role, "attested_revision": revision,
+            "current_revision": current.revision if current is not None else None,
+            "status": current.status if current is not None else None, "change": change}
+
+
+def _moved_on(reader: Reader, intent: Mapping[str, Any], runs: list[dict[str, Any]],
+              principal: str) -> list[dict[str, Any]]:
+    """What the attested verdict rested on that the ledger now holds otherwise (see the docstring).
+
+    The intent (with ``intent_changed``: whether its ``intent`` object, not only
+    its acceptance, differs from the attested one, None when the current
+    version cannot be read), then each record the attested intent version's
+    acceptance cites and each listed run, in that order, once each.
+    """
+    record_id, revision = intent["id"], intent["revision"]
+    out: list[dict[str, Any]] = []
+    moved = _change(reader, record_id, revision, principal, "intent")
+    if moved is not None:
+        current = reader.get(record_id)
+        readable = current is not None and current.damage is None \
+            and is_readable(current, principal)
+        now = _intent_sha256(current.data) if readable and current is not None else None
+        moved["intent_changed"] = None if now is None else now != intent.get("intent_sha256")
+        out.append(moved)
+    attested = reader.get(record_id, revision)
+    cited = _cited(attested.data) if attested is not None and attested.damage is None else []
+    for key in dict.fromkeys([*cited, *((r["id"], r["revision"]) for r in runs)]):
+        moved = _change(reader, key[0], key[1], principal, "evidence")
+        if moved is not None:
+            out.append(moved)
+    return out
 
 
 def _check_intent(reader: Reader, intent: Mapping[str, Any], principal: str) -> None:

@@ -62,6 +62,8 @@ def dispatch(args: list[str]) -> int:
     if args == ["--version"]:
         sys.stdout.write(f"assay {_version()}\n")
         return 0
+    if args[:1] == ["--debug"]:
+        args = debug_after_command(args[1:])
     if args[:1] == ["canonical"] and is_plain_canonical(args[1:]):
         from assay.cli.canonical import run_canonical
 
@@ -74,6 +76,24 @@ def dispatch(args: list[str]) -> int:
 
         status = run(args)
     return status
+
+
+# The commands that are not operations: they take no --debug of their own.
+LAUNCHERS = ("mcp", "demo")
+
+
+def debug_after_command(rest: list[str]) -> list[str]:
+    """``assay --debug WORDS...`` as ``assay WORDS --debug ...``: --debug is every command's option.
+
+    A launcher, or no command at all, keeps it first, where the top-level
+    command takes it.
+    """
+    from assay.ops.argv import command_path
+
+    words = command_path(rest)
+    if not words or words[0] in LAUNCHERS:
+        return ["--debug", *rest]
+    return [*words, "--debug", *rest[len(words):]]
 
 
 _CANONICAL_FLAGS = frozenset({"--digest", "--fingerprint"})
@@ -98,12 +118,19 @@ def read_stdin_text() -> str:
                          code="invalid_utf8", details={"offset": exc.start}) from None
 
 
-def internal_error(exc: BaseException) -> AssayError:
-    """The error object for a bug: anything but an AssayError reaching the surface."""
-    from assay.errors import AssayError
+def internal_error(exc: BaseException, args: list[str] | None = None) -> AssayError:
+    """The error object for a bug: anything but an AssayError reaching the surface.
 
+    Its action names the command again with ``--debug`` right after
+    ``assay``, where it works for every command.
+    """
+    from assay.errors import AssayError
+    from assay.ops.argv import command_path
+
+    words = command_path(args or [])
+    again = " ".join(["assay", "--debug", *words, "..."] if words else ["assay", "--debug", "..."])
     return AssayError(f"internal error: {type(exc).__name__}: {exc}", code="internal_error",
-                      action="Rerun with --debug and report the traceback.")
+                      action=f"Rerun it as '{again}' to see the traceback, and report it.")
 
 
 def is_tty(stream: Any) -> bool:

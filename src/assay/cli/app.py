@@ -16,12 +16,10 @@ from typing import Any
 
 import click
 
-from assay.cli import json_requested
+from assay.cli import LAUNCHERS, json_requested
 from assay.cli.direct import COMMON_OPTIONS, command_words, execute, fail, interrupted, translate
 from assay.errors import UsageError
 from assay.ops import GROUPS, Argument, Operation, command_operations, operation_for
-
-_LAUNCHERS = ("mcp", "demo")
 
 
 def _click_type(schema: dict[str, Any]) -> click.ParamType[Any]:
@@ -35,35 +33,37 @@ def _click_type(schema: dict[str, Any]) -> click.ParamType[Any]:
     return click.STRING
 
 
-def _param(arg: Argument) -> click.Parameter:
+def _param(arg: Argument, help_text: str) -> click.Parameter:
     schema = dict(arg.schema)
     opt = arg.cli_name or ""  # every option binding has one; literals never use it
     if arg.binding == "flag":
-        return click.Option([opt, arg.name], is_flag=True, default=None, help=arg.help)
+        return click.Option([opt, arg.name], is_flag=True, default=None, help=help_text)
     if arg.binding == "literal":
         return click.Argument([arg.name], required=arg.required)
     if arg.binding == "literals":
         return click.Argument([arg.name], nargs=-1, required=arg.required)
     if arg.binding == "json_file":
         return click.Option([opt, arg.name], metavar="FILE|-", required=arg.required,
-                            help=arg.help)
+                            help=help_text)
     if schema.get("type") == "array":
         return click.Option([opt, arg.name], multiple=True,
-                            type=_click_type(dict(schema.get("items", {}))), help=arg.help)
+                            type=_click_type(dict(schema.get("items", {}))), help=help_text)
     return click.Option([opt, arg.name], type=_click_type(schema),
-                        required=arg.required, help=arg.help)
+                        required=arg.required, help=help_text)
 
 
 def _leaf(op: Operation) -> click.Command:
     def callback(**params: Any) -> int:
         return execute(op, params)
 
-    params = [_param(a) for a in (*op.all_arguments, *COMMON_OPTIONS) if a.binding != "stdin"]
+    params = [_param(a, op.argument_help(a, "cli"))
+              for a in (*op.all_arguments, *COMMON_OPTIONS) if a.binding != "stdin"]
     return click.Command(
         op.cli_path[-1],
         callback=callback,
         params=params,
-        help=op.help("cli"),
+        # Like every MCP tool description, the help ends with what a call writes.
+        help=f"{op.help('cli')}\n\n{op.text(op.effect_line, 'cli')}",
         short_help=op.text(op.summary, "cli"),
         epilog=EXIT_STATUSES,
         context_settings={"help_option_names": ["--help", "-h"]},
@@ -77,14 +77,22 @@ EXIT_STATUSES = ("Exit status: 0 ok; 1 a negative answer (not ready) or invalid 
 
 
 def _launchers(root: click.Group) -> None:
-    @root.command("mcp", help="Run the MCP server on stdio (one tool per operation).")
+    @root.command("mcp", help=(
+        "Run the MCP server on stdio: one tool per operation of the profile. The agent "
+        "profile (default) leaves out a person's operations (set-up, hooks, keys, bindings, "
+        "approvals, retiring records), and its calls act on the ledger and as the principal "
+        "given here; --profile admin offers every operation, for a person's client."),
+        short_help="Run the MCP server on stdio (the agent's tools by default).")
     @click.option("--cwd", default=None, help="Default project directory for tool calls.")
-    @click.option("--db", default=None, help="Default ledger URL for tool calls.")
-    @click.option("--as", "principal", default=None, help="Default principal for tool calls.")
-    def mcp_command(cwd: str | None, db: str | None, principal: str | None) -> int:
+    @click.option("--db", default=None, help="The ledger URL of every tool call.")
+    @click.option("--as", "principal", default=None, help="The principal of every tool call.")
+    @click.option("--profile", type=click.Choice(["agent", "admin"]), default="agent",
+                  show_default=True, help="Which operations the server offers.")
+    def mcp_command(cwd: str | None, db: str | None, principal: str | None,
+                    profile: str) -> int:
         from assay.mcp.server import serve
 
-        serve(cwd=cwd, db=db, principal=principal)
+        serve(cwd=cwd, db=db, principal=principal, profile=profile)
         return 0
 
     @root.command("demo", help="Tell assay's story on a temporary project with the SQLite ledger.",
@@ -111,7 +119,11 @@ def build(words: list[str] | tuple[str, ...] = ()) -> click.Group:
     root.params.append(click.Option(["--version"], is_flag=True, expose_value=False,
                                     is_eager=True, help="Print the version and exit.",
                                     callback=_print_version))
-    for op in [] if words[:1] and words[0] in _LAUNCHERS else command_operations(words):
+    # `assay --debug COMMAND` reaches a command's own --debug (assay.cli.dispatch);
+    # here it is for the launchers and for no command at all.
+    root.params.append(click.Option(["--debug"], is_flag=True, expose_value=False,
+                                    help="Show a traceback for internal errors."))
+    for op in [] if words[:1] and words[0] in LAUNCHERS else command_operations(words):
         group = root
         for part in op.cli_path[:-1]:
             sub = group.commands.get(part)
@@ -153,6 +165,22 @@ def _json_line(value: Any) -> str:
     return json_line(value)
 
 
+def _usage_action(exc: click.exceptions.UsageError, args: list[str]) -> str:
+    """What to do about a command line click refused: the literal it lacks, or the command's help."""
+    found = operation_for(command_words(args))
+    if found is None:
+        return "Run 'assay --help' for the commands."
+    op = found[0]
+    command = "assay " + " ".join(op.cli_path)
+    param = getattr(exc, "param", None)
+    if isinstance(exc, click.exceptions.MissingParameter) and isinstance(param, click.Argument):
+        literals = [a.name.upper() for a in op.arguments
+                    if a.binding in ("literal", "literals") and a.required]
+        return (f"Give {' '.join(literals)} after --: '{command} [OPTIONS] -- "
+                f"{' '.join(literals)}' (see '{command} --help').")
+    return f"See '{command} --help' for its options and arguments."
+
+
 def run(args: list[str]) -> int:
     """Run the CLI on ``args`` through click; return the exit status."""
     head = args[: args.index("--")] if "--" in args else args
@@ -163,9 +191,10 @@ def run(args: list[str]) -> int:
                                                  standalone_mode=False)
         return int(result or 0)
     except click.exceptions.NoSuchOption as exc:
-        return fail(UsageError(exc.format_message(), code="unknown_option"), args)
+        return fail(UsageError(exc.format_message(), code="unknown_option",
+                               action=_usage_action(exc, args)), args)
     except click.exceptions.UsageError as exc:
-        return fail(UsageError(exc.format_message()), args)
+        return fail(UsageError(exc.format_message(), action=_usage_action(exc, args)), args)
     except click.exceptions.Abort:
         return interrupted(args, echoed=True)
     except click.exceptions.Exit as exc:

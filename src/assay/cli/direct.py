@@ -28,6 +28,8 @@ from assay.cli import (
     read_stdin_text,
 )
 from assay.ops import Argument
+from assay.ops.argv import command_path as command_words
+from assay.ops.argv import parse as parse_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,16 +48,6 @@ COMMON_OPTIONS = (
     Argument("debug", {"type": "boolean"}, "Show a traceback for internal errors.",
              binding="flag"),
 )
-
-
-def command_words(args: list[str]) -> list[str]:
-    """The leading words that name a command (``work check``), before any option or ``--``."""
-    words = []
-    for word in args:
-        if word.startswith("-"):
-            break
-        words.append(word)
-    return words
 
 
 def run_direct(args: list[str]) -> int | None:
@@ -80,89 +72,10 @@ def run_direct(args: list[str]) -> int | None:
 def parse(op: Operation, words: list[str]) -> dict[str, Any] | None:
     """The parameters click would pass for ``words`` (after the command path), or None.
 
-    Parameters that are absent are left out (click passes None or an empty
-    tuple); repeatable options are tuples, as click gives them. None means
-    the words are not plain and click must parse them.
+    The registry's own reading (:func:`assay.ops.argv.parse`) with the
+    options every command has (:data:`COMMON_OPTIONS`).
     """
-    options = {arg.cli_name: arg for arg in (*op.all_arguments, *COMMON_OPTIONS)
-               if arg.cli_name is not None}
-    params: dict[str, Any] = {}
-    positional: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
-        index += 1
-        if word == "--":
-            positional.extend(words[index:])
-            break
-        if not word.startswith("-") or word == "-":
-            positional.append(word)
-            continue
-        name, has_value, value = word.partition("=")
-        arg = options.get(name)
-        if arg is None or (arg.binding == "flag" and has_value):
-            return None  # --help, -h, an unknown option, or a value given to a flag
-        if arg.binding == "flag":
-            params[arg.name] = True
-            continue
-        if not has_value:
-            if index == len(words) or (words[index].startswith("-") and words[index] != "-"):
-                return None  # no value, or one click might read as an option
-            value = words[index]
-            index += 1
-        converted = _convert(arg, value)
-        if converted is None:
-            return None
-        if _repeatable(arg):
-            params[arg.name] = (*params.get(arg.name, ()), converted)
-        elif arg.name in params:
-            return None  # click keeps the last of a repeated option; leave that to click
-        else:
-            params[arg.name] = converted
-    if not _bind_literals(op, positional, params):
-        return None
-    missing = [arg for arg in op.all_arguments if arg.required and arg.binding != "stdin"
-               and arg.name not in params]
-    return None if missing else params
-
-
-def _repeatable(arg: Argument) -> bool:
-    return arg.binding == "option" and arg.schema.get("type") == "array"
-
-
-def _convert(arg: Argument, value: str) -> Any:
-    """``value`` as click's parameter type for ``arg`` converts it, or None to let click decide."""
-    schema = arg.schema.get("items", {}) if _repeatable(arg) else arg.schema
-    if arg.binding == "json_file":
-        return value
-    if "enum" in schema:
-        return value if value in [str(v) for v in schema["enum"]] else None
-    kind = schema.get("type")
-    if kind == "integer":
-        return int(value) if value.isascii() and value.isdigit() else None
-    if kind == "number":
-        return None
-    return value
-
-
-def _bind_literals(op: Operation, words: list[str], params: dict[str, Any]) -> bool:
-    """Assign the positional words as click does; False when click would refuse them."""
-    literals = [arg for arg in op.all_arguments if arg.binding in ("literal", "literals")]
-    if any(arg.binding == "literals" for arg in literals[:-1]):
-        return False  # click shares words between a list and what follows it; leave that to it
-    for arg in literals:
-        if arg.binding == "literal":
-            if words:
-                params[arg.name] = words.pop(0)
-            elif arg.required:
-                return False
-        elif arg.binding == "literals":
-            if words:
-                params[arg.name] = tuple(words)
-                words = []
-            elif arg.required:
-                return False
-    return not words
+    return parse_words(op, words, COMMON_OPTIONS)
 
 
 def execute(op: Operation, params: dict[str, Any]) -> int:
@@ -225,8 +138,7 @@ def _render(op: Operation, envelope: dict[str, Any], args: dict[str, Any],
             output_format: str | None) -> None:
     from assay.cli import render
 
-    raw = render.RAW.get(op.name)
-    text = raw(envelope, args) if raw is not None else None
+    text = op.raw(envelope, args) if op.raw is not None else None
     if text is None and (output_format == "json"
                          or (output_format is None and not is_tty(sys.stdout))):
         text = render.json_line(envelope)
@@ -259,7 +171,7 @@ def translate(exc: Exception, args: list[str]) -> int:
         import traceback
 
         traceback.print_exc()
-    fail(internal_error(exc), args)
+    fail(internal_error(exc, args), args)
     return EXIT_INTERNAL
 
 

@@ -18,6 +18,10 @@ Modules:
   them beside a readiness report.
 - :mod:`assay.gate.decide`: the decision itself (readiness, the claim check,
   the retry cap).
+- :mod:`assay.gate.stop`: answering a harness whatever goes wrong (where a
+  hook gates, what it reads, failures), :mod:`assay.gate.watch` its own
+  deadline, and :mod:`assay.gate.spool` the decisions the ledger could not
+  take (counted and replayed; no authority).
 - :mod:`assay.gate.jsontext` and :mod:`assay.gate.install`: the harnesses'
   hook settings files, edited in place without touching a foreign byte.
 

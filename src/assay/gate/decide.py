@@ -96,15 +96,23 @@ class Verdict:
     proof: bool = False
     error: Mapping[str, Any] | None = None
     ledger_revision: int | None = None
+    # Private versions of what gates the stop, written by the gated principal:
+    # never read for the decision, named in it.
+    ignored: tuple[Mapping[str, Any], ...] = ()
 
     def facts(self) -> dict[str, Any]:
         """What a decision records of the verdict (everything but the answer)."""
         def of(kind: str) -> list[dict[str, Any]]:
             return [dict(g.facts, id=g.id) for g in self.gatings if g.kind == kind]
 
-        return {"read_at_ledger_revision": self.ledger_revision, "intents": of("intent"),
-                "loops": of("loop"), "bindings": of("binding"), "claim": dict(self.claim),
-                "workspace": self.workspace}
+        out = {"read_at_ledger_revision": self.ledger_revision, "intents": of("intent"),
+               "loops": of("loop"), "bindings": of("binding"), "claim": dict(self.claim),
+               "workspace": self.workspace}
+        if any(g.kind == "place" for g in self.gatings):
+            out["place"] = of("place")[0]
+        if self.ignored:
+            out["ignored_private"] = [dict(i) for i in self.ignored]
+        return out
 
 
 def _quote(words: Sequence[str]) -> str:

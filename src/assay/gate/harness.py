@@ -47,6 +47,7 @@ __all__ = [
     "detect_harness",
     "parse_shell",
     "parse_stop",
+    "salvage_stop",
     "stop_answer",
 ]
 
@@ -227,6 +228,67 @@ def parse_stop(raw: bytes | str | dict[str, Any], harness: str | None = None) ->
         transcript_path=_text(payload, "transcript_path"))
 
 
+@dataclass(frozen=True, slots=True)
+class Salvage:
+    """What a stop payload that cannot be read still says: each fact None when it does not."""
+
+    harness: str | None = None
+    session_id: str | None = None
+    continuing: bool | None = None
+    cwd: str | None = None
+
+
+def _field(raw: bytes, key: str) -> str | None:
+    # Outside a JSON string a quote is never escaped, so a match not preceded
+    # by a backslash is a key, not text inside the agent's message.
+    match = re.search(rb'(?<!\\)"' + key.encode() + rb'"\s*:\s*"((?:[^"\\]|\\.){1,1024})"', raw)
+    if match is None:
+        return None
+    import json
+
+    try:
+        value = json.loads(b'"' + match.group(1) + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def salvage_stop(raw: Any, harness: str | None) -> Salvage:
+    """The session, run and directory a stop payload names, read as far as it can be.
+
+    For a payload that fails :func:`parse_stop` (too large, not strict JSON,
+    a field of the wrong type): an object's own fields where they have the
+    right type, else the first occurrence of each key in the bytes kept.
+    Used only to count such payloads per session; never to decide.
+    """
+    if isinstance(raw, dict):
+        text = {k: raw.get(k) for k in ("session_id", "conversation_id", "cwd", "hook_event_name",
+                                        "stop_hook_active", "loop_count", "turn_id")}
+        session = text["session_id"] if isinstance(text["session_id"], str) else None
+        if isinstance(text["conversation_id"], str):
+            session = session or text["conversation_id"]
+        active = text["stop_hook_active"]
+        loops = text["loop_count"]
+        continuing = active if isinstance(active, bool) else (
+            loops > 0 if isinstance(loops, int) and not isinstance(loops, bool) else None)
+        name = harness or detect_harness(raw)
+        cwd = text["cwd"] if isinstance(text["cwd"], str) else None
+        return Salvage(name, session[:_MAX_ID_CHARS] if session else None, continuing, cwd)
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    if not isinstance(raw, bytes):
+        return Salvage(harness)
+    cursor = b'"conversation_id"' in raw or b'"workspace_roots"' in raw
+    session = _field(raw, "conversation_id" if cursor else "session_id")
+    active = re.search(rb'(?<!\\)"stop_hook_active"\s*:\s*(true|false)', raw)
+    loops = re.search(rb'(?<!\\)"loop_count"\s*:\s*(\d{1,9})', raw)
+    continuing = (active.group(1) == b"true") if active else (
+        int(loops.group(1)) > 0 if loops else None)
+    name = harness or ("cursor" if cursor else "codex" if b'"turn_id"' in raw else "claude-code")
+    return Salvage(name, session[:_MAX_ID_CHARS] if session else None, continuing,
+                   _field(raw, "cwd"))
+
+
 def _stated_exit(text: Any) -> int | None:
     if not isinstance(text, str):
         return None
@@ -301,11 +363,21 @@ def parse_shell(raw: bytes | str | dict[str, Any], harness: str | None = None
                       duration_ms=duration_ms)
 
 
-def stop_answer(harness: str, reason: str | None) -> dict[str, Any] | None:
-    """What the harness reads on standard output: a block with ``reason``, or None to allow."""
-    if reason is None:
-        return None
+def stop_answer(harness: str, reason: str | None, notice: str | None = None
+                ) -> dict[str, Any] | None:
+    """What the harness reads on standard output: a block with ``reason``, or None to allow.
+
+    ``notice`` is for the person, not the agent (the gate gave up, or could
+    not record its decision): Claude Code and Codex show ``systemMessage`` to
+    the user as a warning. Cursor's stop answer has no such field (only
+    ``followup_message``, which the agent reads), so there the notice is left
+    to the caller (the command line prints it on standard error, which Cursor
+    keeps in its hooks output).
+    """
     if harness == "cursor":
-        return {"followup_message": reason}
-    return {"decision": "block", "reason": reason}
+        return {"followup_message": reason} if reason is not None else None
+    answer: dict[str, Any] = {"decision": "block", "reason": reason} if reason is not None else {}
+    if notice:
+        answer["systemMessage"] = notice
+    return answer or None
 

@@ -52,6 +52,7 @@ __all__ = [
     "gate_view",
     "gave_up_counts",
     "gave_up_issue",
+    "session_key",
     "session_record_id",
     "session_write",
     "shell_write",
@@ -122,15 +123,22 @@ def bound_intents(reader: Reader, configured: Sequence[str], session_id: str
 
 
 def binding_write(reader: Reader, scope: str, session_id: str, intents: Sequence[str], *,
-                  replace: bool) -> Write:
-    """The guarded write that binds ``intents`` to the session (added, or ``replace``)."""
+                  replace: bool, by: str | None = None) -> Write:
+    """The guarded write that binds ``intents`` to the session (added, or ``replace``).
+
+    ``by`` is the principal that binds (kept in ``bound_by``).
+    """
     record = reader.get(binding_id(session_id))
     current = [] if replace else list((_intact(record, BINDING_SCHEMA) or {}).get("intents", []))
     for intent_id in intents:
         if intent_id not in current:
             current.append(intent_id)
+    data: dict[str, Any] = {"schema": BINDING_SCHEMA, "session_id": session_id,
+                            "intents": current}
+    if by is not None:
+        data["bound_by"] = by
     return Write(id=binding_id(session_id),
-                 data={"schema": BINDING_SCHEMA, "session_id": session_id, "intents": current},
+                 data=data,
                  scope=scope, links=tuple(Link("relates-to", i) for i in current),
                  expect_revision=record.revision if record is not None else 0)
 

@@ -214,7 +214,7 @@ def prepare_capture(
         base = copy.deepcopy(current.data)
     expect = current.revision if current is not None else 0
     first = {**base, "intent": intent}
-    doc = parse_intent_data(first)
+    doc = parse_intent_data(first, record_id=record_id)
     links = []
     for rid, target in _associations(associate):
         links.append((rid, target))
@@ -252,7 +252,7 @@ def prepare_capture(
                                  for rid, ids in by_requirement.items()],
             },
         }
-        parse_intent_data(second)
+        parse_intent_data(second, record_id=record_id)
         saves.append({
             "step": 2,
             "purpose": "associate requirements with records",

@@ -215,7 +215,7 @@ def read_intent(reader: Reader, binding: ProjectBinding, record_id: str) -> Inte
                             "Check the current intent record instead.", record_id)
     if record.damage is not None:
         raise intent_unreadable(record)
-    document = parse_intent_data(record.data)
+    document = parse_intent_data(record.data, record_id=record.id)
     cited_ids: dict[str, None] = {}
     for result in document.acceptance.results if document.acceptance else ():
         for ref in result.evidence:

@@ -60,6 +60,7 @@ __all__ = [
     "check_report_bound",
     "intent_data_schema",
     "intent_sha256",
+    "name_record",
     "parse_intent_data",
 ]
 
@@ -274,12 +275,41 @@ def _version(value: Any, path: tuple[str | int, ...]) -> None:
         raise _fail(path, "must be the integer 1")
 
 
-def parse_intent_data(data: Any, *, base: tuple[str | int, ...] = ("data",)) -> IntentDocument:
+def name_record(exc: AssayError, record_id: str | None) -> AssayError:
+    """``exc`` naming the intent record it is about: ``details.id``, message and action.
+
+    A contract error says where in the data the fault is; the record id says
+    in which record, so a caller holding several intents (an inventory, a
+    batch of puts) knows which one to correct.
+    """
+    if record_id is None or exc.details.get("id") is not None:
+        return exc
+    exc.details = {"id": record_id, **exc.details}
+    exc.message = f"{record_id}: {exc.message}"
+    exc.args = (exc.message,)
+    if exc.code == CODE:
+        exc.action = (f"Correct {exc.pointer or 'the data'} of {record_id} and put it again "
+                      "with its write basis.")
+    return exc
+
+
+def parse_intent_data(data: Any, *, base: tuple[str | int, ...] = ("data",),
+                      record_id: str | None = None) -> IntentDocument:
     """Validate intent record data exactly and return it as an :class:`IntentDocument`.
 
     Raises ``invalid_intent_contract`` with the pointer of the first offending
-    field (prefixed with ``base``, ``/data`` by default). Never writes.
+    field (prefixed with ``base``, ``/data`` by default); with ``record_id``,
+    the error names that record too (``details.id``, see :func:`name_record`).
+    Never writes.
     """
+    try:
+        return _parse(data, base)
+    except AssayError as exc:
+        name_record(exc, record_id)
+        raise
+
+
+def _parse(data: Any, base: tuple[str | int, ...]) -> IntentDocument:
     doc = _object(data, base, ("intent",), ("acceptance", "tasks", "continuation"))
     ipath = (*base, "intent")
     intent = _object(doc["intent"], ipath, _INTENT_KEYS)
@@ -326,15 +356,24 @@ def _length(value: Any, *keys: str) -> int:
     return len(value) if isinstance(value, list) else 0
 
 
-def check_report_bound(data: Any) -> None:
+def check_report_bound(data: Any, *, record_id: str | None = None) -> None:
     """Refuse intent record data whose readiness report would pass 100,000 JSON values.
 
     The estimate counts every requirement (and its ``verify_with`` names),
     every cited evidence reference, blocker and task at what a report gives
     each with one issue. The pointer names the part that dominates:
-    ``/data/intent/requirements`` or ``/data/acceptance/results``. Cheap: it
-    counts list lengths, it validates nothing else.
+    ``/data/intent/requirements`` or ``/data/acceptance/results``; with
+    ``record_id`` the error names that record too. Cheap: it counts list
+    lengths, it validates nothing else.
     """
+    try:
+        _check_bound(data)
+    except AssayError as exc:
+        name_record(exc, record_id)
+        raise
+
+
+def _check_bound(data: Any) -> None:
     if not isinstance(data, dict):
         return
     requirements = data.get("intent", {}).get("requirements") if isinstance(

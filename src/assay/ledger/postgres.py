@@ -3,7 +3,9 @@
 Every write transaction first takes the ledger's write lock (a transaction
 advisory lock keyed by the schema's ``record_versions`` table, see
 ``assay_write_lock`` in function_postgres.sql), so writes are serialised in
-commit order. Write statements run at ``READ COMMITTED`` (set for the session,
+commit order. Every lock wait of a session is bounded (``lock_timeout``, 30
+s, the bound of a SQLite writer): past it the call fails with
+``ledger_busy`` and nothing is written. Write statements run at ``READ COMMITTED`` (set for the session,
 whatever the server's default), so each one sees every write committed
 before the lock was granted: the next ledger revision, the highest stored
 one plus one, is gap-free and commit-ordered (a sequence would not be: a
@@ -41,6 +43,8 @@ __all__ = ["PostgresStore"]
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _MIGRATION_LOCK = 0x61737361  # advisory lock key for schema creation ("assa")
+# How long any statement waits for a lock before it fails (ledger_busy), in ms.
+LOCK_TIMEOUT_MS = 30_000
 
 
 def _split_url(url: str) -> tuple[str, str]:
@@ -73,6 +77,10 @@ class PostgresStore(SqlLedger):
     dialect = "postgres"
     backend = "postgresql"
     write_lock = "SELECT assay_write_lock()"
+    # How long a statement waits for any lock before ledger_busy; a handle
+    # may be given a shorter bound (set before its next call).
+    busy_timeout_ms = LOCK_TIMEOUT_MS
+    _lock_timeout_ms = LOCK_TIMEOUT_MS
 
     def __init__(self, url: str, *, principal: str | None = None, create: bool = True) -> None:
         self.principal = principal
@@ -87,7 +95,15 @@ class PostgresStore(SqlLedger):
                                    f"{str(exc).strip()}", code="ledger_unavailable",
                                    action="Check that the PostgreSQL server is running and the URL is right.") from None
         try:
+            # Every wait for a lock (the migration and write advisory locks, a
+            # row or table lock someone holds) ends after the same bound as a
+            # SQLite writer's, as ledger_busy: no session holding one can make
+            # a call wait for good.
+            self._conn.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
             self._migrate()
+        except psycopg.Error as exc:
+            self._conn.close()
+            raise _unavailable(exc) from None
         except BaseException:
             self._conn.close()
             raise
@@ -134,9 +150,16 @@ class PostgresStore(SqlLedger):
         self._conn.execute(f"SET search_path TO {self.schema}; "
                            "SET default_transaction_isolation TO 'read committed'")
 
+    def _bound_locks(self) -> None:
+        """Apply a changed ``busy_timeout_ms`` to the session (one statement, only when it changed)."""
+        if self.busy_timeout_ms != self._lock_timeout_ms:
+            self._conn.execute(f"SET lock_timeout = {max(1, int(self.busy_timeout_ms))}")
+            self._lock_timeout_ms = self.busy_timeout_ms
+
     @contextmanager
     def _write_transaction(self) -> Iterator[Any]:
         try:
+            self._bound_locks()
             with self._conn.transaction():
                 # The shared logic's first statement takes the write lock
                 # (write_lock), which serialises every write.
@@ -149,6 +172,7 @@ class PostgresStore(SqlLedger):
     @contextmanager
     def _read_transaction(self) -> Iterator[Any]:
         try:
+            self._bound_locks()
             with self._conn.transaction():
                 cur = self._conn.cursor()
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -164,6 +188,7 @@ class PostgresStore(SqlLedger):
         """
         w = p.write
         try:
+            self._bound_locks()
             row = self._writes.execute(
                 "SELECT * FROM assay_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
                 "%s::bigint, %s, %s, %s, %s::bigint, %s)",
@@ -208,6 +233,7 @@ class PostgresStore(SqlLedger):
             basis.ledger_revision if basis else 0, self.principal or "")
         statement = _PUT_MANY
         try:
+            self._bound_locks()
             try:
                 rows = self._writes.execute(statement, params).fetchall()
             except psycopg.errors.UndefinedFunction:

@@ -72,7 +72,7 @@ class SqliteStore(SqlLedger):
             ).fetchone() is None:
                 # An empty or foreign SQLite file: not a ledger, and a read makes none of it.
                 raise ledger_not_found(self.location)
-            self._conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+            self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             # Reads go through the OS page cache without a copy per page, and a
@@ -154,16 +154,19 @@ class SqliteStore(SqlLedger):
     def _begin_immediate(self, remaining: float) -> Any:
         """SQLite's write lock, waited for at most ``remaining`` seconds; the cursor that holds it."""
         cur = self._conn.cursor()
-        waited = remaining < self.busy_timeout_ms / 1000 - 0.001
+        # The connection's own busy timeout is the default bound; a shorter
+        # one (what the queue left of it, or a handle given a smaller bound)
+        # is set for this one statement.
+        waited = remaining < _BUSY_TIMEOUT_MS / 1000 - 0.001
         try:
-            if waited:  # the queue took part of the bound: SQLite gets the rest
+            if waited:
                 cur.execute(f"PRAGMA busy_timeout = {max(1, int(remaining * 1000))}")
             cur.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise _storage_error(exc, self.location) from None
         finally:
             if waited:
-                self._conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+                self._conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
         return cur
 
     @contextmanager

@@ -25,8 +25,14 @@ them wins, which is close to arrival order but not exactly.
   comes and passes it on at once, so the writers behind it keep their order.
 - Readers never take it.
 - Where the side file cannot be opened or created for writing (a read-only
-  directory, a side file owned by someone else, no ``fcntl``), writers fall
-  back to SQLite's busy handler alone: still correct, only not fair.
+  directory, no ``fcntl``), writers fall back to SQLite's busy handler
+  alone: still correct, only not fair. So do they, with a warning on
+  standard error, where the name is not the queue's own file (a symlink, a
+  hard link, a FIFO or other non-regular file, a file of another user) or
+  its counter is damaged: the queue never writes through to another file,
+  and a side file it cannot use never fails a write.
+- The counter's ``flock`` is tried without blocking until the writer's
+  bound, so nothing holding the side file delays a writer past it.
 
 The side file holds only the counter. It is created readable and writable by
 its owner, and by the group or others only where they may write the ledger
@@ -35,8 +41,10 @@ file itself. Imports only the standard library.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,7 +52,11 @@ __all__ = ["WriteQueue"]
 
 SUFFIX = "-writers"
 _SLOTS = 16  # ticket n's byte is at _SLOTS + n; the counter is bytes 0-7
-_FLAGS = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
+# No link is followed and a FIFO never blocks the open (it is refused after fstat).
+_OPEN = (os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+         | getattr(os, "O_NONBLOCK", 0))
+# A counter no ledger reaches (one ticket per write); a larger one is damage.
+_MAX_TICKET = 2**48
 
 
 class WriteQueue:
@@ -63,33 +75,52 @@ class WriteQueue:
         # handed on by unlocking, not by closing the file.
         self._fd: int | None = None
 
-    def _create(self) -> bool:
-        """Whether the side file exists (created now if need be) and this process may write it."""
+    def _open(self) -> int | None:
+        """The side file, open for writing (created now if need be), or None: fall back.
+
+        The name is opened without following a link and only as a regular
+        file with one link, owned by this user or by the ledger file's owner:
+        a clone or another program can leave a symlink, hard link or FIFO
+        there, and every write would otherwise change the file it names. Such
+        a file is left alone, with a warning on standard error.
+        """
         try:
             import fcntl  # noqa: F401  # POSIX only; elsewhere writers fall back
         except ImportError:
-            return False
+            return None
+        ledger = self.path.with_name(self.path.name[:-len(SUFFIX)])
         for _ in range(2):  # a second try when another writer created it meanwhile
             try:
-                os.close(os.open(self.path, _FLAGS))
-                return True
+                fd = os.open(self.path, _OPEN)
             except FileNotFoundError:
-                pass
-            except OSError:
-                return False
-            try:
-                fd = os.open(self.path, _FLAGS | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                continue
-            except OSError:
-                return False
-            try:
-                os.fchmod(fd, _mode_for(self.path.with_name(self.path.name[:-len(SUFFIX)])))
-            except OSError:
-                pass
+                try:
+                    fd = os.open(self.path, _OPEN | os.O_CREAT | os.O_EXCL, 0o600)
+                except FileExistsError:
+                    continue
+                except OSError:
+                    return None
+                try:
+                    os.fchmod(fd, _mode_for(ledger))
+                except OSError:
+                    pass
+                return fd
+            except OSError as exc:
+                if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                    return None  # a ledger this process may not queue on: no warning
+                self._warn("is a symbolic link" if exc.errno == errno.ELOOP else
+                           f"cannot be opened ({exc.strerror})")
+                return None
+            problem = _unsafe(fd, ledger)
+            if problem is None:
+                return fd
             os.close(fd)
-            return True
-        return False
+            self._warn(problem)
+            return None
+        return None
+
+    def _warn(self, problem: str) -> None:
+        sys.stderr.write(f"assay: warning: the writers' queue {self.path} {problem}; writes wait "
+                         "on SQLite's own lock instead (remove that file to restore the queue)\n")
 
     def acquire(self, timeout: float) -> Callable[[], None] | None:
         """Wait for the turn to write, at most ``timeout`` seconds.
@@ -98,19 +129,18 @@ class WriteQueue:
         queue (the side file cannot be had). Raises :class:`TimeoutError`
         when the turn did not come within ``timeout``.
         """
-        if self.available is None:
-            self.available = self._create()
-        if not self.available:
+        if self.available is False:
             return None
         fd = self._fd
         if fd is None:
-            try:
-                fd = self._fd = os.open(self.path, _FLAGS)
-            except OSError:
+            fd = self._fd = self._open()
+            self.available = fd is not None
+            if fd is None:
                 return None
+        deadline = time.monotonic() + timeout
         try:
             if _TICKETS:
-                ticket, ready = _take_ticket(fd)
+                ticket, ready = _take_ticket(fd, deadline)
 
                 def wait_turn() -> bool:
                     return _range_lock(fd, _SLOTS + ticket - 1, wait=True)
@@ -120,10 +150,19 @@ class WriteQueue:
                 def wait_turn() -> bool:
                     return _flock_now(fd, wait=True)
             if not ready:
-                _wait(fd, timeout, self.path, wait_turn)
+                _wait(fd, max(0.0, deadline - time.monotonic()), self.path, wait_turn)
         except _Abandoned:
             self._fd = None  # the helper thread closes it when the turn comes
             raise
+        except (_Damaged, OSError) as exc:
+            self._fd = None
+            os.close(fd)  # gives the place up, and with it any turn
+            if isinstance(exc, TimeoutError):
+                raise
+            self.available = False
+            self._warn(str(exc) if isinstance(exc, _Damaged) else
+                       f"cannot be used ({exc.strerror or exc})")
+            return None
         except BaseException:
             self._fd = None
             os.close(fd)  # gives the place up, and with it any turn
@@ -185,12 +224,28 @@ def _flock_release(fd: int) -> None:
     fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def _take_ticket(fd: int) -> tuple[int, bool]:
-    """Take the next ticket under the counter's flock; with whether the turn is ours already."""
-    _fcntl.flock(fd, _fcntl.LOCK_EX)  # held for a few system calls only
+def _take_ticket(fd: int, deadline: float) -> tuple[int, bool]:
+    """Take the next ticket under the counter's flock; with whether the turn is ours already.
+
+    Writers hold the flock for a few system calls only, so it is tried
+    without blocking until ``deadline`` (:class:`TimeoutError` then): a
+    process that holds it for good delays a writer by the bound, no more.
+    """
+    pause = 0.001
+    while True:
+        try:
+            _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError("the writers' queue counter stayed locked") from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
     try:
         raw = os.pread(fd, 8, 0)
         last = int.from_bytes(raw, "little") if len(raw) == 8 else 0
+        if len(raw) not in (0, 8) or last >= _MAX_TICKET:
+            raise _Damaged(f"holds a damaged counter ({raw.hex()[:16] or 'empty'})")
         mine = last + 1
         _range_lock(fd, _SLOTS + mine, wait=False)  # no one else holds a fresh ticket
         os.pwrite(fd, mine.to_bytes(8, "little"), 0)
@@ -254,6 +309,29 @@ def _wait(fd: int, timeout: float, path: Path, wait_turn: Callable[[], bool]) ->
                 raise _Abandoned(f"no turn in the writers' queue {path} within {timeout:g} s")
     if failed:
         raise TimeoutError(f"cannot lock the writers' queue {path}")
+
+
+def _unsafe(fd: int, ledger: Path) -> str | None:
+    """Why the open side file must not be used (None when it is the queue's own file)."""
+    import stat
+
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file"
+    if info.st_nlink != 1:
+        return "has other hard links"
+    owners = {os.geteuid()}
+    try:
+        owners.add(os.stat(ledger).st_uid)
+    except OSError:
+        pass
+    if info.st_uid not in owners:
+        return "belongs to another user"
+    return None
+
+
+class _Damaged(Exception):
+    """The side file's counter holds no ticket number a writer could have written."""
 
 
 class _Abandoned(TimeoutError):

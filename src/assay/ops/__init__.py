@@ -55,24 +55,25 @@ if TYPE_CHECKING:
 
 # Which module declares which operations, in registry order (the order of
 # `assay describe`, `assay --help` and the MCP tool list). The CLI reads it to
-# import only the module of the operation it runs; a test holds it equal to
-# what the modules register. An operation missing here still works, at the
+# import only the module of the operation it runs. It is generated from what
+# the modules register (`.venv/bin/python tests/registry_tables.py`), and a
+# test fails when it is stale. An operation missing here still works, at the
 # cost of importing every module to find it.
+# BEGIN generated: DECLARED (tests/registry_tables.py)
 DECLARED: dict[str, tuple[str, ...]] = {
     "assay.ops.core": ("canonical", "describe", "init"),
     "assay.ops.ledger": ("put", "get", "find", "retire", "supersede", "ledger.info"),
     "assay.ops.intent": ("work.check", "work.status", "work.history", "work.attention",
                          "work.prepare-capture", "work.new", "work.accept", "work.checkpoint",
-                         "work.resume",
-                         "decision.record", "decision.show"),
+                         "work.resume", "decision.record", "decision.show"),
     "assay.ops.evidence": ("evidence.run", "evidence.list", "evidence.show", "evidence.observe"),
     "assay.ops.context": ("goal.read", "goal.write", "todo.add", "todo.claim", "todo.update",
                           "todo.complete", "todo.list", "work.context"),
     "assay.ops.packet": ("packet.init", "packet.approve", "packet.source", "packet.validate",
                          "packet.render", "packet.brief", "packet.admit", "packet.close"),
-    "assay.ops.provenance": ("note.add", "note.list", "memory.add", "memory.search",
-                             "memory.list", "publish.check", "pending.ask", "pending.answer",
-                             "pending.list"),
+    "assay.ops.provenance": ("note.add", "note.list", "memory.add", "memory.search", "memory.list",
+                             "publish.check", "pending.ask", "pending.answer", "pending.list",
+                             "note.adopt", "memory.adopt"),
     "assay.ops.loop": ("loop.start", "loop.next", "loop.status", "loop.stop", "loop.resume",
                        "loop.pause", "loop.gate-check", "loop.approve", "loop.deny",
                        "loop.questions", "loop.schema", "loop.checkpoint", "loop.recover",
@@ -82,6 +83,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "assay.ops.hook": ("hook.stop", "hook.tool", "hook.install", "hook.uninstall", "hook.doctor",
                        "gate.bind"),
 }
+# END generated: DECLARED
 
 # What each command group is for, in one line of `assay --help` (keep it short:
 # click cuts a line at about 60 characters).
@@ -132,6 +134,9 @@ class Argument:
     binding: Binding = "option"
     cli: str | None = None
     required: bool = False
+    # What only the command line's help adds (a file, standard input); see
+    # Operation.argument_help.
+    cli_help: str = ""
 
     @property
     def cli_name(self) -> str | None:
@@ -157,6 +162,8 @@ class Argument:
         }
         if self.cli_name:
             out["cli"] = self.cli_name
+        if self.cli_help:
+            out["cli_help"] = self.cli_help
         return out
 
 
@@ -185,6 +192,7 @@ class Result:
 
 if TYPE_CHECKING:
     Handler = Callable[["Invocation", dict[str, Any]], Result]
+    RawText = Callable[[dict[str, Any], dict[str, Any]], "str | None"]
 
 
 # Compiled (and cached by re) when a description is first shown.
@@ -220,6 +228,38 @@ class Operation:
     # A person's operation (set-up, keys, pins, approvals, bindings, retiring
     # records): offered over MCP only in the admin profile, never to the agent.
     admin: bool = False
+    # What a write does to its environment, as the MCP tool annotations say it
+    # (see `hints`): it may overwrite or remove what was there, a repeated call
+    # with the same arguments changes nothing more, it runs commands that may
+    # reach anything outside assay.
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    # How the CLI shows a result, declared here so that a renamed operation
+    # keeps it. `view` names the readable view, "MODULE:FUNCTION" in
+    # assay.ops.views (loaded only when a person reads the result). `raw`, a
+    # small function of the operation's own module (it runs on every call),
+    # returns bare text the CLI prints whatever the format, or None for the
+    # normal rendering. `busy` is what a spinner says while a long call runs.
+    view: str = ""
+    raw: RawText | None = None
+    busy: str = ""
+
+    @property
+    def hints(self) -> dict[str, bool]:
+        """What a call does to its environment, as MCP tool annotations state it.
+
+        Every operation says whether it is read-only and whether it reaches an
+        open world; a write also says whether it may be destructive (overwrite
+        or remove) and whether repeating it is idempotent. The ledger keeps
+        every version, so a ledger write on its own is never destructive.
+        """
+        out = {"read_only": not self.writes}
+        if self.writes:
+            out["destructive"] = self.destructive
+            out["idempotent"] = self.idempotent
+        out["open_world"] = self.open_world
+        return out
 
     @property
     def creates_ledger(self) -> bool:
@@ -248,6 +288,20 @@ class Operation:
             return match.group(0)
 
         return re.sub(_REFERENCE, spell, text)
+
+    def argument_help(self, arg: Argument, surface: Surface) -> str:
+        """An argument's help as ``surface`` words it (see :meth:`text`).
+
+        The command line adds the argument's ``cli_help``, and for a JSON file
+        argument says how to give the file.
+        """
+        body = self.text(arg.help, surface)
+        if surface == "cli":
+            extra = arg.cli_help or ("A JSON file, or - for standard input."
+                                     if arg.binding == "json_file" else "")
+            if extra:
+                body = f"{body} {self.text(extra, surface)}"
+        return body
 
     def help(self, surface: Surface) -> str:
         """The description ``surface`` shows: the declared one, plus ``cli_note`` on the CLI."""
@@ -286,11 +340,15 @@ class Operation:
         return _tool_name(self.name)
 
     def input_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the input object (the MCP tool input schema)."""
+        """The JSON Schema of the input object (the MCP tool input schema).
+
+        Each property's description is its argument's help as MCP words it.
+        """
         props: dict[str, Any] = {}
         required: list[str] = []
         for arg in self.all_arguments:
-            props[arg.name] = {**_resolve(arg.schema), "description": arg.help}
+            props[arg.name] = {**_resolve(arg.schema),
+                               "description": self.argument_help(arg, "mcp")}
             if arg.required:
                 required.append(arg.name)
         schema: dict[str, Any] = {
@@ -313,6 +371,8 @@ class Operation:
             "cli": "assay " + " ".join(self.cli_path),
             "cli_note": self.cli_note,
             "mcp_tool": self.tool_name,
+            "admin": self.admin,
+            "hints": self.hints,
             "arguments": [a.describe() for a in self.all_arguments],
             "input_schema": self.input_schema(),
             "output_schema": dict(_resolve(self.output_schema)),
@@ -342,15 +402,26 @@ def operation(
     writes_ledger: bool | None = None,
     bounds: Bound | None = None,
     admin: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    open_world: bool = False,
+    view: str = "",
+    raw: RawText | None = None,
+    busy: str = "",
 ) -> Callable[[Handler], Handler]:
     """Decorator that registers a handler as the operation ``name``.
 
-    A read (``writes=False``) must declare its ``bounds`` (docs/agents.md).
+    A read (``writes=False``) must declare its ``bounds`` (docs/agents.md)
+    and neither ``destructive`` nor ``idempotent`` (hints of a write).
     """
     if not all(is_word(part) for part in name.split(".")):
         raise ValueError(f"malformed operation name {name!r}")
     if not writes and bounds is None:
         raise ValueError(f"read operation {name!r} declares no bounds")
+    if not writes and (destructive or idempotent):
+        raise ValueError(f"read operation {name!r} declares a hint of a write")
+    if view and (view.count(":") != 1 or not all(part.isidentifier() for part in view.split(":"))):
+        raise ValueError(f"{name}: a view is MODULE:FUNCTION in assay.ops.views, not {view!r}")
     if bounds is not None:
         names = {a.name for a in arguments}
         missing = [a for a in (*bounds.arguments, bounds.unbounded or "") if a and a not in names]
@@ -374,6 +445,12 @@ def operation(
             writes_ledger=writes_ledger,
             bounds=bounds,
             admin=admin,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
+            view=view,
+            raw=raw,
+            busy=busy,
         )
         return handler
 
@@ -467,6 +544,9 @@ def describe() -> list[dict[str, Any]]:
 class Invocation:
     """The context one operation call runs in: where, as whom, on which ledger.
 
+    ``reporter`` receives the progress of the commands a call runs (the
+    evidence runner's ``Reporter`` hooks); see :meth:`progress`.
+
     The project and the store are opened lazily and at most once, so an
     operation that needs neither never touches the disk.
     """
@@ -480,6 +560,7 @@ class Invocation:
         surface: str = "api",
         interactive: bool = False,
         stdin: Callable[[int], bytes] | None = None,
+        reporter: Any = None,
     ) -> None:
         self.cwd = cwd
         self.db = db
@@ -487,8 +568,10 @@ class Invocation:
         self.surface = surface
         self.interactive = interactive
         self._stdin = stdin
+        self._reporter = reporter
         self._project: Project | None = None
         self._store: Store | None = None
+        self._reviewer: Store | None = None
         # Whether store() may create a missing ledger; call() sets it per operation.
         self.creates_ledger = True
 
@@ -503,7 +586,31 @@ class Invocation:
             surface=self.surface,
             interactive=self.interactive,
             stdin=self._stdin,
+            reporter=self._reporter,
         )
+
+    def fresh(self, cwd: str | None = None) -> Invocation:
+        """A new invocation like this one (in ``cwd`` unless the call named its own), with its
+        own project and store handles: for work on another thread that this one never touches.
+        """
+        inv = Invocation(cwd=self.cwd or cwd, db=self.db, principal=self._principal,
+                         surface=self.surface, interactive=self.interactive, stdin=self._stdin)
+        inv.creates_ledger = self.creates_ledger
+        return inv
+    def progress(self) -> Any:
+        """Where the commands this call runs report their progress, or None for nowhere.
+
+        The surface's own reporter when it gave one (MCP progress
+        notifications), else the live display on a terminal
+        (:func:`assay.evidence.progress.reporter_for`), else None.
+        """
+        if self._reporter is not None:
+            return self._reporter
+        if not self.interactive:
+            return None
+        from assay.evidence.progress import reporter_for
+
+        return reporter_for(self.interactive)
 
     def read_stdin(self) -> bytes:
         """Standard input, bounded by :data:`assay.inputs.MAX_INPUT_BYTES`."""
@@ -570,6 +677,21 @@ class Invocation:
                                      principal=self.principal, create=self.creates_ledger)
         return self._store
 
+    def reviewer_store(self) -> Store:
+        """The ledger as a reviewer sees it: the project partition only, whoever the call acts as.
+
+        A handle opened without a principal (see :mod:`assay.ledger.store`):
+        no principal's private version is ever read through it. What judges
+        an agent's work (the stop gate, ``attest``) reads through it, so a
+        private copy of an intent or its evidence never counts.
+        """
+        if self._reviewer is None:
+            from assay.ledger import open_store
+
+            self._reviewer = open_store(self.ledger_url(), base=self.project().root,
+                                        principal=None, create=self.creates_ledger)
+        return self._reviewer
+
     def access(self) -> Access:
         """The read rights of this call: the project's readable scopes and the principal."""
         from assay.ledger.access import Access
@@ -578,9 +700,10 @@ class Invocation:
         return Access.for_project(project.scope, project.admitted_scopes, self.principal)
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        for store in (self._store, self._reviewer):
+            if store is not None:
+                store.close()
+        self._store = self._reviewer = None
 
 
 _MAX_INTEGER = 2**53

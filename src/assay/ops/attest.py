@@ -5,13 +5,12 @@ Handlers import :mod:`assay.attest` (and through it securesystemslib) lazily.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from assay.ops import Argument, Bound, Invocation, Result, operation
-from assay.ops.outfile import OutFile
+from assay.ops.outfile import OutFile, named_path
 
 KEYS_DIR = Path(".assay") / "keys"
 DEFAULT_KEY = "attestation"
@@ -26,8 +25,19 @@ def _path(inv: Invocation, value: str | None, default: Path | None) -> Path:
     if not value:
         assert default is not None
         return inv.project().root / default
-    path = Path(value)
-    return path if path.is_absolute() else Path(inv.cwd or os.getcwd()) / path
+    return named_path(value, inv.cwd)
+
+
+def _verify_step(key: Path, out: Path) -> str:
+    """How to verify a bundle: with the public key `key.generate` wrote beside ``key``, if there."""
+    import shlex
+
+    public = key.with_name(key.name.removesuffix(".key") + ".pub.json")
+    if public.is_file():
+        return (f"Verify it: 'assay verify-attestation --key {shlex.quote(str(public))} -- "
+                f"{shlex.quote(str(out))}'")
+    return (f"Verify it with the public key of {key} (assay verify-attestation --key "
+            f"PUBLIC_KEY -- {shlex.quote(str(out))}).")
 
 
 def _observe(inv: Invocation) -> Any:
@@ -39,6 +49,9 @@ def _observe(inv: Invocation) -> Any:
 
 @operation(
     "attest",
+    admin=True,
+    destructive=True,
+    idempotent=True,
     summary="Write a signed in-toto attestation of an intent's readiness and its machine runs.",
     description=(
         "Reads the intent's readiness report and every machine run its acceptance cites from "
@@ -80,21 +93,23 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
     intent_id = args["intent"]
     validate_record_id(intent_id, field="/intent")
     project = inv.project()
-    signer = load_signer(_path(inv, args.get("key"), KEYS_DIR / f"{DEFAULT_KEY}.key"))
+    key = _path(inv, args.get("key"), KEYS_DIR / f"{DEFAULT_KEY}.key")
+    signer = load_signer(key)
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", intent_id.partition(":")[2]).strip("-.") or "intent"
     out = _path(inv, args.get("out"), ATTESTATIONS_DIR / f"{name}.intoto.jsonl")
     observation = _observe(inv)
     binding = ProjectBinding(root=str(project.root), scope=project.scope,
                              admitted_scopes=tuple(project.admitted_scopes),
                              principal=inv.principal)
-    with inv.store().reader() as reader:
+    # Attested is what the reviewer sees: the project's versions, never a private copy.
+    with inv.reviewer_store().reader() as reader:
         bundle = build_bundle(reader, binding, intent_id, project=project.name,
                               observation=observation, signer=signer)
         revision = reader.ledger_revision
     data = bundle.text.encode("utf-8")
     OutFile(out, "attestation_unwritable", "the attestation", ".attestation-").write(data)
     ready = bundle.readiness["ready_to_review"]
-    steps = [f"Verify it: 'assay verify-attestation {out} --key PUBLIC_KEY'"]
+    steps = [_verify_step(key, out)]
     if not ready:
         steps.insert(0, f"The attested verdict is not ready: 'assay work check -- {intent_id}' "
                         "says why.")
@@ -111,6 +126,7 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "key.generate",
+    admin=True,
     summary="Generate an ed25519 key pair for signing attestations.",
     description=(
         "Writes PREFIX.key (the private key, PKCS#8 PEM, readable by its owner only) and "
@@ -150,7 +166,9 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "and the workspace is clean or has the attested digest), that the attested intent "
         "version and every cited run exist in this ledger with the attested digests and "
         "results, and that no statement was added or removed. Every failure is a coded error; "
-        "success returns what the attestation says, including its verdict. Writes nothing."
+        "success returns what the attestation says, including its verdict, and whether the "
+        "ledger has moved on since (`stale`: the intent or a record its acceptance cites has a "
+        "newer revision, was retired or superseded; `moved_on` lists each)."
     ),
     writes=False,
     bounds=Bound("verification", items=1, max_items=1, whole=True, recover=(
@@ -167,7 +185,15 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "verified": {"const": True}, "keyid": {"type": "string"}, "subject": _SUBJECT,
         "intent": {"type": "object"}, "verdict": {"enum": ["ready", "not_ready"]},
         "ready_to_review": {"type": "boolean"}, "report_sha256": {"type": "string"},
-        "runs": {"type": "array"}, "statements": {"type": "integer"}}},
+        "runs": {"type": "array"}, "statements": {"type": "integer"},
+        "stale": {"type": "boolean"},
+        "moved_on": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "role": {"enum": ["intent", "evidence"]},
+            "attested_revision": {"type": "integer"},
+            "current_revision": {"type": ["integer", "null"]},
+            "status": {"type": ["string", "null"]},
+            "change": {"enum": ["newer", "retired", "superseded", "missing"]},
+            "intent_changed": {"type": ["boolean", "null"]}}}}}},
 )
 def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.attest.bundle import verify_bundle
@@ -176,8 +202,14 @@ def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
     key = load_public_key(_path(inv, args["key"], None))
     text = inv.read_input(args["file"], where="/file", label="the attestation")
     observation = _observe(inv)
-    with inv.store().reader() as reader:
+    with inv.reviewer_store().reader() as reader:
         data = verify_bundle(text, key, reader, principal=inv.principal,
                              observation=observation)
         revision = reader.ledger_revision
-    return Result(data, ledger_revision=revision)
+    steps: tuple[str, ...] = ()
+    if data["stale"]:
+        intent_id = data["intent"].get("id")
+        step = (f"The ledger has moved on since this was attested: 'assay work check -- "
+                f"{intent_id}' gives the current verdict; attest again to carry it.")
+        steps = (step,)
+    return Result(data, ledger_revision=revision, next=steps)

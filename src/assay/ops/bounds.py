@@ -9,8 +9,8 @@ the declaration. The policy itself is stated in ``docs/agents.md``.
 :func:`recovering_read` turns an operation name and its arguments into one
 entry of a bounded answer's ``read_more``: the MCP tool, the arguments
 object and the literal CLI argument array, all three naming the same read.
-The argument array is built from the registry's own bindings, so it cannot
-drift from the CLI.
+The argument array is built from the registry's own bindings
+(:func:`assay.ops.argv.argv_for`), so it cannot drift from the CLI.
 
 Imports nothing of assay at module level but assay.value (the registry imports this
 module).
@@ -118,31 +118,10 @@ def recovering_read(operation: str, arguments: Mapping[str, Any], reason: str,
     ``facts`` (for example the ``id`` an exact read recovers) are added as is.
     """
     from assay.ops import lookup
+    from assay.ops.argv import argv_for
 
     op = lookup(operation)
-    argv = list(op.cli_path)
-    literals: list[str] = []
-    for arg in op.all_arguments:
-        if arg.name not in arguments or arguments[arg.name] is None:
-            continue
-        value = arguments[arg.name]
-        if arg.binding == "flag":
-            if value:
-                argv.append(str(arg.cli_name))
-        elif arg.binding == "option":
-            for one in (value if isinstance(value, (list, tuple)) else [value]):
-                argv += [str(arg.cli_name), str(one)]
-        elif arg.binding == "literal":
-            literals.append(str(value))
-        elif arg.binding == "literals":
-            literals.extend(str(v) for v in value)
-        else:
-            raise ValueError(f"a recovering read cannot carry the {arg.binding} argument {arg.name}")
-    if literals:
-        argv += ["--", *literals]
-    unknown = set(arguments) - {a.name for a in op.all_arguments}
-    if unknown:
-        raise ValueError(f"{operation} takes no argument {min(unknown)!r}")
+    argv = argv_for(op, arguments)
     clean = {k: (list(v) if isinstance(v, tuple) else v) for k, v in arguments.items()
              if v is not None}
     return {"reason": reason, "tool": op.tool_name, "arguments": clean, "read_args": argv,

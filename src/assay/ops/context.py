@@ -129,6 +129,8 @@ def goal_read(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "goal.write",
+    destructive=True,
+    idempotent=True,
     summary="Regenerate a goal file's marked todo regions from the ledger's todos.",
     description=(
         "Rewrites only the block assay generated last time in each todo region marked by assay (or "
@@ -292,7 +294,7 @@ def todo_claim(inv: Invocation, args: dict[str, Any]) -> Result:
         Argument("status", {"type": "string", "enum": ["open", "blocked", "archived"]},
                  "The new status."),
         Argument("blocked_reason", {"type": "string", "minLength": 1},
-                 "Why the todo is blocked (with --status blocked)."),
+                 "Why the todo is blocked (with `status` blocked)."),
         _RELATION,
         Argument("clear_relations", {"type": "boolean"}, "Remove every relation.",
                  binding="flag"),
@@ -360,6 +362,7 @@ _TODO_PAGE, _TODO_PAGE_MAX = 25, 1000
 
 @operation(
     "todo.list",
+    view="context:todo_list",
     summary="List a goal's todos a bounded page at a time, or read one todo exactly.",
     description=(
         "With `todo_id`: one complete record (todo.text in full, identity, status and claim, "
@@ -372,7 +375,7 @@ _TODO_PAGE, _TODO_PAGE_MAX = 25, 1000
         "every selected todo; omitted counts what the page left out and read_more holds the "
         "next page's read and the exact read of any todo too large for a page. `all` returns "
         "the whole inventory at once; `thin` gives thin items (titles only), at most 48 to a "
-        "page, and is a usage error with `todo_id`. Writes nothing."
+        "page, and is a usage error with `todo_id`."
     ),
     writes=False,
     bounds=Bound("todo", items=_TODO_PAGE, max_items=_TODO_PAGE_MAX, bytes=DEFAULT_PAGE_BYTES,
@@ -558,6 +561,7 @@ def _context_envelope(inv: Invocation, context: dict[str, Any]) -> dict[str, Any
 
 @operation(
     "work.context",
+    view="context:work_context",
     summary="The heartbeat work context: selected todo, sources with revisions, required reads.",
     description=(
         "Assembles what must be read before dependent work on a goal: the selected todo (the "
@@ -565,7 +569,7 @@ def _context_envelope(inv: Invocation, context: dict[str, Any]) -> dict[str, Any
         "identical), the goal's enabled acceptance when configured, the user obligations in "
         "scope, every source with its revision and status, and required_reads (exact argument "
         "arrays, in order; delivered sources are not in it). complete means no known source "
-        "failure, not that the reads were done. Writes nothing."
+        "failure, not that the reads were done."
     ),
     cli_note="Exit status 1 when a source failed.",
     writes=False,

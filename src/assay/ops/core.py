@@ -9,12 +9,23 @@ from assay.ops import Argument, Bound, Invocation, Result, describe, lookup, ope
 _DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 
 
+def _canonical_text(envelope: dict[str, Any], args: dict[str, Any]) -> str:
+    # The CLI prints the canonical text (or its digest) bare, whatever the format.
+    data = envelope["data"]
+    if args.get("digest"):
+        return str(data["digest"]) + "\n"
+    if args.get("fingerprint"):
+        return str(data["fingerprint"]) + "\n"
+    return str(data["canonical"]) + "\n"
+
+
 @operation(
     "canonical",
+    raw=_canonical_text,
     summary="The RFC 8785 canonical form (and digest) of one JSON document.",
     description=(
         "Reads one JSON document (`text`) and returns its canonical text, digest and "
-        "fingerprint. Writes nothing."
+        "fingerprint."
     ),
     cli_note="Prints the bare canonical text, or only the digest with `digest` or `fingerprint`.",
     writes=False,
@@ -25,9 +36,9 @@ _DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
     arguments=(
         Argument("text", {"type": "string"}, "The JSON document as text.", binding="stdin",
                  required=True),
-        Argument("digest", {"type": "boolean"}, "Print only the lowercase hex SHA-256.",
+        Argument("digest", {"type": "boolean"}, "Only the lowercase hex SHA-256 is wanted (the answer holds it either way).",
                  binding="flag"),
-        Argument("fingerprint", {"type": "boolean"}, "Print only sha256:<hex>.", binding="flag"),
+        Argument("fingerprint", {"type": "boolean"}, "Only sha256:<hex> is wanted (the answer holds it either way).", binding="flag"),
     ),
     output_schema={
         "type": "object",
@@ -56,7 +67,7 @@ def canonical(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "describe",
     summary="Describe every operation (or one): arguments, CLI bindings, JSON Schemas, writes.",
-    description="Returns the operations registry as JSON. Writes nothing.",
+    description="Returns the operations registry as JSON.",
     writes=False,
     bounds=Bound("registry", items=1, max_items=1, whole=True, recover=(
         "The registry as declared; its size does not depend on any ledger or project data.")),
@@ -75,6 +86,9 @@ def describe_operations(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "init",
+    admin=True,
+    idempotent=True,
+    view="core:init",
     summary="Create assay.toml and the .assay/ state directory in a project.",
     description=(
         "Writes assay.toml (never overwrites one) and creates .assay/, adding it to "

@@ -56,7 +56,7 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
                          action="Record the intent first, or check the id with 'assay find'.")
     from assay.intent.contract import parse_intent_data
 
-    known = parse_intent_data(record.data).requirement_ids
+    known = parse_intent_data(record.data, record_id=intent_id).requirement_ids
     if requirement not in known:
         raise AssayError(f"{intent_id} has no requirement {requirement!r}",
                          code="evidence_target_not_found", pointer="/target",
@@ -67,6 +67,8 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
 
 @operation(
     "evidence.run",
+    open_world=True,
+    view="evidence:evidence_run",
     summary="Run a declared verification command and record what the machine saw.",
     description=(
         "Runs [evidence.commands.NAME] from assay.toml in its own process group (timeout kills "
@@ -109,7 +111,6 @@ def _target(inv: Invocation, value: str) -> tuple[str, str]:
             "and each mapped requirement's outcome.")}}},
 )
 def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
-    from assay.evidence.progress import reporter_for
     from assay.evidence.record import evidence_id, resolve_ref, run_evidence, write_evidence
 
     project = inv.project()
@@ -120,7 +121,7 @@ def evidence_run(inv: Invocation, args: dict[str, Any]) -> Result:
         ref = (args["discriminate"], resolve_ref(project.root, args["discriminate"]))
     store = inv.store()
     run = run_evidence(project, decl, target=target, discriminate_ref=ref,
-                       reporter=reporter_for(inv.interactive))
+                       reporter=inv.progress())
     receipt = write_evidence(store, project, run, request_id=args.get("request_id"))
     contrast = run.data["discriminate"]
     results = run.data.get("results")
@@ -208,8 +209,9 @@ _TAIL_BYTES, _MAX_TAIL_BYTES = 4096, 65536
 
 @operation(
     "evidence.list",
+    view="evidence:evidence_list",
     summary="List evidence records: the latest run of each declared command, by id.",
-    description=("Read-only. One row per evidence record (its current version), in id order "
+    description=("One row per evidence record (its current version), in id order "
                  "after the id named by after, at most limit rows; read_more holds the next "
                  "page's read."),
     writes=False,
@@ -250,9 +252,10 @@ def evidence_list(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "evidence.show",
+    view="evidence:evidence_show",
     summary="Show one evidence record (a command NAME or evidence:NAME), or one revision of it.",
     description=(
-        "Read-only. The record as stored, with machine_observed from its origin, except that "
+        "The record as stored, with machine_observed from its origin, except that "
         "each output tail shows at most its last tail_bytes bytes (starting on a character). "
         "Each stream keeps its byte count and the SHA-256 of the whole stream; tails lists "
         "every shortened tail, and read_more the read that shows them whole."
@@ -311,7 +314,7 @@ def evidence_show(inv: Invocation, args: dict[str, Any]) -> Result:
     "evidence.observe",
     summary="Observe the git workspace now (HEAD, branch, dirty paths, fingerprint); run nothing.",
     description=(
-        "Read-only and writes nothing: the same observation an evidence run records before and "
+        "The same observation an evidence run records before and "
         "after its command. `content_sha256` reads and hashes every file instead of using git's "
         "index blob ids for clean files; `files` includes the per-file fingerprints."
     ),

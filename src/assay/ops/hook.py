@@ -1,10 +1,13 @@
 """Harness hook operations: hook stop/tool/install/uninstall/doctor, gate bind.
 
 Handlers import :mod:`assay.gate` lazily so the registry stays cheap to load.
+``hook install``, ``hook uninstall`` and ``gate bind`` are a person's
+operations (``admin``): the agent the gate judges is never offered them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -12,34 +15,89 @@ from typing import Any
 from assay.errors import AssayError
 from assay.ops import Argument, Bound, Invocation, Result, operation
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from assay.config import Project
+    from assay.ledger.store import Store
+
 _HARNESSES = ["claude-code", "codex", "cursor"]
 _HARNESS = Argument("harness", {"enum": _HARNESSES},
                     "The harness that runs the hook (default: recognised from the payload).")
 _PAYLOAD = Argument("payload", {"type": ["object", "string"]},
-                    "The hook payload the harness sends (on the command line: standard input).")
+                    "The hook payload the harness sends.")
 _SCOPE = Argument("scope", {"enum": ["project", "user"]},
                   "Whose settings: the project's (default) or the user's.")
+_HOOK_SCOPE = Argument(
+    "scope", {"enum": ["project", "user"]},
+    "Where the entry that runs the hook sits. project: gate the project that installed it (its "
+    "harness's project directory: CLAUDE_PROJECT_DIR, CURSOR_PROJECT_DIR, else the directory the "
+    "hook runs in), whatever directory the stop comes from. user (default): gate the project "
+    "around the stop's directory.")
 _EXECUTABLE = Argument("executable", {"type": "string", "minLength": 1},
-                       "The command the entries run for assay (default: this assay).")
+                       "The command the entries run for assay (default: for the project scope, "
+                       "assay found on PATH in any clone; for the user scope, this assay).")
 _DECISION = {"type": "object", "properties": {
     "event": {"enum": ["gate_blocked", "gate_allowed", "gate_gave_up", "gate_error", None]},
     "answer": {"enum": ["block", "allow"]}, "reason": {"type": ["string", "null"]}}}
 _STOP_NOTE = ("On the command line the payload is read from standard input and the answer is "
-              "printed exactly as the harness reads it (one JSON line to block, nothing to "
-              "allow); the exit status is always 0.")
+              "printed exactly as the harness reads it (one JSON line to block, or to tell the "
+              "person something; nothing to allow); the exit status is always 0.")
+# The harness's own name for the project a project-scope hook belongs to.
+_PROJECT_DIR = {"claude-code": "CLAUDE_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR"}
+
+
+class _HookSite:
+    """A hook's project and ledger handles (the project's view, and a principal's to compare)."""
+
+    def __init__(self, inv: Invocation, *, owned: bool) -> None:
+        self.inv = inv
+        self._owned = owned
+        self._views: dict[str, Store] = {}
+
+    def project(self) -> Project:
+        return self.inv.project()
+
+    @property
+    def principal(self) -> str:
+        return self.inv.principal
+
+    def store(self) -> Store:
+        return self.inv.reviewer_store()
+
+    def store_as(self, principal: str) -> Store:
+        if principal not in self._views:
+            from assay.ledger import open_store
+
+            self._views[principal] = open_store(
+                self.inv.ledger_url(), base=self.project().root, principal=principal,
+                create=False)
+        return self._views[principal]
+
+    def close(self) -> None:
+        for store in self._views.values():
+            store.close()
+        self._views.clear()
+        if self._owned:
+            self.inv.close()
 
 
 @contextmanager
-def _site(inv: Invocation, cwd: str | None) -> Iterator[Invocation]:
-    """The invocation for the session's directory (the call's own cwd wins when it gave one)."""
-    if inv.cwd is not None or not cwd:
-        yield inv
-        return
-    site = inv.with_args({"cwd": cwd})
+def _site(inv: Invocation, cwd: str | None) -> Iterator[_HookSite]:
+    """A site of its own in the session's directory (the call's own cwd wins when it gave one)."""
+    site = _HookSite(inv.fresh(cwd or None), owned=True)
     try:
         yield site
     finally:
         site.close()
+
+
+def _anchor(inv: Invocation, args: dict[str, Any]) -> str | None:
+    """The installing project's directory for a project-scope hook (None for a user-scope one)."""
+    if args.get("scope") != "project":
+        return None
+    variable = _PROJECT_DIR.get(args.get("harness") or "")
+    named = os.environ.get(variable) if variable else None
+    return named or inv.cwd or os.getcwd()
 
 
 def _payload(inv: Invocation, args: dict[str, Any]) -> Any:
@@ -51,36 +109,58 @@ def _payload(inv: Invocation, args: dict[str, Any]) -> Any:
         return exc  # the gate answers an unreadable payload like any other
 
 
+def _harness_answer(envelope: dict[str, Any], args: dict[str, Any]) -> str:
+    # What the harness reads: its answer as one canonical JSON line, or nothing at all.
+    from assay.canonical import output_text
+
+    data = envelope["data"]
+    if data.get("harness") == "cursor" and data.get("notice"):
+        # Cursor's stop answer has no field for the person; its hooks log keeps standard error.
+        import sys
+
+        sys.stderr.write(str(data["notice"]) + "\n")
+    answer = data.get("answer")
+    return output_text(answer) + "\n" if answer is not None else ""
+
+
 @operation(
     "hook.stop",
+    admin=True,
+    raw=_harness_answer,
     summary="Answer a harness's Stop or SubagentStop hook: may the agent stop now?",
     description=(
         "Reads the harness's stop payload (Claude Code and Codex Stop and SubagentStop, Cursor "
         "stop) and answers as the harness expects: a block with the reason the agent reads next, "
         "or nothing to let it stop. The intents that gate the session (the project's [gate] "
-        "intents and `gate.bind` bindings) must be ready for review, an active loop must be "
-        "finished, and a success claim in the agent's last message must be backed by machine "
-        "runs taken on the current workspace. The reason is the next actions of `work.check`, at "
-        "most 2,000 characters. At most [gate] retry_cap blocks per run of stops, then the gate "
-        "gives up (gate_gave_up); an error answers [gate] on_error (block by default). Every "
-        "decision is a version of the session's gate-session record."),
+        "intents and `gate.bind` bindings) must be ready for review, as the reviewer sees them "
+        "(private versions are ignored and named), an active loop must be finished, and a "
+        "success claim in the agent's last message must be backed by machine runs taken on the "
+        "current workspace. The reason is the next actions of `work.check`, at most 2,000 "
+        "characters. At most [gate] retry_cap blocks per run of stops, then the gate gives up "
+        "(gate_gave_up) and tells the person; an error answers [gate] on_error (block by "
+        "default), within [gate] deadline_seconds. Every decision is a version of the session's "
+        "gate-session record (spooled while the ledger cannot take it)."),
     cli_note=_STOP_NOTE,
     writes=True,
-    arguments=(_PAYLOAD, _HARNESS),
+    arguments=(_PAYLOAD, _HARNESS, _HOOK_SCOPE),
     output_schema={"type": "object", "properties": {
         "harness": {"enum": _HARNESSES}, "answer": {"type": ["object", "null"]},
         "decision": _DECISION, "run": {"type": ["object", "null"]},
-        "session_record": {"type": ["string", "null"]}, "recorded": {"type": "boolean"}}},
+        "session_record": {"type": ["string", "null"]}, "recorded": {"type": "boolean"},
+        "notice": {"type": ["string", "null"]}, "spooled": {"type": "string"}}},
 )
 def hook_stop(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.gate.stop import answer_stop
 
-    data = answer_stop(_payload(inv, args), args.get("harness"), lambda cwd: _site(inv, cwd))
+    data = answer_stop(_payload(inv, args), args.get("harness"), lambda cwd: _site(inv, cwd),
+                       anchor=_anchor(inv, args))
     return Result(data)
 
 
 @operation(
     "hook.tool",
+    admin=True,
+    raw=_harness_answer,
     summary="Record a shell command the agent ran, as its harness reported it (a claim).",
     description=(
         "Reads a harness's post-tool payload (Claude Code PostToolUse and PostToolUseFailure, "
@@ -92,7 +172,7 @@ def hook_stop(inv: Invocation, args: dict[str, Any]) -> Result:
     cli_note="On the command line the payload is read from standard input; nothing is printed "
              "and the exit status is always 0.",
     writes=True,
-    arguments=(_PAYLOAD, _HARNESS),
+    arguments=(_PAYLOAD, _HARNESS, _HOOK_SCOPE),
     output_schema={"type": "object", "properties": {
         "recorded": {"type": "boolean"}, "id": {"type": "string"}, "error": {"type": "object"}}},
 )
@@ -102,7 +182,8 @@ def hook_tool(inv: Invocation, args: dict[str, Any]) -> Result:
     raw = _payload(inv, args)
     if isinstance(raw, AssayError):
         return Result({"recorded": False, "error": raw.to_dict()})
-    return Result(record_shell(raw, args.get("harness"), lambda cwd: _site(inv, cwd)))
+    return Result(record_shell(raw, args.get("harness"), lambda cwd: _site(inv, cwd),
+                               anchor=_anchor(inv, args)))
 
 
 def _settings(inv: Invocation, args: dict[str, Any]) -> Any:
@@ -117,29 +198,63 @@ _TARGET = Argument("harness", {"enum": _HARNESSES}, "The harness: claude-code, c
                    binding="literal", required=True)
 
 
+def _unshared(inv: Invocation) -> str | None:
+    """Why a project-scope gate on this ledger gates no teammate's agent (None: it may)."""
+    url = inv.ledger_url()
+    if url.startswith(("postgresql://", "postgres://")):
+        return None
+    return (f"This project's ledger is a SQLite file ({url}), which stays on this machine: the "
+            "settings file is committed, but in a teammate's clone the gate reads that clone's "
+            "own ledger, without your intents or bindings. For a team, share one ledger "
+            "([ledger] url = \"postgresql://...\" in assay.toml, or ASSAY_DB).")
+
+
+def _nothing_gates(project: Project) -> str | None:
+    if project.gate.intents:
+        return None
+    return ("Nothing gates this project's sessions yet: name the intents every session must "
+            "finish in assay.toml ([gate] intents = [\"knowledge:NAME\"]), or have a person bind "
+            "them to one session: 'assay gate bind --as NAME --session ID -- knowledge:NAME'.")
+
+
 @operation(
     "hook.install",
+    admin=True,
+    idempotent=True,
     summary="Add assay's stop and shell-command hooks to a harness's settings file.",
     description=(
         "Merges the entries into .claude/settings.json, .codex/hooks.json or .cursor/hooks.json "
         "(the project's, or the user's with `scope` user): Stop and SubagentStop run "
-        "`hook.stop`, the shell-command events run `hook.tool`. Every other entry, key and byte "
-        "of the file stays as it was; installing again changes nothing (or only assay's own "
-        "entries, when their command changed). A file that is not strict JSON is refused and "
-        "left alone."),
+        "`hook.stop`, the shell-command events run `hook.tool`. A project's entries run the "
+        "assay found on PATH (so they work in every clone), answer by themselves where assay is "
+        "missing (the first stop of a run is blocked), and gate the project that installed "
+        "them. Every other entry, key and byte of the file stays as it was; installing again "
+        "changes nothing (or only assay's own entries, when their command changed). A file that "
+        "is not strict JSON, or a project file that leads out of the project, is refused and "
+        "left alone. A person's operation."),
     writes=True,
     writes_ledger=False,
     effect="Writes the harness's settings file; nothing to the ledger.",
     arguments=(_TARGET, _SCOPE, _EXECUTABLE),
     output_schema={"type": "object", "properties": {
         "path": {"type": "string"}, "created": {"type": "boolean"},
-        "changed": {"type": "array", "items": {"type": "string"}}}},
+        "changed": {"type": "array", "items": {"type": "string"}},
+        "warnings": {"type": "array", "items": {"type": "string"}}}},
 )
 def hook_install(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.gate.install import install
 
     data = install(_settings(inv, args))
+    warnings = []
+    if args.get("scope", "project") == "project":
+        unshared = _unshared(inv)
+        if unshared:
+            warnings.append(unshared)
+    data["warnings"] = warnings
     steps = ["Check it: 'assay hook doctor'."]
+    nothing = _nothing_gates(inv.project())
+    if nothing:
+        steps.insert(0, nothing)
     if args["harness"] == "codex":
         steps.append("Codex runs a new hook only after you review and trust it in Codex.")
     return Result(data, next=tuple(steps))
@@ -147,13 +262,18 @@ def hook_install(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "hook.uninstall",
+    admin=True,
+    destructive=True,
+    idempotent=True,
     summary="Remove assay's hook entries from a harness's settings file, and nothing else.",
     description=(
-        "Removes only the entries that run assay's hooks (and an event list or hooks table the "
-        "removal leaves empty); every other byte of the file stays as it was."),
+        "Removes only the entries that run assay's hooks as `hook.install` writes them (and an "
+        "event list or hooks table the removal leaves empty); every other byte of the file "
+        "stays as it was. A file left holding only what install puts in a new one is removed, "
+        "with its folder when that is then empty. A person's operation."),
     writes=True,
     writes_ledger=False,
-    effect="Writes the harness's settings file; nothing to the ledger.",
+    effect="Writes (or removes) the harness's settings file; nothing to the ledger.",
     arguments=(_TARGET, _SCOPE),
     output_schema={"type": "object", "properties": {
         "path": {"type": "string"}, "exists": {"type": "boolean"},
@@ -165,15 +285,40 @@ def hook_uninstall(inv: Invocation, args: dict[str, Any]) -> Result:
     return Result(uninstall(_settings(inv, args)))
 
 
+def _doctor_warnings(inv: Invocation, files: list[dict[str, Any]]) -> list[str]:
+    """What would make an installed hook let an agent through, file by file."""
+    out = []
+    for f in files:
+        if not f.get("installed"):
+            continue
+        command = f.get("command") or {}
+        for runner in command.get("commands", []):
+            if not runner["found"]:
+                out.append(f"{f['path']}: its hook command {runner['runs']} is not found here; "
+                           "the harness would take the hook as failed and let the agent stop. "
+                           "Install assay, or run 'assay hook install' again.")
+        if f["scope"] == "project" and command.get("portable") is False:
+            out.append(f"{f['path']}: its entries run assay by a path on this machine, which a "
+                       "teammate's clone does not have. Run 'assay hook install "
+                       f"{f['harness']}' again to write the command that finds assay on PATH.")
+    if any(f.get("installed") and f["scope"] == "project" for f in files):
+        unshared = _unshared(inv)
+        if unshared:
+            out.append(unshared)
+    return out
+
+
 @operation(
     "hook.doctor",
     summary="Is the hook installed, and what would it answer if the agent stopped now?",
     description=(
-        "Read-only. For each harness (or the one named) and scope: the settings file, whether "
-        "assay's entries are there as `hook.install` writes them, per event. Then the answer "
+        "For each harness (or the one named) and scope: the settings file, whether "
+        "assay's entries are there as `hook.install` writes them, per event, and whether their "
+        "command can start here (and, in a project's file, in any clone). Then the answer "
         "`hook.stop` would give now to a new stop of `session` (default: a session with no "
         "binding, gated by the project's [gate] intents and loops), with `message` as the "
-        "agent's last message; nothing is recorded."),
+        "agent's last message; nothing is recorded. `warnings` names what would let an agent "
+        "through."),
     writes=False,
     bounds=Bound("diagnosis", items=1, max_items=1, whole=True, recover=(
         "At most six settings files (three harnesses, two scopes) and one preview answer, whose "
@@ -189,7 +334,7 @@ def hook_uninstall(inv: Invocation, args: dict[str, Any]) -> Result:
     ),
     output_schema={"type": "object", "properties": {
         "files": {"type": "array"}, "installed": {"type": "boolean"},
-        "would_answer": {"type": "object"}}},
+        "would_answer": {"type": "object"}, "warnings": {"type": "array"}}},
 )
 def hook_doctor(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.gate.harness import StopEvent, stop_answer
@@ -209,27 +354,55 @@ def hook_doctor(inv: Invocation, args: dict[str, Any]) -> Result:
     event = StopEvent(harness=harness, event="Stop", session_id=args.get("session", "doctor"),
                       cwd=str(root) if root else None, continuing=False,
                       message=args.get("message"))
+    steps: list[str] = []
     if root is None:
         would: dict[str, Any] = {"answer": None, "decision": {
             "event": None, "answer": "allow",
             "reason": "No assay project here: nothing gates a stop."}}
     else:
+        site = _HookSite(inv, owned=False)
         try:
-            would = preview_stop(inv, event)
+            would = preview_stop(site, event)
         except AssayError as exc:
             would = {"answer": stop_answer(harness, exc.message), "error": exc.to_dict()}
+        finally:
+            site.close()
+        nothing = would.get("decision", {}).get("reason", "") or ""
+        if nothing.startswith("Nothing gates this session"):
+            steps.append(_nothing_gates(inv.project()) or
+                         "Nothing gates this session: bind intents to it with 'assay gate bind "
+                         "--as NAME --session ID -- knowledge:NAME' (or name them in [gate] "
+                         "intents).")
     installed = any(f["installed"] for f in files)
-    steps = () if installed else (f"Install it: 'assay hook install {harnesses[0]}'.",)
-    return Result({"files": files, "installed": installed, "would_answer": would}, next=steps)
+    if not installed:
+        steps.insert(0, f"Install it: 'assay hook install {harnesses[0]}'.")
+    warnings = _doctor_warnings(inv, files) if root is not None else []
+    return Result({"files": files, "installed": installed, "would_answer": would,
+                   "warnings": warnings}, next=tuple(steps))
+
+
+def _refuse_gated(project: Project, principal: str) -> None:
+    """A session's bindings come from a person, never from the principal they gate."""
+    if principal == project.gated_principal:
+        raise AssayError(
+            f"{principal} is the gated principal (the agent the stop gate judges: [gate] "
+            "principal, else [project] principal), and a binding decides what gates its own "
+            "stops, so it cannot bind them", code="binding_by_gated_principal",
+            pointer="/principal", details={"principal": principal},
+            action="A person binds the session, as themselves: 'assay gate bind --as NAME "
+                   "--session ID -- INTENT' (or with ASSAY_PRINCIPAL=NAME).")
 
 
 @operation(
     "gate.bind",
+    admin=True,
     summary="Bind intents to a harness session: its agent may stop only when they are ready.",
     description=(
         "Adds the intents to the session's gate-binding record (or, with `replace`, makes them "
         "its only intents); `hook.stop` then gates that session's stops on them, besides the "
-        "project's [gate] intents. Each must be a readable intent record of this project."),
+        "project's [gate] intents. Each must be a readable intent record of this project, in "
+        "the project's own version (a private one does not count). A person's operation: the "
+        "gated principal is refused (binding_by_gated_principal)."),
     writes=True,
     arguments=(
         Argument("session", {"type": "string", "minLength": 1, "maxLength": 256},
@@ -248,11 +421,12 @@ def gate_bind(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.snapshot import ProjectBinding
 
     project = inv.project()
+    principal = inv.principal
+    _refuse_gated(project, principal)
     binding = ProjectBinding(root=str(project.root), scope=project.scope,
                              admitted_scopes=tuple(project.admitted_scopes),
-                             principal=inv.principal)
-    store = inv.store()
-    with store.reader() as reader:
+                             principal=principal)
+    with inv.reviewer_store().reader() as reader:
         for index, intent_id in enumerate(args["intent"]):
             try:
                 read_intent(reader, binding, intent_id)
@@ -260,8 +434,8 @@ def gate_bind(inv: Invocation, args: dict[str, Any]) -> Result:
                 exc.pointer = f"/intent/{index}"
                 raise
         write = binding_write(reader, project.scope, args["session"], args["intent"],
-                              replace=bool(args.get("replace")))
-    receipt = store.put(write)
+                              replace=bool(args.get("replace")), by=principal)
+    receipt = inv.store().put(write)
     return Result({"id": write.id, "intents": write.data["intents"], "receipt": receipt.to_dict()},
                   ledger_revision=receipt.ledger_revision,
                   next=(f"Preview the gate: 'assay hook doctor --session {args['session']}'.",))

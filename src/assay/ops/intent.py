@@ -109,14 +109,16 @@ def _report_schema() -> dict[str, Any]:
 
 @operation(
     "work.check",
+    view="intent:work_check",
     summary="Is this intent ready for human review? The readiness report of one intent record.",
     description=(
-        "Reads one current project knowledge record holding an intent (its data schema is "
-        "output_schema.$defs.intent_record_data) and every evidence record its acceptance "
+        "Reads one current project knowledge record holding an intent (the schema of its "
+        "data: `describe` of this operation, output_schema.$defs.intent_record_data) and "
+        "every evidence record its acceptance "
         "cites, from one ledger snapshot, and reports ready_to_review, issues in a fixed order, "
         "next actions, plan/actual/delta, the continuation and a bounded continuity "
         "projection. Evidence must be the current revision of a record in this project or an "
-        "admitted scope. Writes nothing; with `at_revision` N it answers only while the "
+        "admitted scope. With `at_revision` N it answers only while the "
         "ledger is at N."
     ),
     cli_note="Exit status 0 when ready_to_review, 1 when not.",
@@ -156,8 +158,9 @@ def _paged(data: dict[str, Any], kind: str, read: Callable[[], dict[str, Any]]) 
 
 @operation(
     "work.status",
+    view="intent:work_status",
     summary="List the project's intents with their readiness.",
-    description=("Read-only. Intents are listed by id after the id named by after, at most "
+    description=("Intents are listed by id after the id named by after, at most "
                  "limit of them (default 20); omitted counts the intents after the page and "
                  "read_more holds the next page's read."),
     writes=False,
@@ -189,7 +192,7 @@ def work_status(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "work.history",
     summary="An intent record's versions, newest first, with readiness as of each version.",
-    description=("Read-only. Each version's readiness is computed against the ledger as it "
+    description=("Each version's readiness is computed against the ledger as it "
                  "stood when that version was written. At most limit versions (default 20), "
                  "newest first below before_revision; omitted counts the older versions and "
                  "read_more holds the next page's read."),
@@ -219,8 +222,9 @@ def work_history(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.attention",
+    busy="checking the project's intents",
     summary="Section-level coverage of up to 20 intents over one snapshot.",
-    description=("Read-only. For each intent: acceptance, results, evidence, blockers, "
+    description=("For each intent: acceptance, results, evidence, blockers, "
                  "continuation and continuity coverage, and the first next actions. The first "
                  "20 intents by id; omitted counts the rest and read_more lists them with "
                  "work status."),
@@ -246,7 +250,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
     "work.prepare-capture",
     summary="Draft (without writing) the one or two guarded puts that record an intent.",
     description=(
-        "Read-only. Give the intent as `intent` (the intent object) or with `brief`, "
+        "Give the intent as `intent` (the intent object) or with `brief`, "
         "`user_reference` and `requirement` 'ID|TEXT|ACCEPTANCE[|PARENT_ID]' (repeatable). "
         "`associate` REQUIREMENT_ID=RECORD_ID and `mission` RECORD_ID add a second save that "
         "associates records through continuation.context. Both drafts are validated."
@@ -256,7 +260,7 @@ def work_attention(inv: Invocation, args: dict[str, Any]) -> Result:
         "The drafts of the intent given, which is bounded by the input limit (4 MiB).")),
     arguments=(
         _ID,
-        Argument("intent", {"type": "object"}, "The intent object (CLI: a JSON file or -).",
+        Argument("intent", {"type": "object"}, "The intent object.",
                  binding="json_file"),
         _BRIEF,
         Argument("user_reference", {"type": "string"},
@@ -368,8 +372,8 @@ def work_new(inv: Invocation, args: dict[str, Any]) -> Result:
             if current is not None and current.revision == expect and current.damage is None \
                     and isinstance(current.data, dict):
                 data = {**current.data, "intent": intent}
-    doc = parse_intent_data(data)
-    check_report_bound(data)
+    doc = parse_intent_data(data, record_id=record_id)
+    check_report_bound(data, record_id=record_id)
     request_id = content_id("new", {"id": record_id, "expect": expect, "data": digest(data)})
     receipt = store.put(Write(id=record_id, data=data, scope=inv.project().scope,
                               expect_revision=expect, request_id=request_id))
@@ -409,7 +413,7 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
     arguments=(
         _ID,
         Argument("requirement", {"type": "array", "items": {"type": "string"}},
-                 "A requirement id (repeatable; pairs in order with --evidence)."),
+                 "A requirement id (repeatable; pairs in order with `evidence`)."),
         Argument("evidence", {"type": "array", "items": {"type": "string"}},
                  "An evidence version ID@REVISION (repeatable)."),
         Argument("status", {"enum": ["passed", "failed", "unverified"]},
@@ -418,8 +422,8 @@ def _read_input(inv: Invocation, path: str, where: str) -> bytes:
         Argument("note", {"type": "string"},
                  "Why the evidence meets the acceptance (default for runs: what assay ran)."),
         Argument("results", {"type": "array"},
-                 "Results [{requirement_id, status?, evidence: [ID@REV], notes?}] (CLI: a JSON "
-                 "file, or -).", binding="json_file"),
+                 "Results [{requirement_id, status?, evidence: [ID@REV], notes?}].",
+                 binding="json_file"),
         Argument("from_run", {"type": "array", "items": {"type": "string"}},
                  "An evidence run ID@REVISION recorded for a requirement of this intent, or one "
                  "with per-test outcomes (repeatable)."),
@@ -467,6 +471,7 @@ def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.checkpoint",
+    idempotent=True,
     summary="Save the intent's plan/actual/delta/continuation view as a handoff record.",
     description=(
         "Writes handoff:NAME (origin derived) only when the semantic signature changed; an "
@@ -492,9 +497,10 @@ def work_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "work.resume",
+    view="intent:work_resume",
     summary="The self-contained resume view of an intent, capped at 7,000 UTF-16 code units.",
     description=(
-        "Read-only. Recovery state first (latest checkpoint attempt, last good checkpoint, "
+        "Recovery state first (latest checkpoint attempt, last good checkpoint, "
         "the current read), then mission, guardrails, current work and required reads as "
         "literal argument arrays. must_read_before_action is set when anything was shortened."
     ),
@@ -590,7 +596,7 @@ def _stream(reader: Any, binding: Any, key: str) -> list[Any]:
 @operation(
     "decision.show",
     summary="Replay a decision stream to its current choice (or a named conflict).",
-    description=("Read-only. status is resolved, conflict or unavailable; a superseded event "
+    description=("The status is resolved, conflict or unavailable; a superseded event "
                  "never revives an older choice."),
     cli_note="Exit status 1 unless the status is resolved.",
     writes=False,

@@ -92,6 +92,32 @@ def parse_sources(values: list[str]) -> tuple[Any, ...]:
     return tuple(sources)
 
 
+# What a person does instead of writing each reserved kind by hand.
+_RESERVED_ACTION = {
+    "gate-session": "The stop gate writes these itself; read them with 'assay get --history "
+                    "-- ID'.",
+    "gate-binding": "A person binds intents to a session: 'assay gate bind --as NAME --session "
+                    "ID -- INTENT'.",
+}
+
+
+def refuse_reserved(record_id: str, where: str = "/id") -> None:
+    """Refuse a plain write, retirement or supersession of a kind only assay's own operations write.
+
+    The stop gate trusts its own state (``gate-session``, ``gate-binding``,
+    ``gate-pin``, ``gate-approval``; :data:`assay.ids.RESERVED_KINDS`) only
+    because nothing but its operations write it, in any audience.
+    """
+    from assay.ids import RESERVED_KINDS
+
+    kind = record_id.partition(":")[0]
+    if kind in RESERVED_KINDS:
+        raise AssayError(
+            f"{kind} records are written only by assay's own operations, not by put, retire or "
+            "supersede", code="reserved_kind", pointer=where, details={"kind": kind},
+            action=_RESERVED_ACTION.get(kind, "Use the assay operation that records it."))
+
+
 def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[Any, ...]:
     """Pin each source to the digest of the exact version named; refuse unknown ones."""
     from assay.ledger.store import SourceRef
@@ -108,6 +134,7 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
 
 @operation(
     "put",
+    view="ledger:receipt",
     summary="Write a new version of a record (a claim), optionally guarded by revision.",
     description=(
         "Writes one record version with origin 'claim'. `expect_revision` 0 requires the record "
@@ -122,7 +149,7 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
     writes=True,
     arguments=(
         Argument("id", _RECORD_ID, "Record id kind:name.", binding="literal", required=True),
-        Argument("data", {}, "The record's JSON data (CLI: a file, or - for stdin).",
+        Argument("data", {}, "The record's JSON data.",
                  binding="json_file", cli="--data-file", required=True),
         Argument("expect_revision", _REVISION, "Required current revision (0 = must not exist)."),
         Argument("request_id", {"type": "string", "minLength": 1},
@@ -137,7 +164,7 @@ def _bind_sources(reader: Any, sources: tuple[Any, ...], access: Any) -> tuple[A
                  "A record version this one derives from, ID@REVISION (repeatable)."),
         Argument("scope", {"type": "string"}, "project (default: this project's scope) or global."),
         Argument("write_basis", _WRITE_BASIS,
-                 "A write basis from an earlier read (CLI: a file, or - for stdin).",
+                 "A write basis from an earlier read.",
                  binding="json_file", cli="--write-basis"),
         Argument("replace", {"type": "boolean"},
                  "Allow data that drops or breaks the intent a knowledge record holds.",
@@ -161,6 +188,7 @@ def put(inv: Invocation, args: dict[str, Any]) -> Result:
                 f"the write basis was read for {bound[0]}, not for this project ({project.scope})",
                 code="project_binding_conflict", pointer="/write_basis/project",
                 action="Read again from this project before writing.")
+    refuse_reserved(args["id"])
     store = inv.store()
     if args["id"].startswith("knowledge:"):
         _guard_intent(store, args["id"], args["data"], replace=bool(args.get("replace")),
@@ -197,7 +225,7 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
     if intent is not None:  # the intent contract loads only for data that may hold one
         from assay.intent.contract import check_report_bound, parse_intent_data
 
-        check_report_bound(data)
+        check_report_bound(data, record_id=record_id)
     if replace:
         return
     if intent is not None:
@@ -216,7 +244,7 @@ def _guard_intent(store: Any, record_id: str, data: Any, *, replace: bool,
         from assay.intent.contract import parse_intent_data
 
         try:
-            parse_intent_data(data)
+            parse_intent_data(data, record_id=record_id)
         except AssayError as exc:
             exc.action = (f"{exc.action} The record holds an intent now; to drop or replace it "
                           "anyway, put again with --replace.")
@@ -255,11 +283,19 @@ MAX_HISTORY_LIMIT = 1000
 _HISTORY_ONLY = ("limit", "before_revision", "max_bytes")
 
 
+def _raw_data(envelope: dict[str, Any], args: dict[str, Any]) -> str | None:
+    # `get --raw` prints the stored text itself; otherwise the normal rendering.
+    if args.get("raw"):
+        return str(envelope["data"]["raw"]) + "\n"
+    return None
+
+
 @operation(
     "get",
+    raw=_raw_data,
     summary="Read a record: its current version, one revision, or its history page by page.",
     description=(
-        "Read-only. Returns the record with the ledger revision it saw and a write basis for a "
+        "Returns the record with the ledger revision it saw and a write basis for a "
         "later guarded write. `raw` gives the stored canonical data text exactly. `history` "
         "returns a page of versions: the newest ones below `before_revision` (default: all), "
         "oldest first within the page, at most `limit` versions and `max_bytes` bytes. A "
@@ -363,7 +399,7 @@ _FIND_FILTERS = ("query", "scope", "kind", "status", "link", "limit")
 @operation(
     "find",
     summary="Find current records by scope, kind, status, link or a text query.",
-    description=("Read-only. Matches the query case-insensitively in ids and canonical data. "
+    description=("Matches the query case-insensitively in ids and canonical data. "
                  "Records come in id order after the id named by after, at most limit of them; "
                  "omitted counts the other matches after the page, and read_more holds the "
                  "next page's read."),
@@ -428,6 +464,7 @@ def _status_change(inv: Invocation, args: dict[str, Any], status: str,
                    superseded_by: str | None) -> Result:
     from assay.ledger.store import Write
 
+    refuse_reserved(args["id"])
     store = inv.store()
     with store.reader() as reader:
         record = _readable(reader, inv, args["id"])
@@ -450,6 +487,8 @@ def _status_change(inv: Invocation, args: dict[str, Any], status: str,
 
 @operation(
     "retire",
+    admin=True,
+    view="ledger:receipt",
     summary="Retire a record: a new version with status retired and the same data.",
     description="Writes one version. Retired records no longer count as evidence.",
     writes=True,
@@ -467,6 +506,8 @@ def retire(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "supersede",
+    admin=True,
+    view="ledger:receipt",
     summary="Mark a record superseded by another: a new version naming its successor.",
     description="Writes one version. Superseded records no longer count as evidence.",
     writes=True,
@@ -487,8 +528,9 @@ def supersede(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "ledger.info",
+    view="ledger:ledger_info",
     summary="Show the ledger: backend, epoch, revision, schema version and counts.",
-    description="Read-only.",
+    description="The backend, epoch, ledger revision, schema version and record counts.",
     writes=False,
     bounds=Bound("summary", items=1, max_items=1, whole=True,
                  recover="A fixed set of facts and counts; nothing is ever left out."),

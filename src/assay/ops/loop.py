@@ -17,7 +17,7 @@ _LOOP = Argument("loop", {"type": "string", "minLength": 1},
                  "The loop id (default: the project's one active loop).")
 _HANDLE = Argument("handle", {"type": ["string", "object"]},
                    "The submission handle {sessionId, roundId, transactionId}, as JSON text "
-                   "exactly as the previous step printed it.", required=True)
+                   "exactly as the previous step returned it.", required=True)
 _INSTRUCTION = Argument("instruction", {"type": "string", "maxLength": 20000},
                         "The user's current instruction to carry in the next prompt (an audit "
                         "fact of that prompt; never a criterion or constraint).")
@@ -86,14 +86,14 @@ def _governor(inv: Invocation) -> Any:
     import functools
 
     from assay.evidence.commands import run_command
-    from assay.evidence.progress import reporter_for
     from assay.ledger import open_store
     from assay.loop.engine import Governor
 
     project = inv.project()
     url = inv.ledger_url()
-    # On a terminal the gate's commands show the evidence runner's live line.
-    progress = reporter_for(inv.interactive)
+    # The gate's commands report like the evidence runner's: a live line on a
+    # terminal, progress notifications over MCP.
+    progress = inv.progress()
     runner = functools.partial(run_command, reporter=progress) if progress else run_command
     return Governor(inv.store(), project, runner=runner,
                     open_store=lambda: open_store(url, base=project.root))
@@ -115,6 +115,7 @@ def _next_steps(data: dict[str, Any]) -> tuple[str, ...]:
 
 @operation(
     "loop.start",
+    view="loop:loop_round",
     summary="Start a loop: immutable operator acceptance, then the first round's prompt and handle.",
     description=(
         "Creates the loop head in the ledger with the operator acceptance (task, success "
@@ -170,6 +171,8 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.next",
+    open_world=True,
+    view="loop:loop_round",
     summary="Submit the round's self-evaluation; assay runs the gate and commits one round.",
     description=(
         "Accepts a SelfEvaluation (loop protocol 4.0) for the held attempt named by `handle`. "
@@ -188,8 +191,7 @@ def loop_start(inv: Invocation, args: dict[str, Any]) -> Result:
     arguments=(
         _HANDLE,
         Argument("evaluation", {"type": "object"},
-                 "The SelfEvaluation: a JSON file, or - for standard input (absent: "
-                 "evaluation_invalid).", binding="json_file"),
+                 "The SelfEvaluation (absent: evaluation_invalid).", binding="json_file"),
         _INSTRUCTION,
     ),
     output_schema=_SUBMITTED,
@@ -204,8 +206,9 @@ def loop_next(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.status",
+    view="loop:loop_status",
     summary="Show a loop's state, current submission handle, guidance and last posture.",
-    description=("Read-only. Re-anchors a live session: the handle returned is the held one. Also "
+    description=("Re-anchors a live session: the handle returned is the held one. Also "
                  "shows the held round's gate decisions with their approvals, each enforcement "
                  "check's count on the ladder, and who paused a paused loop."),
     writes=False,
@@ -227,6 +230,7 @@ def loop_status(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.stop",
+    view="loop:loop_round",
     summary="Cancel a loop (stop reason: cancelled).",
     description=("Stops the loop under its lease; a loop that already stopped is returned "
                  "unchanged. The terminal event says whether the last committed round was "
@@ -247,6 +251,7 @@ def loop_stop(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.resume",
+    view="loop:loop_round",
     summary="Re-anchor a loop in a new session and return the held prompt with its new handle.",
     description=("Mints a new session (older handles become stale); a paused loop becomes active "
                  "again. With `invocation_lost` the same round and attempt are recompiled as a "
@@ -271,6 +276,7 @@ def loop_resume(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.pause",
+    view="loop:loop_round",
     summary="Pause a loop: nothing is submitted, checked or recovered until it is resumed.",
     description=("Holds the loop under its lease and keeps the held prompt; submissions, gate "
                  "checks, checkpoints and recovery are loop_paused until 'loop resume' continues "
@@ -308,7 +314,7 @@ def loop_pause(inv: Invocation, args: dict[str, Any]) -> Result:
                         "The risky action, in one line (or give a descriptor)."),
                Argument("descriptor", {"type": "object"},
                         "A structured action {description, scope, effects, reversibility, "
-                        "authorization}: a JSON file, or - for standard input.",
+                        "authorization}.",
                         binding="json_file")),
     output_schema={"type": "object", "properties": {"gateDecision": {"type": "object"},
                                                     "recorded": {"type": "boolean"}}},
@@ -345,6 +351,8 @@ _DECIDED = {"type": "object", "properties": {"gateDecision": {"type": "object"},
 
 @operation(
     "loop.approve",
+    admin=True,
+    idempotent=True,
     summary="Approve a loop's ask_user gate, as a principal other than the loop's agent.",
     description=("Records the approval on the gate decision (a new version of its record: who, "
                  "when, why). The loop's agent principal and whoever recorded the gate are "
@@ -360,6 +368,7 @@ def loop_approve(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.deny",
+    admin=True,
     summary="Deny a loop's ask_user gate: citing it stays refused (gate_denied).",
     description=("Records the denial on the gate decision, by a principal other than the loop's "
                  "agent principal and whoever recorded the gate (approval_forbidden otherwise). "
@@ -375,7 +384,7 @@ def loop_deny(inv: Invocation, args: dict[str, Any]) -> Result:
 @operation(
     "loop.questions",
     summary="List a loop's open questions (oq- ids).",
-    description="Read-only. Questions are resolved by resolved_open_question_ids in a submission.",
+    description="Questions are resolved by resolved_open_question_ids in a submission.",
     writes=False,
     bounds=Bound("question", items=10, max_items=10, whole=True, recover=(
         "A loop holds at most ten open questions; all are returned.")),
@@ -397,7 +406,7 @@ def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
     "loop.schema",
     summary="The JSON Schemas of the loop's wire documents.",
     description=("SelfEvaluation (the normalised shape), SubmissionHandle, "
-                 "RoundContractProposal, SubGoalUpdate and ExecutionClaim. Writes nothing."),
+                 "RoundContractProposal, SubGoalUpdate and ExecutionClaim."),
     writes=False,
     bounds=Bound("schema set", items=1, max_items=1, whole=True, recover=(
         "Fixed documents; nothing depends on ledger data.")),
@@ -412,6 +421,7 @@ def loop_schema(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.checkpoint",
+    view="loop:loop_checkpoint",
     summary="Checkpoint the workspace now (a mid checkpoint of the held round).",
     description=(
         "Captures a content-addressed manifest of the git workspace (HEAD, dirty paths, the "
@@ -436,6 +446,8 @@ def loop_checkpoint(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.recover",
+    destructive=True,
+    view="loop:loop_recovered",
     summary="Abandon the current branch: restore a checkpoint, verify it, then get the redo prompt.",
     description=(
         "Records a recovery directive (an event, not a round) naming the abandoned rounds, the "
@@ -483,8 +495,9 @@ def loop_recover(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.explain",
+    view="loop:loop_explain",
     summary="Explain a round's prompt: density level and why, context, budget, coverage, memory.",
-    description=("Read-only. Defaults to the held prompt; `round` N explains a committed round "
+    description=("Defaults to the held prompt; `round` N explains a committed round "
                  "of the current branch. Lists the restorable checkpoints."),
     writes=False,
     bounds=Bound("prompt explanation", items=1, max_items=1, whole=True, recover=(
@@ -525,8 +538,9 @@ def _round_page(data: dict[str, Any], operation: str, args: dict[str, Any],
 
 @operation(
     "loop.replay",
+    view="loop:loop_replay",
     summary="Re-derive stored prompts from their committed facts and check the hashes.",
-    description=("Read-only. `round` N (optionally `attempt` A for a rejected attempt) or `all` "
+    description=("`round` N (optionally `attempt` A for a rejected attempt) or `all` "
                  "(every committed round, rejected attempt and the held prompt of the current "
                  "branch), a page of rounds at a time: from `from_round`, at most `limit` rounds; "
                  "read_more holds the next page's read. The answer is negative when a replay on "
@@ -570,8 +584,9 @@ def loop_replay(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "loop.audit",
+    view="loop:loop_audit",
     summary="The loop's history a page of rounds at a time: branches, rounds, rejections, gates.",
-    description=("Read-only. Every version of every round (the current branch and abandoned "
+    description=("Every version of every round (the current branch and abandoned "
                  "ones), rejected attempts, recovery directives with their restore outcome, "
                  "gate decisions and the terminal event, for the rounds from from_round, at "
                  "most limit rounds; omitted counts the items of later rounds and read_more "

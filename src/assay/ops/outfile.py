@@ -21,7 +21,25 @@ from pathlib import Path
 
 from assay.errors import AssayError
 
-__all__ = ["OutFile"]
+__all__ = ["OutFile", "named_path"]
+
+
+def named_path(value: str, cwd: str | None) -> Path:
+    """The file a call names, as an absolute path with its directory resolved.
+
+    Relative to the call's directory; ``..`` and symbolic links in the
+    directory are resolved as the system resolves them when it opens the
+    file, so the path an answer prints is the one written, and a path given
+    as ``../x.html`` prints without the ``..``. The last component is left as
+    named: a symbolic link there is the file's own concern (see
+    :meth:`OutFile.refuse_non_regular`).
+    """
+    path = Path(value)
+    if not path.is_absolute():
+        path = Path(cwd or os.getcwd()) / path
+    if path.name in ("", ".", ".."):
+        return path.resolve()
+    return path.parent.resolve() / path.name
 
 
 @dataclass(frozen=True, slots=True)

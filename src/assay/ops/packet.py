@@ -97,6 +97,7 @@ def packet_init(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "packet.approve",
+    admin=True,
     summary="Record the explicit user approval of an execution envelope (fingerprint).",
     description=(
         "Checks the envelope as a closed object, computes its canonical SHA-256 fingerprint "
@@ -108,7 +109,7 @@ def packet_init(inv: Invocation, args: dict[str, Any]) -> Result:
     project=False,
     arguments=(
         _DIR,
-        Argument("execution", {"type": "object"}, "The execution envelope (JSON file or -).",
+        Argument("execution", {"type": "object"}, "The execution envelope.",
                  binding="json_file", required=True),
         Argument("approved_at", {"type": "string"}, "Approval instant (default: now, UTC)."),
     ),
@@ -151,6 +152,10 @@ def packet_source(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "packet.validate",
+    destructive=True,
+    idempotent=True,
+    view="packet:packet_validation",
+    busy="validating the packet",
     summary="Validate a packet once: the derived summary, or every issue (code, path, pointer).",
     description=(
         "Compiles manifest.json, claims.json and every listed artifact exactly once. Returns "
@@ -178,6 +183,10 @@ def packet_validate(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "packet.render",
+    destructive=True,
+    idempotent=True,
+    view="packet:packet_validation",
+    busy="validating and rendering the packet",
     summary="Write packet.md for a publishable (complete or honest partial) packet.",
     description=(
         "Validates first. A publishable packet gets packet.md (claims by state, contradictions "
@@ -276,7 +285,7 @@ def packet_admit(inv: Invocation, args: dict[str, Any]) -> Result:
         _DIR,
         Argument("status", {"type": "string", "enum": ["complete", "partial", "failed"]},
                  "The terminal status.", required=True),
-        Argument("reason", {"type": "string"}, "Why the run failed (with --status failed)."),
+        Argument("reason", {"type": "string"}, "Why the run failed (with `status` failed)."),
         Argument("mode", {"type": "string"}, "The wave mode that failed, if one did."),
     ),
     output_schema={"type": "object", "properties": {

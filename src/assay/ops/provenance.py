@@ -19,7 +19,7 @@ _SCOPE_R = Argument("scope", {"type": "string"}, "Only this one of the project's
 # Words after `--` are joined with single spaces, so quoting is optional on
 # the CLI; over MCP a plain string is the usual form.
 _WORDS = {"type": ["string", "array"], "items": {"type": "string"}, "minLength": 1}
-_TEXT = Argument("text", _WORDS, "The text (the words after --).", binding="literals",
+_TEXT = Argument("text", _WORDS, "The text.", binding="literals",
                  required=True)
 
 
@@ -120,9 +120,10 @@ def note_add(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "note.list",
+    view="provenance:saved_entries",
     summary="List the notes you may read whose sources are all still current and readable.",
     description=(
-        "Read-only. Filters by scope and audience first; a note whose closure has a missing, "
+        "Filters by scope and audience first; a note whose closure has a missing, "
         "retired, superseded, modified or unreadable source, or no typed provenance, is omitted "
         "with an unavailable line while the others stay. Returns the union envelope of what it "
         "admitted (known-empty when nothing)."
@@ -146,6 +147,13 @@ def _memory_off(inv: Invocation) -> bool:
     return not inv.project().memory_enabled
 
 
+def _require_memory(inv: Invocation) -> None:
+    """``memory_disabled`` for the memory writers when memory is switched off."""
+    if _memory_off(inv):
+        raise AssayError("memory is switched off in assay.toml", code="memory_disabled",
+                         pointer="/memory/enabled", action="Set [memory] enabled = true to use it.")
+
+
 _DISABLED = {"enabled": False, "items": [], "count": 0, "more": False, "unavailable": [],
              "envelope": None, "envelope_sha256": None, **page_facts({"entries": 0}, [])}
 
@@ -162,17 +170,16 @@ _DISABLED = {"enabled": False, "items": [], "count": 0, "more": False, "unavaila
     output_schema=_ADDED,
 )
 def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
-    if _memory_off(inv):
-        raise AssayError("memory is switched off in assay.toml", code="memory_disabled",
-                         pointer="/memory/enabled", action="Set [memory] enabled = true to use it.")
+    _require_memory(inv)
     return _add(inv, args, "memory")
 
 
 @operation(
     "memory.search",
+    view="provenance:saved_entries",
     summary="Keyword search of the memory you may read, filtered before anything is rendered.",
     description=(
-        "Read-only. Every query word must occur in the entry's text. Scope and audience filter "
+        "Every query word must occur in the entry's text. Scope and audience filter "
         "first, then the words, then each entry's whole closure is revalidated; only admitted "
         "entries are rendered. With [memory] enabled = false it returns enabled=false and "
         "reads nothing (not even the ledger)."
@@ -186,7 +193,7 @@ def memory_add(inv: Invocation, args: dict[str, Any]) -> Result:
                      "rank HITS:ID). "
                      "At most 10,000 candidate entries are scanned.")),
     arguments=(
-        Argument("query", _WORDS, "Words to look for (the words after --).",
+        Argument("query", _WORDS, "Words to look for.",
                  binding="literals", required=True),
         _SCOPE_R,
         Argument("limit", {"type": "integer", "minimum": 1, "maximum": 200},
@@ -210,8 +217,9 @@ def memory_search(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "memory.list",
+    view="provenance:saved_entries",
     summary="List the memory entries you may read, each revalidated through its closure.",
-    description="Read-only. Like note list, for memory: records. Disabled memory reads nothing.",
+    description="Like note list, for memory: records. Disabled memory reads nothing.",
     writes=False,
     bounds=Bound("memory entry", items=100, max_items=1000, arguments=("limit", "after"),
                  recover=_LIST_RECOVER.format(what="Entries")),
@@ -232,9 +240,10 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "publish.check",
+    view="provenance:publish_verdict",
     summary="Run the publication gate on a dependency envelope: publish or withhold, with a reason.",
     description=(
-        "Read-only. Revalidates the envelope (`envelope`, from a context read's output) against "
+        "Revalidates the envelope (`envelope`, from a context read's output) against "
         "the current ledger on one snapshot, confirms on a second and retries once if a source "
         "moved; continued change, unknown provenance, a missing, retired, modified or unreadable "
         "source, or an unreadable ledger withhold it."
@@ -246,7 +255,8 @@ def memory_list(inv: Invocation, args: dict[str, Any]) -> Result:
         "One verdict on the envelope given.")),
     arguments=(
         Argument("file", {"type": "string", "minLength": 1},
-                 "Envelope JSON file, or - for standard input.", binding="literal"),
+                 "A file holding the envelope JSON.", binding="literal",
+                 cli_help="- reads it from standard input."),
         Argument("envelope", {"type": "object"}, "The envelope itself (instead of a file).",
                  binding="json_file", cli="--envelope"),
     ),
@@ -310,6 +320,8 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
 
 @operation(
     "pending.answer",
+    admin=True,
+    view="provenance:pending_answer",
     summary="Answer a pending decision; its stored envelope is revalidated first.",
     description=(
         "Revalidates the pending record's stored envelope through the publication gate before "
@@ -321,7 +333,7 @@ def pending_ask(inv: Invocation, args: dict[str, Any]) -> Result:
     arguments=(
         Argument("id", {"type": "string", "minLength": 1}, "The pending: record id.",
                  required=True),
-        Argument("text", _WORDS, "The answer text (the words after --).", binding="literals"),
+        Argument("text", _WORDS, "The answer text.", binding="literals"),
         Argument("assent", {"type": "boolean"}, "Agree, without text.", binding="flag"),
     ),
     output_schema={"type": "object", "properties": {
@@ -343,7 +355,7 @@ def pending_answer(inv: Invocation, args: dict[str, Any]) -> Result:
     "pending.list",
     summary="List pending questions and proposals whose context still holds.",
     description=(
-        "Read-only. Open decisions by default (`state` answered or any). Filters by scope and "
+        "Open decisions by default (`state` answered or any). Filters by scope and "
         "audience first; a decision whose sources were retired, changed or are no longer "
         "readable is an unavailable line. Returns the union envelope of what it admitted."
     ),
@@ -366,3 +378,92 @@ def pending_list(inv: Invocation, args: dict[str, Any]) -> Result:
                             limit=args.get("limit", 100), after=args.get("after"))
     data = _paged("pending.list", "decisions", args, data, ("state", "limit"))
     return Result(data, ledger_revision=data["ledger_revision"])
+
+
+_IDS = Argument("ids", {"type": "array", "items": {"type": "string", "minLength": 1}},
+                "The record ids of the entries to adopt; none: list the legacy entries.",
+                binding="literals")
+_LEGACY_ENTRY = {"type": "object", "properties": {
+    "id": {"type": "string"}, "revision": {"type": "integer"},
+    "text": {"type": ["string", "null"]}, "author": {"type": ["string", "null"]},
+    "audience": {"type": "string"}, "scope": {"type": "string"}, "sources": {"type": "array"},
+    "data_sha256": {"type": "string"}, "origin": {"type": "string"},
+    "request_id": {"type": ["string", "null"]}, "created_at": {"type": "string"},
+    "adoptable": {"type": "boolean"}, "reason": {"type": ["string", "null"]},
+    "line": {"type": ["string", "null"]}}}
+_ADOPT = {"type": "object", "properties": {
+    "kind": {"type": "string"}, "entries": {"type": "array", "items": _LEGACY_ENTRY},
+    "count": {"type": "integer"}, "more": {"type": "boolean"},
+    "ledger_revision": {"type": "integer"}, **PAGE_FACTS_SCHEMA,
+    "adopted": {"type": "array", "items": {"type": "object", "properties": {
+        "id": {"type": "string"}, "revision": {"type": "integer"},
+        "adopted_revision": {"type": "integer"}, "data_sha256": {"type": "string"}}}},
+    "adoption": {"type": "object"}, "by": {"type": "string"},
+    "created_at": {"type": ["string", "null"]}}}
+_ADOPT_DESCRIPTION = (
+    "A person's operation. {What} written by an earlier release of assay, before saved context "
+    "carried typed provenance, are withheld by every read as provenance_legacy: nothing in "
+    "them tells them from entries a client put forged. Without `ids` it lists the {kind} "
+    "entries you may read that carry no typed provenance, each whole, with whether it could "
+    "be adopted (and why not); it writes nothing. With `ids` it adopts the entries named: "
+    "each gets a new version with the same data and pinned sources and typed provenance, "
+    "and one adoption: record says who adopted which versions (its created_at, when), all "
+    "in one transaction under the publication gate's write basis, or nothing at all."
+)
+
+
+def _adopt(inv: Invocation, args: dict[str, Any], kind: str) -> Result:
+    from assay.provenance.adoption import adopt, legacy_entries
+
+    access = inv.access()
+    ids = args.get("ids") or []
+    if not ids:
+        with inv.store().reader() as reader:
+            data = legacy_entries(reader, access, kind=kind, scope=args.get("scope"),
+                                  limit=args.get("limit", 50), after=args.get("after"))
+        data = _paged(f"{kind}.adopt", "entries", args, data, ("scope", "limit"))
+        steps: tuple[str, ...] = ()
+        if any(entry["adoptable"] for entry in data["entries"]):
+            step = (f"Read each entry; adopt the ones you recognise: 'assay {kind} adopt -- "
+                    "ID...'")
+            steps = (step,)
+        return Result(data, ledger_revision=data["ledger_revision"], next=steps)
+    out = adopt(inv.store(), access, kind=kind, ids=ids, scope=inv.project().scope)
+    return Result(out, ledger_revision=out["adoption"]["ledger_revision"])
+
+
+_ADOPT_ARGUMENTS = (
+    _IDS, _SCOPE_R,
+    Argument("limit", {"type": "integer", "minimum": 1, "maximum": 200},
+             "List at most this many legacy entries (default 50)."),
+    Argument("after", {"type": "string", "minLength": 1},
+             "List only entries whose id sorts after this id (the next page's cursor)."),
+)
+
+
+@operation(
+    "note.adopt",
+    summary="List notes an earlier release wrote (withheld as legacy), or adopt the ones named.",
+    description=_ADOPT_DESCRIPTION.format(What="Notes", kind="note"),
+    writes=True,
+    admin=True,
+    arguments=_ADOPT_ARGUMENTS,
+    output_schema=_ADOPT,
+)
+def note_adopt(inv: Invocation, args: dict[str, Any]) -> Result:
+    return _adopt(inv, args, "note")
+
+
+@operation(
+    "memory.adopt",
+    summary="List memory an earlier release wrote (withheld as legacy), or adopt the entries named.",
+    description=_ADOPT_DESCRIPTION.format(What="Memory entries", kind="memory") + (
+        " With [memory] enabled = false it is memory_disabled."),
+    writes=True,
+    admin=True,
+    arguments=_ADOPT_ARGUMENTS,
+    output_schema=_ADOPT,
+)
+def memory_adopt(inv: Invocation, args: dict[str, Any]) -> Result:
+    _require_memory(inv)
+    return _adopt(inv, args, "memory")

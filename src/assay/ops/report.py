@@ -20,7 +20,7 @@ from typing import Any
 
 from assay.errors import AssayError, UsageError
 from assay.ops import Argument, Invocation, Result, operation
-from assay.ops.outfile import OutFile
+from assay.ops.outfile import OutFile, named_path
 
 # Bytes of a non-evidence record's data shown in the page (its digest covers all of it).
 _DATA_LIMIT = 4000
@@ -30,6 +30,10 @@ _MAX_ATTEMPTS = 1000
 
 @operation(
     "report",
+    destructive=True,
+    idempotent=True,
+    view="report:report_written",
+    busy="reading the ledger snapshot and writing the report",
     summary="Write a self-contained HTML review report: requirements, evidence, loop, packet.",
     description=(
         "Reads one ledger snapshot and writes one HTML file (no network, inline CSS and SVG): "
@@ -298,10 +302,7 @@ def _out_path(inv: Invocation, out: str | None, in_project: bool) -> Path:
         if not in_project:
             return Path(inv.cwd or os.getcwd()) / "report.html"
         return inv.project().root / ".assay" / "report.html"
-    path = Path(out)
-    if not path.is_absolute():
-        path = Path(inv.cwd or os.getcwd()) / path
-    return path
+    return named_path(out, inv.cwd)
 
 
 def _out_file(path: Path) -> OutFile:

@@ -19,6 +19,16 @@ pass 32 leaves or 16 KiB keeps the leaves it has and becomes unknown with
 reason ``overflow``; the same id and revision with another digest is
 ``equivocation``. Nothing ever turns a tainted envelope known again.
 
+The 16 KiB bound holds for every envelope this module returns, tainted or
+not. A known envelope is only built so large that its widest form still
+fits (status ``revoked``, the longest reason, a 16-digit revision: see
+:meth:`Envelope.fits`), so tainting it or taking it at a later revision
+keeps every leaf. An envelope parsed from elsewhere may be known and full
+to the byte; what taint or a later revision would push past the bound is
+shed instead (origins first, then leaves, never the last leaf of a private
+audience), and the result is unknown with reason ``overflow`` unless it
+already had a reason.
+
 The hash is the digest of the canonical normalised form (leaves and origins
 sorted, duplicates removed), so two envelopes over the same closure hash the
 same whatever order they were built in.
@@ -66,6 +76,12 @@ REASONS = ("legacy", "overflow", "equivocation", "invalid")
 NOBODY = "none"
 _RANK = {"known": 0, "unknown": 1, "revoked": 2}
 _HEX64 = frozenset("0123456789abcdef")
+# The widest status, reason and revision an envelope can come to carry: a
+# known envelope is sized for them (Envelope.fits). 2**53 is the ledger's
+# largest revision (assay.ledger.store.MAX_REVISION), sixteen digits.
+_WIDEST_STATUS = "revoked"
+_WIDEST_REASON = max(REASONS, key=len)
+_WIDEST_REVISION = 2**53
 
 
 @ordered_frozen_value
@@ -136,37 +152,109 @@ class Envelope:
         return len(canonical_bytes(self.to_dict()))
 
     def size_bound(self) -> int:
-        """A cheap upper bound of :meth:`size` (escaping at most doubles a string)."""
+        """A cheap upper bound of :meth:`size`, in any status, reason and revision.
+
+        Escaping at most doubles a string; :data:`_OVERHEAD` covers the
+        widest status, reason and revision; the audience is one of the
+        leaves' (or ``project``, ``none``), counted with each leaf.
+        """
         return (_OVERHEAD + 2 * len(self.epoch.encode("utf-8"))
                 + sum(_leaf_bound(leaf) for leaf in self.leaves)
                 + sum(_origin_bound(o) for o in self.origins))
 
     def fits(self) -> bool:
-        """Whether the canonical form is within :data:`MAX_BYTES` (exact only near the bound)."""
-        return self.size_bound() <= MAX_BYTES or self.size() <= MAX_BYTES
+        """Whether even the widest form of this envelope is within :data:`MAX_BYTES`.
+
+        The widest form is the one any taint and any later revision could
+        give it: status ``revoked``, its reason or the longest one, a
+        16-digit revision. An envelope that fits keeps every leaf through
+        :meth:`taint` and :meth:`at`. Exact only near the bound.
+        """
+        if self.size_bound() <= MAX_BYTES:
+            return True
+        widest = Envelope(_WIDEST_STATUS, self.epoch, max(self.revision, _WIDEST_REVISION),
+                          self.origins, self.leaves, self.reason or _WIDEST_REASON)
+        return widest.size() <= MAX_BYTES
 
     def taint(self, status: str, reason: str | None) -> Envelope:
-        """This envelope with its status raised to at least ``status`` (never lowered)."""
-        if _RANK[status] <= _RANK[self.status] and (self.reason is not None or reason is None):
-            return self
+        """This envelope with its status raised to at least ``status`` (never lowered).
+
+        The first reason stays. Within :data:`MAX_BYTES` always (see the
+        module docstring): only an envelope that did not :meth:`fit <fits>`
+        can lose origins or leaves here.
+        """
+        if _RANK[status] <= _RANK[self.status] and (
+                self.reason is not None or reason is None or self.status == "known"):
+            return self  # nothing to raise (a known envelope carries no reason)
         new_status = status if _RANK[status] > _RANK[self.status] else self.status
-        return replace(self, status=new_status, reason=self.reason or reason)
+        return _bounded(replace(self, status=new_status, reason=self.reason or reason))
 
     def at(self, revision: int) -> Envelope:
-        """The same closure, as seen at a later ledger revision."""
-        return replace(self, revision=max(self.revision, revision))
+        """The same closure, as seen at a later ledger revision (within the bound, as taint)."""
+        if revision <= self.revision:
+            return self
+        return _bounded(replace(self, revision=revision))
 
 
+# The frame of the widest form: keys, version, epoch quotes, status "revoked",
+# reason "equivocation", a 16-digit revision, brackets (about 130 bytes).
 _OVERHEAD = 256
 
 
 def _leaf_bound(leaf: Leaf) -> int:
-    return (2 * len(leaf.id.encode("utf-8")) + 2 * len(leaf.audience.encode("utf-8"))
+    # The audience twice: the leaf's own, and the envelope's when it is this one.
+    return (2 * len(leaf.id.encode("utf-8")) + 4 * len(leaf.audience.encode("utf-8"))
             + 128 + len(str(leaf.revision)))
 
 
 def _origin_bound(origin: Origin) -> int:
     return 2 * len(origin.id.encode("utf-8")) + 32 + len(str(origin.revision))
+
+
+def _bounded(env: Envelope) -> Envelope:
+    """``env`` when its canonical form is within :data:`MAX_BYTES`, else what of it fits.
+
+    Sheds origins from the end first, then leaves from the end, keeping the
+    one or two leaves its audience rests on (the last leaf private to P for
+    ``private:P``, the last of two principals for ``none``), so the stated
+    audience is never wider than before and what is kept always fits. What
+    sheds anything is unknown, with reason ``overflow`` unless it already
+    had one. Cost: nothing unless the cheap bound passes the limit; then
+    one encoding per item shed at most.
+    """
+    if env.size_bound() <= MAX_BYTES:
+        return env
+    size = env.size()
+    if size <= MAX_BYTES:
+        return env
+    status = "unknown" if env.status == "known" else env.status
+    reason = env.reason or "overflow"
+    shed = replace(env, status=status, reason=reason)
+    size = shed.size()
+    origins, leaves = list(shed.origins), list(shed.leaves)
+    audience = shed.audience
+
+    def cut(items: list[Any], index: int) -> int:
+        # Bytes an item and its separating comma take in a canonical array.
+        item = items.pop(index)
+        return len(canonical_bytes(item.to_dict())) + (1 if items else 0)
+
+    while size > MAX_BYTES and origins:
+        size -= cut(origins, len(origins) - 1)
+    kept: dict[str, Leaf] = {}
+    for leaf in reversed(leaves):
+        if leaf.audience != "project" and len(kept) < 2 and leaf.audience not in kept:
+            kept[leaf.audience] = leaf
+    if audience != NOBODY:
+        kept = {a: leaf for a, leaf in kept.items() if a == audience}
+    index = len(leaves) - 1
+    while size > MAX_BYTES and index >= 0:
+        if leaves[index] not in kept.values():
+            size -= cut(leaves, index)
+        index -= 1
+    out = Envelope(status, env.epoch, env.revision, tuple(origins), tuple(leaves), reason)
+    assert out.audience == audience  # the leaves it rests on were kept
+    return out
 
 
 def known_empty(epoch: str, revision: int) -> Envelope:
@@ -198,10 +286,12 @@ def merge(*envelopes: Envelope, epoch: str | None = None, revision: int | None =
     """The union of envelopes, with monotonic taint (revoked > unknown > known).
 
     Envelopes from another ledger epoch make the result unknown (``invalid``).
-    Leaves are added in the order given until the 32-leaf or 16 KiB bound
-    would be passed; then the result keeps what it has and becomes unknown
-    with reason ``overflow``. Cost: linear in the leaves; the canonical form
-    is encoded only when a cheap upper bound of its size passes 16 KiB.
+    Leaves are added in the order given until the 32-leaf bound, or the
+    16 KiB bound of the widest form (:meth:`Envelope.fits`), would be
+    passed; then the result keeps what it has and becomes unknown with
+    reason ``overflow``. The result is always within 16 KiB, and a known
+    result fits. Cost: linear in the leaves; the canonical form is encoded
+    only when a cheap upper bound of its size passes 16 KiB.
     """
     if not envelopes:
         if epoch is None:
@@ -249,14 +339,18 @@ def merge(*envelopes: Envelope, epoch: str | None = None, revision: int | None =
             if bound > MAX_BYTES:
                 # Near the bound, measure exactly rather than by the estimate.
                 trial = Envelope("known", base_epoch, top, tuple(origins), tuple(leaves.values()))
-                if trial.size() > MAX_BYTES:
+                if not trial.fits():
                     del leaves[key]
                     raise_to("unknown", "overflow")
                     break
     if status == "known":
         reason = None
-    return Envelope(status=status, epoch=base_epoch, revision=top, origins=tuple(sorted(origins)),
-                    leaves=tuple(sorted(leaves.values())), reason=reason)
+    out = Envelope(status=status, epoch=base_epoch, revision=top, origins=tuple(sorted(origins)),
+                   leaves=tuple(sorted(leaves.values())), reason=reason)
+    if out.is_known and not out.fits():
+        # Origins alone (they have no count limit) took it past the bound.
+        out = replace(out, status="unknown", reason="overflow")
+    return _bounded(out)
 
 
 def pack(envelopes: Iterable[Envelope], *, epoch: str, revision: int) -> list[Envelope]:

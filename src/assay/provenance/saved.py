@@ -12,6 +12,8 @@ client ``put`` is a ``claim``. Reads serve nothing else as saved context: a
 ``note:`` or ``memory:`` record written with ``put`` (however exact its
 data) is listed as unavailable (``provenance_legacy``), and so is an entry
 whose stored data fails its integrity check (``record_unreadable``).
+Entries an earlier release wrote before this marker are re-stamped only by
+a person, through :mod:`assay.provenance.adoption`.
 
 Writing (:func:`add`): sources are pinned on one snapshot (each must be
 readable by the writer), the audience is checked against the one the sources
@@ -50,8 +52,10 @@ __all__ = [
     "SAVED_ORIGIN",
     "add",
     "bind_sources",
+    "has_saved_shape",
     "is_typed",
     "list_entries",
+    "read_scopes",
     "search",
     "source_envelope",
     "tokens",
@@ -66,14 +70,17 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 SAVED_ORIGIN = "derived"
 
 
-def is_typed(record: Record) -> bool:
-    """Whether a record is saved context written by :func:`add` (origin and shape), intact."""
-    if record.origin != SAVED_ORIGIN or record.damage is not None:
-        return False
+def has_saved_shape(record: Record) -> bool:
+    """Whether an intact record's data is a saved-context entry ``{version: 1, text, author}``."""
     data = record.data
     return (isinstance(data, dict) and set(data) == {"version", "text", "author"}
             and data["version"] == 1 and isinstance(data["text"], str)
             and isinstance(data["author"], str))
+
+
+def is_typed(record: Record) -> bool:
+    """Whether a record is saved context written by :func:`add` (origin and shape), intact."""
+    return record.origin == SAVED_ORIGIN and record.damage is None and has_saved_shape(record)
 
 
 def bind_sources(reader: Reader, access: Access, sources: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
@@ -224,7 +231,8 @@ def _result(reader: Reader, access: Access, records: Sequence[Record], limit: in
     }
 
 
-def _scopes(access: Access, scope: str | None) -> tuple[str, ...]:
+def read_scopes(access: Access, scope: str | None) -> tuple[str, ...]:
+    """The scopes a read covers: all the caller's, or the one named (``out_of_scope`` otherwise)."""
     if scope is None:
         return access.scopes
     if scope not in access.scopes:
@@ -240,7 +248,7 @@ def list_entries(reader: Reader, access: Access, *, kind: str, scope: str | None
     The count of what follows the page is one counting query with the same
     filters, so it is exact however many entries there are.
     """
-    scopes = _scopes(access, scope)
+    scopes = read_scopes(access, scope)
     records = _visible(reader, access, kind, scopes, None, after)
     rest = 0
     if len(records) >= _SCAN_LIMIT:
@@ -267,7 +275,7 @@ def search(reader: Reader, access: Access, *, query: str, kind: str = "memory",
     # narrow the scan; the words are matched again below with Python's.
     ascii_words = [w for w in words if w.isascii()]
     prefilter = max(ascii_words, key=len) if ascii_words else None
-    candidates = _visible(reader, access, kind, _scopes(access, scope), prefilter)
+    candidates = _visible(reader, access, kind, read_scopes(access, scope), prefilter)
     scored = []
     for record in candidates:
         if not is_typed(record):

@@ -8,8 +8,10 @@ The document part (built by the ``report`` operation from
      commands: [{id, command, outcome, exit_code, harness, session}], omitted_commands}
 
 Commands the harness reported are claims: they are shown with a claim badge,
-beside (never among) the evidence assay ran itself. Pure; imports the
-standard library and its sibling modules only.
+beside (never among) the evidence assay ran itself. A session the gate gave
+up on shows red, its later stops too (they were let through without proof),
+until a stop of it is allowed on proof. Pure; imports the standard library
+and its sibling modules only.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ __all__ = ["gate_section"]
 
 _EVENT_STYLE = {"gate_blocked": ("bad", "\u2718", "blocked"),
                 "gate_allowed": ("ok", "\u2714", "allowed"),
-                "gate_gave_up": ("wait", "\u25d0", "gave up"),
+                "gate_gave_up": ("bad", "\u2718", "gave up"),
                 "gate_error": ("bad", "!", "error")}
 _CLAIM = badge("claim", "\u270e", "reported by the harness")
 _OUTCOME_STYLE = {"succeeded": ("ok", "\u2714"), "failed": ("bad", "\u2718"),
@@ -32,6 +34,11 @@ _OUTCOME_STYLE = {"succeeded": ("ok", "\u2714"), "failed": ("bad", "\u2718"),
 
 def _session_row(session: Mapping[str, Any]) -> str:
     css, icon, label = _EVENT_STYLE.get(str(session.get("last_event")), ("none", "\u25cb", "none"))
+    if session.get("gave_up"):
+        # Stops after a give-up are allowed without proof: never a green "allowed".
+        css, icon = "bad", "\u2718"
+        if session.get("last_event") != "gate_gave_up":
+            label = f"{label} after the gate gave up"
     run = session.get("run") or {}
     who = str(session.get("session_id", ""))
     if session.get("agent_id"):
