@@ -54,6 +54,18 @@ def test_layers_contract_kept() -> None:
     assert "Layers point down only KEPT" in proc.stdout
 
 
+@pytest.mark.parametrize("package", ["assay.loop", "assay.packet"])
+def test_layers_package_forms_no_import_circle(package: str) -> None:
+    """No module of the package imports, at top level or in a function, one that imports it back."""
+    import grimp
+
+    graph = grimp.build_graph("assay")
+    inside = sorted(m for m in graph.modules if m.startswith(package + "."))
+    circles = [(a, b) for a in inside for b in graph.find_modules_directly_imported_by(a)
+               if b.startswith(package + ".") and graph.chain_exists(importer=b, imported=a)]
+    assert circles == []
+
+
 def test_layers_contract_catches_an_upward_import(tmp_path: Path) -> None:
     """A base module importing a surface breaks the contract (so the check above can fail)."""
     src = tmp_path / "src"

@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import grimp
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -25,15 +23,6 @@ def test_packet_imports_no_surface_or_ledger() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
-
-
-def test_packet_modules_form_no_import_circle() -> None:
-    """No packet module imports, at top level or inside a function, one that imports it back."""
-    graph = grimp.build_graph("assay")
-    modules = sorted(m for m in graph.modules if m.startswith("assay.packet."))
-    circles = [(a, b) for a in modules for b in graph.find_modules_directly_imported_by(a)
-               if b.startswith("assay.packet.") and graph.chain_exists(importer=b, imported=a)]
-    assert circles == []
 
 
 def test_packet_contract_catches_one_rule_set_importing_the_other(tmp_path: Path) -> None:
