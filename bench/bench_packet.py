@@ -13,15 +13,19 @@ from __future__ import annotations
 import hashlib
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from assay.canonical import parse
-from assay.packet.build import example_packet
 from assay.packet.validate import validate
 from bench.harness import row
+
+# The packet writer is the test suite's (tests/packet_testing.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from packet_testing import example_packet
 
 
 def _files(root: Path, run: Any) -> list[Path]:

@@ -3,8 +3,8 @@
 Two generated standard packets of the same size (2,000 claims, one exact
 evidence line each, one captured command output, three briefs and reviews,
 one reconciliation; quick mode: 200 claims): one written as the recon tool
-writes it (:func:`assay.packet.recon_build.recon_packet`, manifest version
-2), one in assay's layout (:func:`assay.packet.build.example_packet`). Both
+writes it (:func:`recon_testing.recon_packet` of the test suite, manifest
+version 2), one in assay's layout (:func:`packet_testing.example_packet`). Both
 go through the one boundary in interleaved rounds. The ratio is what the
 recon tool's rules cost: its contract check of every file, reopening every
 evidence line, the brief bindings and the reconciliation continuity.
@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from assay.packet.build import example_packet
-from assay.packet.recon_build import recon_packet
 from assay.packet.validate import validate
 from bench.harness import row
+
+# The packet writers are the test suite's (tests/packet_testing.py, recon_testing.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from packet_testing import example_packet
+from recon_testing import recon_packet
 
 
 def run(quick: bool) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@
 A project is the nearest directory at or above ``--cwd`` holding an
 ``assay.toml``. This module owns that file's closed schema: an unknown key is
 an ``invalid_config`` error whose pointer names it. It imports only
-:mod:`assay.errors` and :mod:`assay.ids` (the principal grammar).
+:mod:`assay.errors`, :mod:`assay.ids` (the principal grammar),
+:mod:`assay.tomltext` (reading and writing TOML) and :mod:`assay.value`.
 
 Sections::
 
@@ -30,13 +31,13 @@ Sections::
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
 from assay.errors import AssayError, ConflictError, UnavailableError, UsageError, pointer
 from assay.ids import validate_principal
+from assay.tomltext import read_toml, toml_string
 from assay.value import field, frozen_value
 
 TYPE_CHECKING = False
@@ -297,119 +298,11 @@ def load_project(cwd: str | os.PathLike[str] | None = None) -> Project:
             f"cannot read {path}: {exc.strerror}", code="config_unavailable",
             action="Check the file's permissions.",
         ) from None
-    raw = plain_toml(text)
-    if raw is None:
-        import tomllib  # its parser and regular expressions cost a call more than the call
-
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise _config_error(path, "", f"not valid TOML: {exc}") from None
+    try:
+        raw = read_toml(text)
+    except ValueError as exc:
+        raise _config_error(path, "", f"not valid TOML: {exc}") from None
     return _parse(root, path, raw)
-
-
-# Controls other than tab and newline: TOML allows none of them, and CR only in CRLF.
-_TOML_CONTROL = frozenset(map(chr, (*range(9), *range(11, 32), 127)))
-_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-
-
-def plain_toml(text: str) -> dict[str, Any] | None:
-    """``text`` parsed as TOML when it keeps to plain TOML, else None (then tomllib parses it).
-
-    Plain is what ``assay init`` writes and what most projects add: ``[a.b]``
-    headers of bare keys, ``key = value`` lines of bare or quoted keys, and as
-    values strings without escapes, decimal integers, booleans and one-line
-    arrays of those, with comments. Anything else (escapes, literal or
-    multi-line strings, floats, dates, inline tables, dotted keys, arrays of
-    tables, a key or table declared twice, CR) is None. The contract, held by
-    a differential test: the result is always exactly what ``tomllib.loads``
-    returns, in the same order; tomllib alone reports what is wrong with a
-    document.
-    """
-    if not _TOML_CONTROL.isdisjoint(text):
-        return None
-    root: dict[str, Any] = {}
-    table = root
-    headers: set[tuple[str, ...]] = set()
-    for raw_line in text.split("\n"):
-        line = raw_line.strip(" \t")
-        if not line or line[0] == "#":
-            continue
-        if line[0] == "[":
-            end = line.find("]")
-            parts = tuple(line[1:end].split("."))
-            if end < 0 or not _is_rest(line[end + 1:]) or parts in headers or not all(
-                    part and _BARE_KEY.issuperset(part) for part in parts):
-                return None
-            headers.add(parts)
-            table = root
-            for part in parts:
-                table = table.setdefault(part, {})
-                if not isinstance(table, dict):
-                    return None
-            continue
-        if line[0] == '"':
-            end = line.find('"', 1)
-            key, rest = line[1:end], line[end + 1:]
-            if end < 0 or "\\" in key:
-                return None
-        else:
-            end = 0
-            while end < len(line) and line[end] in _BARE_KEY:
-                end += 1
-            key, rest = line[:end], line[end:]
-            if not key:
-                return None
-        rest = rest.lstrip(" \t")
-        if rest[:1] != "=" or key in table:
-            return None
-        got = _toml_value(rest[1:].lstrip(" \t"), array=True)
-        if got is None or not _is_rest(got[1]):
-            return None
-        table[key] = got[0]
-    return root
-
-
-def _is_rest(text: str) -> bool:
-    """Whether ``text`` may end a TOML line: blanks, then a comment or nothing."""
-    text = text.lstrip(" \t")
-    return not text or text[0] == "#"
-
-
-def _toml_value(text: str, *, array: bool) -> tuple[Any, str] | None:
-    """The plain value ``text`` starts with and the text after it, or None."""
-    if text[:1] == '"':
-        end = text.find('"', 1)
-        if end < 0 or text[:3] == '"""' or "\\" in text[1:end]:
-            return None
-        return text[1:end], text[end + 1:]
-    if text[:1] == "[":
-        if not array:
-            return None
-        items: list[Any] = []
-        rest = text[1:].lstrip(" \t")
-        while rest[:1] != "]":
-            got = _toml_value(rest, array=False)
-            if got is None:
-                return None
-            items.append(got[0])
-            rest = got[1].lstrip(" \t")
-            if rest[:1] == ",":
-                rest = rest[1:].lstrip(" \t")
-            elif rest[:1] != "]":
-                return None
-        return items, rest[1:]
-    end = 0
-    while end < len(text) and text[end] not in " \t,]#":
-        end += 1
-    word, rest = text[:end], text[end:]
-    if word in ("true", "false"):
-        return word == "true", rest
-    digits = word[1:] if word[:1] in ("+", "-") else word
-    if (digits.isascii() and digits.isdigit() and len(digits) < 19
-            and (digits == "0" or digits[0] != "0")):
-        return int(word), rest
-    return None
 
 
 _TOP = {"project", "ledger", "evidence", "goals", "memory", "loop", "gate"}
@@ -799,11 +692,6 @@ def _default_name(root: Path) -> str:
     return cleaned[:128]
 
 
-def _toml_string(value: str) -> str:
-    # JSON string syntax is a subset of TOML basic strings.
-    return json.dumps(value, ensure_ascii=False)
-
-
 def init_project(
     root: str | os.PathLike[str],
     *,
@@ -835,12 +723,12 @@ def init_project(
         (base / STATE_DIR).mkdir(exist_ok=True)
         return existing, False
     name = scope[8:] if scope else _default_name(base)
-    lines = ["[project]", f"name = {_toml_string(name)}", "admitted_scopes = []", ""]
+    lines = ["[project]", f"name = {toml_string(name)}", "admitted_scopes = []", ""]
     if db:
-        lines += ["[ledger]", f"url = {_toml_string(db)}", ""]
+        lines += ["[ledger]", f"url = {toml_string(db)}", ""]
     lines += ["[evidence]",
               "# Left out of workspace observations: caches tools write while they run.",
-              "ignore = [" + ", ".join(_toml_string(p) for p in DEFAULT_EVIDENCE_IGNORE) + "]",
+              "ignore = [" + ", ".join(toml_string(p) for p in DEFAULT_EVIDENCE_IGNORE) + "]",
               ""]
     config.write_text("\n".join(lines), encoding="utf-8")
     (base / STATE_DIR).mkdir(exist_ok=True)

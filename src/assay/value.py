@@ -1,5 +1,15 @@
 """Frozen value classes for the modules on every call's path, without the dataclasses module.
 
+Which to use: an internal value is ``@dataclass(frozen=True, slots=True)``,
+except in a module that a plain ``get``, ``put`` or ``work check`` imports
+(the calls agents and their harness hooks make all day): there it is
+:func:`frozen_value`. Nowhere else: off that path the import saves
+nothing, and a dataclass has every feature. Both directions are tested
+(``tests/foundation/test_layers.py``): ``dataclasses`` is never loaded on that
+path, and every module that declares a :func:`frozen_value` class is. A
+wire document whose JSON Schema is published is a strict pydantic model
+instead (see ``CONTRIBUTING.md``).
+
 ``@dataclass(frozen=True, slots=True)`` costs a short CLI call more than its
 own work: importing :mod:`dataclasses` imports :mod:`inspect` (with ``ast``,
 ``dis`` and ``tokenize``), and each class then compiles about eight generated
@@ -7,7 +17,8 @@ methods and is built twice. :func:`frozen_value` gives the same class (slots,
 an ``__init__`` with the fields in order and their defaults, ``__repr__``,
 ``__eq__``, ``__hash__``, ``__match_args__``, assignment refused, copy and
 pickle) from one small generated ``__init__`` (compiled when the class
-makes its first value) and methods shared by every such class. Type checkers read it as a frozen dataclass (PEP 681).
+makes its first value) and methods shared by every such class. Type
+checkers read it as a frozen dataclass (PEP 681).
 
 Only what those classes use is supported: fields declared by annotation in
 the class itself (no inheritance of fields), plain defaults, ``field(

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.config import DEFAULT_EVIDENCE_IGNORE, init_project, load_project, plain_toml
+from assay.config import DEFAULT_EVIDENCE_IGNORE, init_project, load_project
 from assay.errors import AssayError
+from assay.tomltext import plain_toml
 
 
 def _ordered(value: Any) -> Any:

@@ -54,6 +54,18 @@ def test_layers_contract_kept() -> None:
     assert "Layers point down only KEPT" in proc.stdout
 
 
+@pytest.mark.parametrize("package", ["assay.loop", "assay.packet"])
+def test_layers_package_forms_no_import_circle(package: str) -> None:
+    """No module of the package imports, at top level or in a function, one that imports it back."""
+    import grimp
+
+    graph = grimp.build_graph("assay")
+    inside = sorted(m for m in graph.modules if m.startswith(package + "."))
+    circles = [(a, b) for a in inside for b in graph.find_modules_directly_imported_by(a)
+               if b.startswith(package + ".") and graph.chain_exists(importer=b, imported=a)]
+    assert circles == []
+
+
 def test_layers_contract_catches_an_upward_import(tmp_path: Path) -> None:
     """A base module importing a surface breaks the contract (so the check above can fail)."""
     src = tmp_path / "src"
@@ -95,10 +107,11 @@ def test_describe_imports_nothing_heavy(heavy: str) -> None:
 # What a plain `assay get` may load besides the ledger package (the ledger's own
 # modules are its business): the entry point, the click-free call path, the
 # registry with the one module declaring `get` and the registry's reading of
-# a command line (argv), the base modules and config.
+# a command line (argv), the base modules and config (with its TOML reader).
 GET_MODULES = {"assay", "assay.canonical", "assay.cli", "assay.cli.direct", "assay.cli.render",
                "assay.config", "assay.errors", "assay.ids", "assay.ops", "assay.ops.argv",
-               "assay.ops.bounds", "assay.ops.ledger", "assay.paging", "assay.value"}
+               "assay.ops.bounds", "assay.ops.ledger", "assay.paging", "assay.tomltext",
+               "assay.value"}
 # Never on the path of a plain operation call: click (help and usage errors
 # only), the other surfaces' libraries, and standard modules only some
 # commands need (git and commands run in subprocesses; platform and uuid come
@@ -163,6 +176,23 @@ def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None
                                                                   "assay.ops.ledger"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
     assert modules & NEVER_ON_GET_OR_PUT == set()
+
+
+def test_frozen_value_only_on_the_start_up_path(ledger_project: Path) -> None:
+    """Every module declaring a frozen_value class is one a plain get, put or work check loads."""
+    import re
+
+    declaring = {".".join(path.relative_to(ROOT / "src").with_suffix("").parts).removesuffix(
+                     ".__init__")
+                 for path in (ROOT / "src/assay").rglob("*.py")
+                 if re.search(r"^@(ordered_)?frozen_value\b", path.read_text(), re.MULTILINE)
+                 and path.name != "value.py"}
+    loaded = (_loaded("get", "--", "knowledge:x", full=True, cwd=ledger_project)
+              | _loaded("put", "--data-file", "-", "--", "knowledge:y", stdin=b'{"b":2}',
+                        full=True, cwd=ledger_project)
+              | _loaded("work", "check", "--", "knowledge:x", full=True, cwd=ledger_project))
+    assert len(declaring) > 5
+    assert declaring - loaded == set()
 
 
 def test_help_still_loads_click() -> None:

@@ -100,7 +100,7 @@ def test_fuzz_goal_markdown_reads_or_refuses_with_a_goal_code(data: bytes) -> No
 @pytest.fixture(scope="module")
 def packet_template() -> Iterator[Path]:
     """A valid quick packet to copy and mutate."""
-    from assay.packet.build import example_packet
+    from packet_testing import example_packet
 
     root = Path(tempfile.mkdtemp(prefix="fuzz-packet-")) / "p"
     example_packet(root, "quick")

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from assay.packet.build import example_packet
 from assay_testing import Project, make_project
+from packet_testing import example_packet
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:

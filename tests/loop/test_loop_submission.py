@@ -12,7 +12,20 @@ from assay.config import EvidenceCommand
 from assay.errors import AssayError
 from assay.loop import identity
 from assay.loop.contract import normalise_contract
-from assay.loop.submission import DIAGNOSTIC_CODES, SubmissionContext, normalise
+from assay.loop.schema import self_evaluation_schema
+from assay.loop.submission import (
+    BLOCKER_LIMIT,
+    DIAGNOSTIC_CODES,
+    FIELDS,
+    LABEL_LIMIT,
+    LIMITS,
+    REFINEMENT_LIMIT,
+    SUMMARY_LIMIT,
+    WORKER_LIMIT,
+    WORKER_TEXT_LIMIT,
+    SubmissionContext,
+    normalise,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 ERRORS = json.loads((GOLDEN / "submission_errors.json").read_text(encoding="utf-8"))
@@ -123,3 +136,90 @@ def test_submission_placeholder_template_never_passes() -> None:
         normalise(template, _context())
     assert caught.value.code == "evaluation_invalid"
     assert caught.value.details["reason"] == "template_placeholder"
+
+
+# Where each limited list sits in a self-evaluation (scope is the contract model's own).
+_LIST_PATHS = {name: (name,) for name in LIMITS} | {
+    "files_changed": ("execution_report", "files_changed"),
+    "emphasize": ("prompt_requests", "emphasize"),
+    "confusion_points": ("prompt_requests", "confusion_points"),
+}
+del _LIST_PATHS["scope"]
+# Text fields with their limit and the rest of the document they need.
+_TEXTS = {
+    "output_summary": (SUMMARY_LIMIT, {}),
+    "blocker": (BLOCKER_LIMIT, {"outcome": "blocked", "should_continue": False}),
+    "objective_refinement": (REFINEMENT_LIMIT, {}),
+    "subtask_boundary_label": (LABEL_LIMIT, {"subtask_boundary": True}),
+}
+
+
+def _evaluation(**fields: Any) -> dict[str, Any]:
+    return {"outcome": "partial", "output_summary": "did work", "constraint_violations": [],
+            "should_continue": True, **fields}
+
+
+def _with_list(name: str, entries: int, chars: int) -> dict[str, Any]:
+    doc = _evaluation()
+    *parents, leaf = _LIST_PATHS[name]
+    target = doc
+    for part in parents:
+        target = target.setdefault(part, {})
+    target[leaf] = [str(index).rjust(chars, "x") for index in range(entries)]
+    return doc
+
+
+def _verdict(doc: dict[str, Any]) -> tuple[bool, bool]:
+    """(normalises with no diagnostic, valid against the published schema)."""
+    from jsonschema import Draft202012Validator
+
+    try:
+        _, diagnostics, _ = normalise(doc, _context())
+        clean = not diagnostics
+    except AssayError:
+        clean = False
+    return clean, Draft202012Validator(self_evaluation_schema()).is_valid(doc)
+
+
+def test_submission_schema_lists_every_field() -> None:
+    """The published schema has exactly the fields a submission may carry, and is a valid schema."""
+    from jsonschema import Draft202012Validator
+
+    schema = self_evaluation_schema()
+    Draft202012Validator.check_schema(schema)
+    assert tuple(schema["properties"]) == FIELDS
+    assert _verdict(_evaluation(notes="x")) == (False, False)
+
+
+@pytest.mark.parametrize("name", sorted(_LIST_PATHS))
+def test_submission_schema_list_limits_are_the_enforced_ones(name: str) -> None:
+    """A list at its limits normalises cleanly and validates; one entry or character more fails both.
+
+    (Entries and characters are tried apart: 500 paths of 1,000 characters
+    would pass the 256 KiB bound of the whole document.)
+    """
+    most, chars = LIMITS[name]
+    assert _verdict(_with_list(name, most, 3)) == (True, True)
+    assert _verdict(_with_list(name, 1, chars)) == (True, True)
+    assert _verdict(_with_list(name, most + 1, 3)) == (False, False)
+    assert _verdict(_with_list(name, 1, chars + 1)) == (False, False)
+
+
+@pytest.mark.parametrize("name", sorted(_TEXTS))
+def test_submission_schema_text_limits_are_the_enforced_ones(name: str) -> None:
+    """A text at its limit normalises cleanly and validates; one character more fails both."""
+    limit, rest = _TEXTS[name]
+    assert _verdict(_evaluation(**rest, **{name: "t" * limit})) == (True, True)
+    assert _verdict(_evaluation(**rest, **{name: "t" * (limit + 1)})) == (False, False)
+
+
+def test_submission_schema_worker_limits_are_the_enforced_ones() -> None:
+    """Worker results at their limits pass both; one result or one character more fails both."""
+    def workers(count: int, chars: int) -> dict[str, Any]:
+        return _evaluation(worker_results=[
+            {"agentId": f"a{index}", "subTask": "s" * chars, "resultSummary": "r",
+             "outcome": "success"} for index in range(count)])
+
+    assert _verdict(workers(WORKER_LIMIT, WORKER_TEXT_LIMIT)) == (True, True)
+    assert _verdict(workers(WORKER_LIMIT + 1, WORKER_TEXT_LIMIT)) == (False, False)
+    assert _verdict(workers(WORKER_LIMIT, WORKER_TEXT_LIMIT + 1)) == (False, False)

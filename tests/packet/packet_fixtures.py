@@ -1,12 +1,12 @@
 """The packet fixture library: valid packets and one invalid packet per rule.
 
-Every case is built on demand by :func:`assay.packet.build.example_packet`
+Every case is built on demand by :func:`packet_testing.example_packet`
 plus one deliberate change, so the fixtures stay in step with the format
 instead of drifting as copied blobs. ``CASES`` maps a case name to its
 builder and its expectation: ``None`` for a valid packet (with the expected
 publication), or the exact ``(code, path, pointer)`` the validator must
 report. ``materialize(directory)`` writes every case to disk (used by
-``python tests/packet/packet_fixtures.py DIR`` to inspect them).
+``PYTHONPATH=tests python tests/packet/packet_fixtures.py DIR`` to inspect them).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.canonical import parse
-from assay.packet.build import PacketBuilder, default_execution, example_packet
 from assay.packet.layout import file_digest
+from packet_testing import PacketBuilder, default_execution, example_packet
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 M, L = "manifest.json", "claims.json"
@@ -95,14 +95,6 @@ def valid_standard(root: Path) -> None:
 
 def valid_thorough(root: Path) -> None:
     example_packet(root, "thorough")
-
-
-def valid_recon_quick(root: Path) -> None:
-    example_packet(root, "quick", kind_prefix="recon.")
-
-
-def valid_recon_thorough(root: Path) -> None:
-    example_packet(root, "thorough", kind_prefix="recon.")
 
 
 def valid_partial_lower_profile(root: Path) -> None:
@@ -504,7 +496,7 @@ def run_id_mismatch(root: Path) -> None:
 def unknown_kind_version(root: Path) -> None:
     b = unfinished(root)
     b.write_artifact("raw/dossiers/gather-1/future.json",
-                     {"kind": "recon.raw-dossier", "schemaVersion": 2})
+                     {"kind": "assay.raw-dossier", "schemaVersion": 2})
     b.finish()
 
 
@@ -616,8 +608,6 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("valid-quick", valid_quick),
     Case("valid-standard", valid_standard),
     Case("valid-thorough", valid_thorough),
-    Case("valid-recon-quick", valid_recon_quick),
-    Case("valid-recon-thorough", valid_recon_thorough),
     Case("valid-partial-lower-profile", valid_partial_lower_profile, publication="partial"),
     Case("valid-partial-material-gap", valid_partial_material_gap, publication="partial"),
     Case("valid-running", valid_running, publication=None),

@@ -8,9 +8,9 @@ import pytest
 
 from assay.canonical import parse
 from assay.errors import AssayError
-from assay.packet.build import default_execution, example_packet
 from assay.packet.lifecycle import add_source, create_brief
 from assay.packet.validate import validate
+from packet_testing import default_execution, example_packet
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from assay.canonical import canonical_text, parse
-from assay.packet.build import default_execution
 from assay.packet.layout import file_digest
 from assay_testing import Project
+from packet_testing import default_execution
 
 FACT = "SQLite in WAL mode lets readers proceed while one writer commits."
 
@@ -143,7 +143,7 @@ def test_cli_packet_close_refuses_dishonest_status(tmp_path: Path) -> None:
 
 def test_cli_packet_approve_binds_fingerprint(tmp_path: Path) -> None:
     """approve stores the canonical fingerprint of the envelope without approval."""
-    from assay.packet.manifest import approval_fingerprint
+    from assay.packet.assay.manifest import approval_fingerprint
 
     cli = Project(root=tmp_path)
     packet = tmp_path / "pk"

@@ -14,10 +14,10 @@ from mcp import Client
 from assay.errors import AssayError
 from assay.mcp.server import build_server
 from assay.ops import call
-from assay.packet.build import example_packet
 from assay.packet.layout import MAX_PACKET_FILE_BYTES
 from assay.packet.validate import validate
 from assay_testing import Project
+from packet_testing import example_packet
 
 
 def _fifo_in_place_of(root: Path, path: str) -> None:
@@ -119,3 +119,13 @@ async def test_mcp_validate_refuses_a_fifo_ledger(tmp_path: Path) -> None:
 def anyio_backend() -> str:
     """The MCP server runs on asyncio."""
     return "asyncio"
+
+
+def test_validate_refuses_a_path_longer_than_a_file_name(tmp_path: Path) -> None:
+    """An artifact path with a component longer than the filesystem allows is INVALID_PATH."""
+    builder = example_packet(tmp_path / "p", "quick")
+    builder.manifest["artifacts"].append({"path": "raw/dossiers/" + "x" * 300,
+                                          "digest": "sha256:" + "0" * 64})
+    (tmp_path / "p/manifest.json").write_text(json.dumps(builder.manifest))
+    assert _issue(tmp_path / "p") == ("INVALID_PATH", "manifest.json", "/artifacts/2/path")
+

@@ -47,8 +47,8 @@ def test_packet_fixtures_cover_every_issue_rule() -> None:
 def test_packet_fixtures_one_case_per_code() -> None:
     """Every UPPER_SNAKE code assay's own layout emits is expected by an invalid case."""
     package = Path(__file__).parents[2] / "src/assay/packet"
-    source = "".join(path.read_text() for path in sorted(package.glob("*.py"))
-                     if not path.name.startswith("recon_"))
+    source = "".join(path.read_text() for path in sorted([*package.glob("*.py"),
+                                                          *package.glob("assay/*.py")]))
 
     emitted = set(re.findall(r'(?:add\(|PathProblem\(|code = )\s*"([A-Z][A-Z0-9_]+)"', source))
     assert len(emitted) > 40

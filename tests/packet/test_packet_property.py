@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packet_fixtures import boundary_files, validated_packet
 
-from assay.packet.build import example_packet
 from assay.packet.validate import validate
+from packet_testing import example_packet
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from packet_fixtures import AWS_KEY
 
 from assay.canonical import canonical_text, parse
 from assay.errors import AssayError
-from assay.packet.build import PacketBuilder, example_packet
 from assay.packet.quarantine import admit
 from assay.packet.validate import validate
+from packet_testing import PacketBuilder, example_packet
 
 
 @pytest.fixture

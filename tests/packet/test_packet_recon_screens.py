@@ -14,9 +14,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assay.packet.kernel import Context
 from assay.packet.layout import PacketRoot
-from assay.packet.recon_base import (
-    Base,
+from assay.packet.recon.run import (
+    ReconRun,
     same_json,
     same_json_members,
     secret_rules,
@@ -87,7 +88,7 @@ MEMBERS = st.one_of(st.fixed_dictionaries({}, optional={"id": IDS, "other": IDS}
 def test_finding_pointers_index_as_the_first_match(members: list[Any], wanted: list[Any]) -> None:
     """A finding points at the first object whose id equals it, as a scan finds it
     (hostile ids: numbers equal to booleans, unhashable ids, no id at all)."""
-    base = Base(PacketRoot(tempfile.gettempdir()), b"{}", ())
+    base = ReconRun(Context(PacketRoot(tempfile.gettempdir()), "recon"), ())
     for name in wanted:
         first = next((index for index, value in enumerate(members)
                       if type(value) is dict and value.get("id") == name), None)

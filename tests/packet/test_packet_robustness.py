@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from packet_fixtures import boundary_files, json_locations, validated_packet
 
 from assay.canonical import canonical_text, parse
-from assay.packet.build import example_packet
 from assay.packet.layout import file_digest
 from assay.packet.validate import validate
+from packet_testing import example_packet
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(

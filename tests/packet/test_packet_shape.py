@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from packet_fixtures import json_locations
 
 from assay.canonical import parse
-from assay.packet.build import example_packet
-from assay.packet.ledger_file import LEDGER_SHAPE
-from assay.packet.manifest import MANIFEST_SHAPE
+from assay.packet.assay.ledger_file import LEDGER_SHAPE
+from assay.packet.assay.manifest import MANIFEST_SHAPE
+from assay.packet.assay.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.model import Issue
-from assay.packet.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.shape import Check, Sink
+from packet_testing import example_packet
 
 _ROOT = Path(tempfile.mkdtemp(prefix="packet-shape-")) / "p"
 example_packet(_ROOT, "thorough", claims=2)
@@ -75,3 +75,17 @@ def test_validation_forgets_matched_ids() -> None:
 
     assert validate(_ROOT).valid
     assert not any(shape._MEMOS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=JSON | st.sampled_from(["2026-08-31T00:00:00.000Z", "2026-13-01T00:00:00Z", 5.0, -0.0]),
+       name=st.sampled_from(["TEXT", "NULLABLE_TEXT", "LIST", "TIMESTAMP"]) | st.just("INT"))
+def test_shape_recon_leaves_fast_and_report_agree(value: Any, name: str) -> None:
+    """The leaves the recon contract checks fields with agree too, in the recon dialect."""
+    from assay.packet.recon import contract
+
+    check = contract.INTEGER_FROM[1] if name == "INT" else getattr(contract, name)
+    issues: list[Issue] = []
+    reported = check.report(Sink(issues, "x", contract.RECON), value, "$.field")
+    assert check.ok(value) == reported == (not issues)
+    assert all(i.where == "$.field" and i.pointer == "/field" for i in issues)

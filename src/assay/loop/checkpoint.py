@@ -33,7 +33,13 @@ Limits (``checkpoint_limit``): :data:`MAX_FILES` fingerprinted files,
 captured bytes. Submodules and nested repositories are compared by their
 fingerprint only; their content is never captured or restored.
 
-Imports the base modules, config, the ledger contract and evidence.
+A round holds checkpoints by :func:`ref` (a CheckpointRef); :func:`store_capture`
+stores a capture's blobs and returns its manifest write, and
+:func:`auto_checkpoint` takes a round's automatic ``before`` checkpoint (a
+workspace that cannot be checkpointed gives a warning, never an error).
+
+Imports the base modules, config, the ledger contract, evidence and
+:mod:`assay.loop.identity`.
 """
 
 from __future__ import annotations
@@ -49,11 +55,13 @@ from pathlib import Path
 from typing import Any
 
 from assay.canonical import digest
+from assay.config import Project
 from assay.errors import AssayError
 from assay.evidence.git import COVERAGE, GitObservation
 from assay.evidence.git import observe as observe_git
 from assay.ids import content_id
 from assay.ledger.store import Store, Write
+from assay.loop import identity
 
 __all__ = [
     "CHECKPOINT_SCHEMA_VERSION",
@@ -63,13 +71,17 @@ __all__ = [
     "MAX_FILES",
     "Capture",
     "RestoreOutcome",
+    "auto_checkpoint",
     "blob_id",
     "capture",
     "checkpoint_record_id",
     "load_blobs",
     "manifest_problems",
+    "manifest_write",
+    "ref",
     "restore",
     "store_blobs",
+    "store_capture",
 ]
 
 CHECKPOINT_SCHEMA_VERSION = 1
@@ -117,6 +129,53 @@ class Capture:
                 "checkpointId": checkpoint_id, "loopId": loop_id, "round": round_number,
                 "role": role, "branchId": branch_id, "transactionId": transaction_id,
                 "createdAt": created_at, **self.content}
+
+
+def ref(manifest: Mapping[str, Any], *, redo_round: int | None = None) -> dict[str, Any]:
+    """The CheckpointRef of a manifest (what a round holds and commits)."""
+    return {"checkpointId": manifest["checkpointId"], "contentHash": manifest["contentHash"],
+            "role": manifest["role"], "round": manifest["round"],
+            "roundId": identity.round_id(manifest["loopId"], manifest["round"]),
+            "transactionId": manifest.get("transactionId"), "branchId": manifest["branchId"],
+            "redoRound": redo_round if redo_round is not None else manifest["round"],
+            "createdAt": manifest["createdAt"]}
+
+
+def manifest_write(project: Project, manifest: Mapping[str, Any]) -> Write:
+    """The ledger write of a checkpoint manifest (``origin="machine"``)."""
+    return Write(id=checkpoint_record_id(manifest["loopId"], manifest["checkpointId"]),
+                 data=dict(manifest), scope=project.scope, origin="machine")
+
+
+def store_capture(store: Store, project: Project, cap: Capture, *, loop_id: str,
+                  round_number: int, role: str, branch_id: str, transaction_id: str | None,
+                  created_at: str) -> tuple[dict[str, Any], Write]:
+    """Store the capture's blobs now; return its manifest and the manifest's (pending) write."""
+    store_blobs(store, project.scope, cap.chunks)
+    manifest = cap.manifest(loop_id=loop_id, round_number=round_number, role=role,
+                            branch_id=branch_id, created_at=created_at,
+                            transaction_id=transaction_id)
+    return manifest, manifest_write(project, manifest)
+
+
+def auto_checkpoint(store: Store, project: Project, *, loop_id: str, round_number: int,
+                    branch_id: str, observation: GitObservation | None, created_at: str
+                    ) -> tuple[list[dict[str, Any]], list[Write], dict[str, Any] | None]:
+    """The automatic ``before`` checkpoint of a round: (refs, writes, warning).
+
+    A workspace that cannot be checkpointed (not git, over a limit, changing)
+    never stops the loop: the round then holds no checkpoint and the warning
+    says why.
+    """
+    try:
+        cap = capture(project.root, observation)
+        manifest, write = store_capture(store, project, cap, loop_id=loop_id,
+                                        round_number=round_number, role="before",
+                                        branch_id=branch_id, transaction_id=None,
+                                        created_at=created_at)
+    except AssayError as exc:
+        return [], [], {"code": exc.code, "message": exc.message}
+    return [ref(manifest)], [write], None
 
 
 def _git_blob_oid(data: bytes, object_format: str | None) -> str:

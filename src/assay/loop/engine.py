@@ -54,6 +54,7 @@ from assay.evidence.commands import run_command
 from assay.ledger.store import Record, SourceRef, Store, Write
 from assay.loop import identity
 from assay.loop.approval import cited as cited_gates
+from assay.loop.checkpoint import auto_checkpoint
 from assay.loop.contract import ContractDecision, capable_commands, successor
 from assay.loop.gate import GateResult, commands_to_run, git_from_dict, git_to_dict, judge
 from assay.loop.gate import observe as gate_observe
@@ -66,7 +67,7 @@ from assay.loop.policy import (
     agent_stop_reason,
     ladder,
 )
-from assay.loop.recovery import auto_checkpoint, backtrack_target, restore_pending_error
+from assay.loop.recovery import backtrack_target, recover, restore_pending_error
 from assay.loop.session import (
     Lease,
     handle_of,
@@ -438,7 +439,8 @@ class Governor:
         if stop is None:
             refs, checkpoint_writes, warning = auto_checkpoint(
                 self.store, self.project, loop_id=loop_id, round_number=round_number + 1,
-                branch_id=head["branchId"], observation=parts["after_observation"])
+                branch_id=head["branchId"], observation=parts["after_observation"],
+                created_at=now_text())
             head.update({"round": round_number + 1, "attempt": 1})
             head["held"] = prepare_held(
                 loop_id=loop_id, session_id=head["sessionId"], branch_id=head["branchId"],
@@ -558,8 +560,6 @@ class Governor:
         without one, or when the restore fails, the loop simply continues and
         the response says why.
         """
-        from assay.loop.recovery import recover
-
         history = head["facts"].get("posture_history", [])
         if len(history) < after or any(s != "contradicted" for s in history[-after:]):
             return view

@@ -1,7 +1,7 @@
 """Wire documents of the loop protocol, in the reference's field spelling.
 
 The strict documents are pydantic v2 models (``strict``, ``extra="forbid"``,
-frozen) whose JSON Schemas :func:`schemas` publishes: the submission handle,
+frozen) whose JSON Schemas :mod:`assay.loop.schema` publishes: the submission handle,
 a round contract proposal with its items and ``supersedes`` modifier, a
 sub-goal transition and an execution claim. :func:`validate` runs one of them
 and turns EVERY pydantic error into one :class:`~assay.errors.AssayError`
@@ -11,8 +11,8 @@ of the first failing location, and the pydantic error type in
 ``details.reason`` (``missing``, ``extra_forbidden``, ``string_type``, ...).
 
 The self-evaluation itself is not one strict model: its optional fields are
-normalised leniently (:mod:`assay.loop.submission`). :data:`SELF_EVALUATION_SCHEMA`
-publishes the normalised shape for clients.
+normalised leniently (:mod:`assay.loop.submission`); its published schema is
+built from that module's tables.
 
 Pydantic is imported here, so only loop code paths load it (operation
 modules import this package inside their handlers).
@@ -29,7 +29,6 @@ from assay.errors import AssayError, UsageError, pointer
 __all__ = [
     "GATE_EFFECTS",
     "OUTCOMES",
-    "SELF_EVALUATION_SCHEMA",
     "SUBGOAL_STATUSES",
     "CheckpointRef",
     "ContractItemProposal",
@@ -52,7 +51,6 @@ __all__ = [
     "SubmissionHandle",
     "SubmissionReceipt",
     "output_schemas",
-    "schemas",
     "validate",
 ]
 
@@ -154,62 +152,6 @@ def validate(model: type[BaseModel], value: Any, *, code: str, base: tuple[str |
         raise cls(f"{message}: {first['detail']} at {first['pointer'] or '/'}", code=code,
                   pointer=first["pointer"], action=action,
                   details={"reason": first["reason"], "errors": errors[:20]}) from None
-
-
-def schemas() -> dict[str, Any]:
-    """The published JSON Schemas, by document name."""
-    return {
-        "SelfEvaluation": SELF_EVALUATION_SCHEMA,
-        "SubmissionHandle": SubmissionHandle.model_json_schema(),
-        "RoundContractProposal": RoundContractProposal.model_json_schema(),
-        "SubGoalUpdate": SubGoalUpdate.model_json_schema(),
-        "ExecutionClaim": ExecutionClaim.model_json_schema(),
-        **output_schemas(),
-    }
-
-
-_STRINGS = {"type": "array", "items": {"type": "string"}}
-
-# The normalised shape the governor stores (and what a careful client sends).
-SELF_EVALUATION_SCHEMA: dict[str, Any] = {
-    "title": "SelfEvaluation",
-    "type": "object",
-    "required": ["outcome", "output_summary", "constraint_violations", "should_continue"],
-    "properties": {
-        "outcome": {"enum": list(OUTCOMES)},
-        "output_summary": {"type": "string", "minLength": 1, "maxLength": 4000},
-        "constraint_violations": _STRINGS,
-        "should_continue": {"type": "boolean"},
-        "discovered_constraints": _STRINGS,
-        "retracted_constraints": _STRINGS,
-        "emerged_subtasks": _STRINGS,
-        "subgoal_updates": {"type": "array", "items": {"$ref": "#/$defs/SubGoalUpdate"}},
-        "wrong_assumptions": _STRINGS,
-        "open_questions": {"type": "array", "maxItems": 3,
-                           "items": {"type": "string", "maxLength": 300}},
-        "resolved_open_question_ids": _STRINGS,
-        "subtask_boundary": {"type": "boolean"},
-        "subtask_boundary_label": {"type": "string", "maxLength": 200},
-        "worker_results": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"agentId": {"type": "string"}, "subTask": {"type": "string"},
-                           "resultSummary": {"type": "string"},
-                           "outcome": {"enum": ["success", "partial", "failed"]}},
-            "required": ["agentId", "subTask", "resultSummary", "outcome"]}},
-        "objective_refinement": {"type": "string", "minLength": 1, "maxLength": 1000},
-        "blocker": {"type": "string", "minLength": 1, "maxLength": 500},
-        "execution_report": {"type": "object", "properties": {
-            "files_changed": _STRINGS,
-            "claims": {"type": "array", "items": {
-                "type": "object",
-                "properties": {"id": {"type": "string", "pattern": "^(cr|rci)-[0-9a-f]{8}$"},
-                               "outcome": {"enum": ["met", "remaining"]}},
-                "required": ["id", "outcome"]}}}},
-        "gate_ids": _STRINGS,
-        "round_contract": {"$ref": "#/$defs/RoundContractProposal"},
-    },
-    "$defs": {"SubGoalUpdate": {"type": "object"}, "RoundContractProposal": {"type": "object"}},
-}
 
 
 # ------------------------------------------------------------------ output documents

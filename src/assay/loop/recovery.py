@@ -41,19 +41,19 @@ from typing import Any
 
 from assay.config import Project
 from assay.errors import AssayError, ConflictError, RevisionConflict
-from assay.evidence.git import GitObservation
 from assay.evidence.posture import PostureFacts, derive_posture
 from assay.ids import content_id
 from assay.ledger.store import Store, Write
 from assay.loop import identity
 from assay.loop.checkpoint import (
-    Capture,
     capture,
     checkpoint_record_id,
     load_blobs,
     manifest_problems,
+    manifest_write,
+    ref,
     restore,
-    store_blobs,
+    store_capture,
 )
 from assay.loop.session import (
     Lease,
@@ -69,12 +69,10 @@ from assay.loop.session import (
 
 __all__ = [
     "REASON_LIMIT",
-    "auto_checkpoint",
     "backtrack_target",
     "checkpoint",
     "lineage",
     "recover",
-    "ref",
     "restore_pending_error",
     "visible_checkpoints",
 ]
@@ -83,53 +81,10 @@ REASON_LIMIT = 1000
 _FILES = 200
 
 
-def ref(manifest: Mapping[str, Any], *, redo_round: int | None = None) -> dict[str, Any]:
-    """The CheckpointRef of a manifest (what a round holds and commits)."""
-    return {"checkpointId": manifest["checkpointId"], "contentHash": manifest["contentHash"],
-            "role": manifest["role"], "round": manifest["round"],
-            "roundId": identity.round_id(manifest["loopId"], manifest["round"]),
-            "transactionId": manifest.get("transactionId"), "branchId": manifest["branchId"],
-            "redoRound": redo_round if redo_round is not None else manifest["round"],
-            "createdAt": manifest["createdAt"]}
-
-
 def lineage(head: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The current branch's ancestry: ``[{branchId, fromRound, parent, directive}]``."""
     return list(head.get("lineage") or [{"branchId": head.get("branchId", "main"),
                                          "fromRound": 1, "parent": None, "directive": None}])
-
-
-def _manifest_write(project: Project, manifest: Mapping[str, Any]) -> Write:
-    return Write(id=checkpoint_record_id(manifest["loopId"], manifest["checkpointId"]),
-                 data=dict(manifest), scope=project.scope, origin="machine")
-
-
-def _stored(store: Store, project: Project, cap: Capture, *, loop_id: str, round_number: int,
-            role: str, branch_id: str, transaction_id: str | None) -> tuple[dict[str, Any], Write]:
-    """Store the capture's blobs; return its manifest and the manifest's write."""
-    store_blobs(store, project.scope, cap.chunks)
-    manifest = cap.manifest(loop_id=loop_id, round_number=round_number, role=role,
-                            branch_id=branch_id, created_at=now_text(),
-                            transaction_id=transaction_id)
-    return manifest, _manifest_write(project, manifest)
-
-
-def auto_checkpoint(store: Store, project: Project, *, loop_id: str, round_number: int,
-                    branch_id: str, observation: GitObservation | None
-                    ) -> tuple[list[dict[str, Any]], list[Write], dict[str, Any] | None]:
-    """The automatic ``before`` checkpoint of a round: (refs, writes, warning).
-
-    A workspace that cannot be checkpointed (not git, over a limit, changing)
-    never stops the loop: the round then holds no checkpoint and the warning
-    says why.
-    """
-    try:
-        cap = capture(project.root, observation)
-        manifest, write = _stored(store, project, cap, loop_id=loop_id, round_number=round_number,
-                                  role="before", branch_id=branch_id, transaction_id=None)
-    except AssayError as exc:
-        return [], [], {"code": exc.code, "message": exc.message}
-    return [ref(manifest)], [write], None
 
 
 def restore_pending_error(head: Mapping[str, Any]) -> AssayError:
@@ -206,9 +161,11 @@ def checkpoint(store: Store, project: Project, handle: Mapping[str, str]) -> dic
     try:
         cap = capture(project.root)
         held = dict(head["held"])
-        manifest, write = _stored(store, project, cap, loop_id=loop_id, round_number=head["round"],
-                                  role="mid", branch_id=head["branchId"],
-                                  transaction_id=held["transactionId"])
+        manifest, write = store_capture(store, project, cap, loop_id=loop_id,
+                                        round_number=head["round"], role="mid",
+                                        branch_id=head["branchId"],
+                                        transaction_id=held["transactionId"],
+                                        created_at=now_text())
         known = [r for r in held.get("checkpoints", [])
                  if r["checkpointId"] == manifest["checkpointId"]]
         if known:
@@ -337,10 +294,11 @@ def _execute(store: Store, project: Project, record: Any, head: dict[str, Any], 
     if pending is None:
         # Step 2: keep what is being abandoned, then commit the pending directive.
         current = capture(project.root)
-        safety, safety_write = _stored(store, project, current, loop_id=loop_id,
-                                       round_number=head["round"], role="abandoned",
-                                       branch_id=head["branchId"],
-                                       transaction_id=head["held"]["transactionId"])
+        safety, safety_write = store_capture(store, project, current, loop_id=loop_id,
+                                             round_number=head["round"], role="abandoned",
+                                             branch_id=head["branchId"],
+                                             transaction_id=head["held"]["transactionId"],
+                                             created_at=now_text())
         count = int(head.get("recoveryCount", 0)) + 1
         directive_id = content_id("rv", {"loop": loop_id, "count": count,
                                          "checkpoint": target["checkpointId"],
@@ -499,7 +457,7 @@ def _verified(store: Store, project: Project, head: dict[str, Any], revision: in
                  "held": held, "consecutiveRejections": 0, "rejectionChecks": [],
                  "rejectionNotice": "", "recovery": None})
     store.put_many([
-        _manifest_write(project, redo_manifest),
+        manifest_write(project, redo_manifest),
         Write(id=did, data=directive, scope=scope, origin="derived",
               expect_revision=directive_revision),
         Write(id=identity.head_id(loop_id), data=head, scope=scope, origin="derived",

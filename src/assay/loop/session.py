@@ -41,6 +41,7 @@ from assay.evidence.git import observe as observe_git
 from assay.ids import content_id
 from assay.ledger.store import Reader, Record, Store, Write
 from assay.loop import identity
+from assay.loop.checkpoint import auto_checkpoint
 from assay.loop.contract import capable_commands
 from assay.loop.gate import git_to_dict
 from assay.loop.guidance import contract_requirement, guidance
@@ -517,8 +518,6 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
         raise existing(current)
     session_id = "s-" + secrets.token_hex(8)
     facts = initial_facts(task, criteria, constraints)
-    from assay.loop.recovery import auto_checkpoint
-
     boundary_id = identity.round_part_id(loop_id, 1, "before")
     observation = observe_git(project.root)
     boundary = {"type": "boundary", "loopId": loop_id, "round": 1,
@@ -526,7 +525,7 @@ def start(store: Store, project: Project, *, task: str, criteria: Sequence[str],
     before = {"id": boundary_id, "field": "boundary"}
     refs, checkpoint_writes, warning = auto_checkpoint(
         store, project, loop_id=loop_id, round_number=1, branch_id="main",
-        observation=observation)
+        observation=observation, created_at=now_text())
     held = prepare_held(loop_id=loop_id, session_id=session_id, branch_id="main", round_number=1,
                         attempt=1, facts=facts, limits=limits,
                         commands=project.evidence_commands, context_mode="fresh_invocation",

@@ -43,6 +43,7 @@ from assay.loop.version import refuse_legacy
 
 __all__ = [
     "DIAGNOSTIC_CODES",
+    "FIELDS",
     "LIMITS",
     "PLACEHOLDER",
     "SUBGOAL_TRANSITIONS",
@@ -74,6 +75,8 @@ BLOCKER_LIMIT = 500
 REFINEMENT_LIMIT = 1000
 LABEL_LIMIT = 200
 WORKER_LIMIT = 20
+WORKER_TEXT_LIMIT = 1000
+WORKER_OUTCOMES = ("success", "partial", "failed")
 
 DIAGNOSTIC_CODES = (
     "unknown_field_dropped",
@@ -99,7 +102,8 @@ SUBGOAL_TRANSITIONS: dict[str, frozenset[str]] = {
     "pending": frozenset({"blocked"}),
 }
 
-_KNOWN = ("outcome", "output_summary", "constraint_violations", "should_continue",
+# Every field a self-evaluation may carry; the published schema lists each, in this order.
+FIELDS = ("outcome", "output_summary", "constraint_violations", "should_continue",
           "discovered_constraints", "retracted_constraints", "emerged_subtasks",
           "subgoal_updates", "wrong_assumptions", "open_questions",
           "resolved_open_question_ids", "subtask_boundary", "subtask_boundary_label",
@@ -328,7 +332,7 @@ def normalise(raw: Any, ctx: SubmissionContext) -> tuple[dict[str, Any], list[di
     diag = _Diagnostics()
     submitted = sorted(raw)
     for key in submitted:
-        if key not in _KNOWN:
+        if key not in FIELDS:
             diag.add("unknown_field_dropped", pointer(key), f"{key!r} is not a SelfEvaluation field")
     outcome = raw["outcome"]
     ev: dict[str, Any] = {
@@ -427,13 +431,14 @@ def _workers(value: Any, diag: _Diagnostics) -> list[dict[str, str]]:
     for index, entry in enumerate(value):
         at = pointer("worker_results", index)
         if (not isinstance(entry, dict) or set(entry) != keys
-                or entry.get("outcome") not in ("success", "partial", "failed")
+                or entry.get("outcome") not in WORKER_OUTCOMES
                 or not all(isinstance(entry[k], str) and entry[k].strip()
                            for k in ("agentId", "subTask", "resultSummary"))):
             diag.add("worker_result_dropped", at, "a worker result is {agentId, subTask, "
                      "resultSummary, outcome: success|partial|failed}")
             continue
-        out.append({k: entry[k].strip()[:1000] for k in sorted(keys)})
+        out.append({k: _text(entry[k], pointer("worker_results", index, k), WORKER_TEXT_LIMIT,
+                             diag) for k in sorted(keys)})
     if len(out) > WORKER_LIMIT:
         diag.add("list_capped", "/worker_results", f"kept the first {WORKER_LIMIT}")
         out = out[:WORKER_LIMIT]

@@ -414,7 +414,7 @@ def loop_questions(inv: Invocation, args: dict[str, Any]) -> Result:
     output_schema={"type": "object"},
 )
 def loop_schema(inv: Invocation, args: dict[str, Any]) -> Result:
-    from assay.loop.models import schemas
+    from assay.loop.schema import schemas
 
     return Result(schemas())
 

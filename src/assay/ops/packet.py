@@ -80,9 +80,6 @@ def _validation_data(outcome: Any, withdrawn: bool) -> dict[str, Any]:
                  "A question the packet must answer (repeatable)."),
         Argument("run_id", {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
                  "The run id (default: derived from the directory, time and objective)."),
-        Argument("recon_kinds", {"type": "boolean"},
-                 "Write recon.* artifact kinds instead of assay.* (for the existing tool).",
-                 binding="flag"),
     ),
     output_schema={"type": "object", "properties": {
         "directory": {"type": "string"}, "run_id": {"type": "string"},
@@ -93,8 +90,7 @@ def packet_init(inv: Invocation, args: dict[str, Any]) -> Result:
 
     data = init_packet(args["dir"], objective=args["objective"],
                        profile=args.get("profile", "quick"), questions=args.get("question"),
-                       run_id=args.get("run_id"),
-                       kind_prefix="recon." if args.get("recon_kinds") else "assay.")
+                       run_id=args.get("run_id"))
     step = f"Approve an execution envelope: assay packet approve {args['dir']} --execution FILE"
     return Result(data, next=(step,))
 

@@ -9,6 +9,7 @@ files (:func:`assay.inputs.read_regular`). Imports only the base modules.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -83,8 +84,8 @@ class PathProblem:
 def check_relative_path(path: object) -> PathProblem | None:
     """Check packet-relative path syntax; None when it is acceptable.
 
-    A packet path is a non-empty POSIX relative path without ``.``, ``..`` or
-    empty components, backslashes, NUL or control characters. ``..`` and
+    A packet path is a non-empty POSIX relative path of UTF-8 text without
+    ``.``, ``..`` or empty components, backslashes, NUL or control characters. ``..`` and
     absolute paths are ``PATH_ESCAPE``; anything else malformed is
     ``INVALID_PATH``.
     """
@@ -97,6 +98,11 @@ def check_relative_path(path: object) -> PathProblem | None:
         return PathProblem("PATH_ESCAPE", f"{path!r} leaves the packet through '..'")
     if "\\" in path or any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
         return PathProblem("INVALID_PATH", f"{path!r} holds a backslash or control character")
+    if not path.isascii():
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            return PathProblem("INVALID_PATH", f"{path!r} is not UTF-8 text (a lone surrogate)")
     if any(part in ("", ".") for part in parts):
         return PathProblem("INVALID_PATH", f"{path!r} has an empty or '.' component")
     return None
@@ -160,6 +166,11 @@ class PacketRoot:
                 return None
             except NotADirectoryError:
                 return PathProblem("INVALID_PATH", f"{prefix!r} is not a directory")
+            except OSError as exc:
+                # A name longer than the filesystem allows, or a directory
+                # that cannot be searched: the path cannot name a readable file.
+                code = "INVALID_PATH" if exc.errno == errno.ENAMETOOLONG else "MISSING_FILE"
+                return PathProblem(code, f"{prefix[:80]!r} cannot be looked up: {exc.strerror}")
             found = None
             if stat.S_ISLNK(info.st_mode):
                 if prefix in MANAGED_DIRS:
@@ -264,6 +275,10 @@ class PacketRoot:
                 entries = list(os.scandir(self.root / current))
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            except OSError as exc:
+                # An unlisted file could hide in a directory that cannot be read.
+                raise UnavailableError(f"cannot list {current!r} of the packet: {exc.strerror}",
+                                       code="packet_unreadable") from None
             for entry in entries:
                 if entry.name.startswith("."):
                     continue

@@ -18,18 +18,42 @@ from typing import Any
 
 from assay.canonical import parse
 from assay.errors import AssayError, UnavailableError, UsageError
+from assay.packet.assay.ledger_file import new_ledger
+from assay.packet.assay.manifest import (
+    APPROVAL_TYPE,
+    EXECUTION_SHAPE,
+    MANIFEST_SHAPE,
+    approval_fingerprint,
+    new_manifest,
+)
+from assay.packet.assay.reviews import BRIEF_MODES, project, slug
 from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PacketRoot, file_digest, json_file_bytes
-from assay.packet.ledger_file import new_ledger
-from assay.packet.manifest import APPROVAL_TYPE, EXECUTION_SHAPE, approval_fingerprint, new_manifest
-from assay.packet.model import PROFILES, Issue
-from assay.packet.recon_contract import is_recon_layout
-from assay.packet.reviews import BRIEF_MODES, project, slug
-from assay.packet.shape import Sink
+from assay.packet.model import PROFILES, WAVE_MODES, Issue
+from assay.packet.recon.contract import is_recon_layout
+from assay.packet.shape import INSTANT, Sink
 
-__all__ = ["add_source", "approve", "close", "create_brief", "init_packet", "now", "read_canonical", "register"]
+__all__ = ["add_source", "approve", "close", "create_brief", "init_packet", "now", "read_canonical",
+           "register", "require_text"]
 
 # A captured source document may be larger than a ledger record, not unbounded.
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
+# Manifest field of a new packet -> the init argument it comes from.
+_INIT_FIELDS = (("/request/objective", "/objective"), ("/request/questions", "/question"),
+                ("/runId", "/run_id"), ("/createdAt", "/created_at"))
+
+
+def require_text(value: str, pointer: str) -> None:
+    """Refuse a text argument that UTF-8 cannot carry (``invalid_argument`` at ``pointer``).
+
+    Command-line words that are not UTF-8 arrive as lone surrogates; no packet
+    file can hold one, so they are refused before anything is written.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{pointer[1:]} holds bytes that are not UTF-8 text (a lone "
+                         "surrogate); packet files are UTF-8", code="invalid_argument",
+                         pointer=pointer, action="Pass the argument as UTF-8 text.") from None
 
 
 def now() -> str:
@@ -71,11 +95,14 @@ def register(manifest: dict[str, Any], path: str, data: bytes) -> None:
 
 def init_packet(directory: str | os.PathLike[str], *, objective: str, profile: str,
                 questions: list[str] | None = None, run_id: str | None = None,
-                created_at: str | None = None, kind_prefix: str = "assay.") -> dict[str, Any]:
+                created_at: str | None = None) -> dict[str, Any]:
     """Lay out a new packet: the directories, a ``preparing`` manifest and an empty ledger.
 
     Refuses an existing ``manifest.json`` (``packet_exists``) and a symlinked
-    directory; creates the directory when it does not exist.
+    directory; creates the directory when it does not exist. Every argument
+    is checked, and both files are serialised, before anything is created: a
+    refused call (``invalid_argument`` at the argument's pointer) leaves no
+    directory behind, and the manifest it writes passes its own shape check.
     """
     if profile not in PROFILES:
         raise UsageError(f"profile must be one of {', '.join(PROFILES)}", code="invalid_argument",
@@ -83,7 +110,24 @@ def init_packet(directory: str | os.PathLike[str], *, objective: str, profile: s
     if not objective.strip():
         raise UsageError("the objective must not be empty", code="invalid_argument",
                          pointer="/objective")
+    require_text(objective, "/objective")
+    for index, question in enumerate(questions or []):
+        require_text(question, f"/question/{index}")
     path = os.path.abspath(directory)
+    # The path is reported in the JSON answer, which holds UTF-8 text only.
+    require_text(path, "/directory")
+    created = created_at or now()
+    run = run_id or "run-" + file_digest(f"{path}\n{created}\n{objective}".encode())[7:19]
+    manifest = new_manifest(run_id=run, created_at=created, objective=objective, profile=profile,
+                            questions=questions)
+    issues: list[Issue] = []
+    if not MANIFEST_SHAPE.check(Sink(issues, MANIFEST_FILE), manifest):
+        first = issues[0]
+        where = next((arg + first.pointer[len(field):] for field, arg in _INIT_FIELDS
+                      if first.pointer.startswith(field)), first.pointer)
+        raise UsageError(f"{where[1:]}: {first.message}", code="invalid_argument", pointer=where)
+    ledger_bytes = json_file_bytes(new_ledger(run))
+    manifest_bytes = json_file_bytes(manifest)
     if not os.path.lexists(path):
         try:
             os.makedirs(path)
@@ -96,13 +140,9 @@ def init_packet(directory: str | os.PathLike[str], *, objective: str, profile: s
     if root.exists(MANIFEST_FILE):
         raise AssayError(f"{path} already holds a packet", code="packet_exists",
                          action="Use another directory; a packet is never re-initialised.")
-    created = created_at or now()
-    run = run_id or "run-" + file_digest(f"{path}\n{created}\n{objective}".encode())[7:19]
     root.make_layout()
-    root.write(LEDGER_FILE, json_file_bytes(new_ledger(run, kind_prefix=kind_prefix)))
-    manifest = new_manifest(run_id=run, created_at=created, objective=objective, profile=profile,
-                            questions=questions, kind_prefix=kind_prefix)
-    root.write(MANIFEST_FILE, json_file_bytes(manifest))
+    root.write(LEDGER_FILE, ledger_bytes)
+    root.write(MANIFEST_FILE, manifest_bytes)
     return {"directory": path, "run_id": run, "profile": profile, "status": "preparing"}
 
 
@@ -129,6 +169,11 @@ def approve(directory: str | os.PathLike[str], execution: dict[str, Any], *,
         raise AssayError(f"invalid execution envelope: {first.message}", code="invalid_execution",
                          pointer=first.pointer,
                          details={"issues": [i.to_dict() for i in issues]})
+    if approved_at is not None and not INSTANT.ok(approved_at):
+        require_text(approved_at, "/approved_at")
+        raise UsageError(f"approved_at {approved_at[:60]!r} is not a UTC RFC 3339 instant "
+                         "(YYYY-MM-DDTHH:MM:SS[.fff]Z)", code="invalid_argument",
+                         pointer="/approved_at")
     stamp = approved_at or now()
     envelope = dict(execution)
     fp = approval_fingerprint(envelope)
@@ -175,7 +220,7 @@ def create_brief(directory: str | os.PathLike[str], *, mode: str, brief_id: str 
         raise AssayError(f"{prior_path} exists with other content", code="artifact_exists")
     brief_name = brief_id or slug(mode)
     brief = {
-        "kind": manifest["kind"].split(".")[0] + ".review-brief",
+        "kind": "assay.review-brief",
         "schemaVersion": 1,
         "briefId": brief_name,
         "runId": manifest["runId"],
@@ -222,6 +267,11 @@ def close(directory: str | os.PathLike[str], *, status: str, reason: str | None 
     if status not in ("complete", "partial", "failed"):
         raise UsageError("status must be complete, partial or failed", code="invalid_argument",
                          pointer="/status")
+    if reason is not None:
+        require_text(reason, "/reason")
+    if mode is not None and mode not in WAVE_MODES:
+        raise UsageError(f"mode must be one of {', '.join(WAVE_MODES)}", code="invalid_argument",
+                         pointer="/mode")
     root = PacketRoot(directory)
     root.open_check()
     manifest = read_canonical(root, MANIFEST_FILE)
@@ -234,7 +284,7 @@ def close(directory: str | os.PathLike[str], *, status: str, reason: str | None 
         if not reason:
             raise UsageError("a failed run records its reason", code="missing_argument",
                              pointer="/reason")
-        failure = {"kind": manifest["kind"].split(".")[0] + ".run-failure", "schemaVersion": 1,
+        failure = {"kind": "assay.run-failure", "schemaVersion": 1,
                    "runId": manifest["runId"], "failedAt": now(), "reason": reason, "mode": mode}
         root.write("raw/failure.json", json_file_bytes(failure), exclusive=True)
     manifest["status"] = status
@@ -261,13 +311,14 @@ def add_source(directory: str | os.PathLike[str], *, source_id: str, file: str,
     evidence locator into it can be reopened and checked. Sources are frozen
     once a review brief exists (briefs project them): ``sources_frozen``.
     """
-    from assay.packet.manifest import ID
-    from assay.packet.shape import Sink as _Sink
+    from assay.packet.assay.manifest import ID
 
     issues: list[Issue] = []
-    if not ID(_Sink(issues, "source"), source_id, "/source_id"):
+    if not ID(Sink(issues, "source"), source_id, "/source_id"):
         raise UsageError(f"invalid source id: {issues[0].message}", code="invalid_argument",
                          pointer="/source_id")
+    if title is not None:
+        require_text(title, "/title")
     root = PacketRoot(directory)
     root.open_check()
     manifest = read_canonical(root, MANIFEST_FILE)
@@ -282,9 +333,10 @@ def add_source(directory: str | os.PathLike[str], *, source_id: str, file: str,
     data = read_regular(file, limit=MAX_SOURCE_BYTES, follow_symlinks=True,
                         label="the source file", where="/file")
     path = f"raw/sources/{source_id}.txt"
-    root.write(path, data, exclusive=True)
     source = {"sourceId": source_id, "type": "document", "title": title or source_id,
               "capture": {"path": path, "digest": file_digest(data)}}
     manifest["sources"].append(source)
-    root.write(MANIFEST_FILE, json_file_bytes(manifest))
+    manifest_bytes = json_file_bytes(manifest)
+    root.write(path, data, exclusive=True)
+    root.write(MANIFEST_FILE, manifest_bytes)
     return {"source": source}

@@ -1,10 +1,11 @@
 """Packet vocabulary and the immutable values the validation boundary produces.
 
-Owns the closed vocabularies (kinds, statuses, modes, states, relations), the
-:class:`Issue` an invalid packet reports, and :class:`ValidatedRun`, the one
-deeply immutable graph that assurance and rendering read. Every value here is
-a frozen, slotted dataclass holding tuples and strings only. Imports nothing
-of assay.
+Owns the closed vocabularies both layouts share (statuses, profiles, modes,
+states, relations, authorities), the approval fingerprint of an execution
+envelope, the one :class:`Issue` type of every finding, and
+:class:`ValidatedRun`, the one deeply immutable graph that assurance and
+rendering read. Every value here is a frozen, slotted dataclass holding
+tuples and strings only. Imports only :mod:`assay.canonical`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.canonical import fingerprint
+
 __all__ = [
+    "AUTHORITIES",
     "CLAIM_STATES",
     "EVIDENCE_STATES",
     "GAP_KINDS",
@@ -34,10 +38,12 @@ __all__ = [
     "Source",
     "ValidatedRun",
     "Validation",
+    "approval_fingerprint",
     "kind_name",
 ]
 
-# kind suffix -> schemaVersion; both the assay. and recon. prefixes are read.
+# Assay's own layout: kind suffix (after "assay.") -> schemaVersion. A manifest
+# of kind recon.packet-manifest is the recon tool's layout (assay.packet.recon).
 KINDS = {
     "packet-manifest": 2,
     "claim-ledger": 1,
@@ -47,12 +53,13 @@ KINDS = {
     "run-failure": 1,
     "quarantine-record": 1,
 }
-KIND_PREFIXES = ("assay.", "recon.")
+KIND_PREFIX = "assay."
 
 RUN_STATUSES = ("preparing", "awaiting-approval", "running", "complete", "partial", "failed")
 PROFILES = ("quick", "standard", "thorough")
 CLAIM_STATES = ("provisional", "supported", "verified", "contested", "unresolved", "unsupported")
 RELATIONS = ("supports", "contradicts", "qualifies", "context")
+AUTHORITIES = ("provider-enforced", "contract-enforced")
 EVIDENCE_STATES = ("exact", "redacted-exact", "stale", "invalid")
 ELIGIBLE_EVIDENCE = frozenset({"exact", "redacted-exact"})
 SOURCE_STATES = ("pinned", "unpinned", "stale", "invalid", "unavailable")
@@ -122,22 +129,27 @@ TRANSITIONS: dict[str | None, frozenset[str]] = {
 }
 
 
+def approval_fingerprint(execution: dict[str, Any]) -> str:
+    """The fingerprint an approval binds: of the execution envelope without ``approval``."""
+    return fingerprint({k: v for k, v in execution.items() if k != "approval"})
+
+
 def kind_name(kind: Any) -> str | None:
-    """The suffix of an ``assay.``/``recon.`` kind (``claim-ledger``), or None if unknown."""
-    if isinstance(kind, str):
-        for prefix in KIND_PREFIXES:
-            if kind.startswith(prefix) and kind[len(prefix):] in KINDS:
-                return kind[len(prefix):]
+    """The suffix of an ``assay.`` kind (``claim-ledger``), or None if it is no such kind."""
+    if isinstance(kind, str) and kind.startswith(KIND_PREFIX) and kind[len(KIND_PREFIX):] in KINDS:
+        return kind[len(KIND_PREFIX):]
     return None
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class Issue:
-    """One reason a packet is invalid: code, packet-relative file, JSON pointer, sentence.
+    """One finding: code, packet-relative file, JSON pointer, sentence.
 
     ``where`` is the recon tool's own location for a finding in a recon-layout
     packet (``lane:ID``, ``pass:MODE``, an artifact id, a ``$``-path), so its
-    users read the same diagnostics; empty for assay's own layout.
+    users read the same diagnostics; empty for assay's own layout. An
+    ``advisory`` finding never makes a packet invalid: it is what assay's own,
+    stricter rules would add to a recon-layout packet.
     """
 
     code: str
@@ -145,6 +157,7 @@ class Issue:
     pointer: str
     message: str
     where: str = ""
+    advisory: bool = False
 
     def to_dict(self) -> dict[str, str]:
         out = {"code": self.code, "path": self.path, "pointer": self.pointer,

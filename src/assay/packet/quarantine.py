@@ -17,6 +17,8 @@ from typing import Any
 
 from assay.canonical import parse
 from assay.errors import AssayError, UsageError
+from assay.packet.assay.manifest import approval_fingerprint
+from assay.packet.assay.reviews import DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.layout import (
     MANIFEST_FILE,
     PacketRoot,
@@ -26,10 +28,8 @@ from assay.packet.layout import (
     json_file_bytes,
 )
 from assay.packet.lifecycle import now, read_canonical, register
-from assay.packet.manifest import approval_fingerprint
 from assay.packet.model import KINDS, REVIEW_WAVE, Issue, kind_name
 from assay.packet.redaction import find_secret
-from assay.packet.reviews import DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.shape import Sink
 
 __all__ = ["admit", "check_output"]
@@ -132,11 +132,13 @@ def admit(directory: str | os.PathLike[str], draft: str, target: str) -> dict[st
             "quarantinedAt": now(),
             "issues": [i.to_dict() for i in issues],
         }
+        record_bytes = json_file_bytes(record)
         root.move(draft, base)
-        root.write(base + ".quarantine.json", json_file_bytes(record), exclusive=True)
+        root.write(base + ".quarantine.json", record_bytes, exclusive=True)
         return {"admitted": False, "quarantined": base, "record": base + ".quarantine.json",
                 "digest": digest, "issues": record["issues"]}
-    root.move(draft, target)
     register(manifest, target, data)
-    root.write(MANIFEST_FILE, json_file_bytes(manifest))
+    manifest_bytes = json_file_bytes(manifest)
+    root.move(draft, target)
+    root.write(MANIFEST_FILE, manifest_bytes)
     return {"admitted": True, "path": target, "digest": digest, "issues": []}

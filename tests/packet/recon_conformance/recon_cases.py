@@ -1,6 +1,6 @@
 """Helpers for the recon conformance cases: build, edit the way the recon tool's tests do, check.
 
-Every packet comes from :func:`assay.packet.recon_build.recon_packet`, which
+Every packet comes from :func:`recon_testing.recon_packet`, which
 writes the recon tool's test fixture in the manifest version asked for; the
 edits below are the ones the recon tool's own tests make before they ask its
 validator for a verdict. ``VERSIONS`` runs each case on both manifest
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from assay.packet.model import Validation
-from assay.packet.recon_build import ReconPacket, recon_packet
 from assay.packet.validate import validate
+from recon_testing import ReconPacket, recon_packet
 
 VERSIONS = pytest.mark.parametrize("version", [1, 2], ids=["v1", "v2"])
 V1 = pytest.mark.parametrize("version", [1], ids=["v1"])

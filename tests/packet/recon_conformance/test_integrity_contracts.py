@@ -26,7 +26,7 @@ from recon_cases import (
 )
 
 from assay.packet.layout import file_digest
-from assay.packet.recon_contract import check_artifact
+from assay.packet.recon.contract import check_artifact
 
 
 def save(packet: Any) -> None:
@@ -41,7 +41,7 @@ def test_ledger_later_revision_final_transition_mismatch(tmp_path: Path, version
     assert ledger["revision"] == 2
     next(t for t in ledger["transitions"] if t["claimId"] == "claim-1")["to"] = "contested"
     found = check_artifact(ledger)
-    assert ("CLAIM_TRANSITION_MISMATCH", "claim:claim-1") in {(f.code, f.at) for f in found}
+    assert ("CLAIM_TRANSITION_MISMATCH", "claim:claim-1") in {(f.code, f.where) for f in found}
 
 
 @V2
@@ -50,7 +50,7 @@ def test_manifest_object_valued_waves(tmp_path: Path, version: int) -> None:
     packet = fixture(tmp_path, version)
     packet.manifest["execution"]["waves"] = {}
     found = check_artifact(packet.manifest)
-    assert ("MISSING_REQUIRED_FIELD", "$.execution.waves") in {(f.code, f.at) for f in found}
+    assert ("MISSING_REQUIRED_FIELD", "$.execution.waves") in {(f.code, f.where) for f in found}
 
 
 @V2
@@ -63,7 +63,7 @@ def test_ledger_collections_are_categorical(tmp_path: Path, version: int, field:
     ledger = fixture(tmp_path, version).read("claims.json")
     ledger[field] = hostile
     found = check_artifact(ledger)
-    assert ("MISSING_REQUIRED_FIELD", f"$.{field}") in {(f.code, f.at) for f in found}
+    assert ("MISSING_REQUIRED_FIELD", f"$.{field}") in {(f.code, f.where) for f in found}
 
 
 @V2
@@ -75,7 +75,7 @@ def test_claim_collections_are_categorical(tmp_path: Path, version: int, field: 
     ledger = fixture(tmp_path, version).read("claims.json")
     ledger["claims"][0][field] = hostile
     found = check_artifact(ledger)
-    assert ("MISSING_REQUIRED_FIELD", f"$.claims[0].{field}") in {(f.code, f.at) for f in found}
+    assert ("MISSING_REQUIRED_FIELD", f"$.claims[0].{field}") in {(f.code, f.where) for f in found}
 
 
 @VERSIONS

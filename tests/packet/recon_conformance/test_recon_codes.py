@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from recon_cases import PRIOR, check, edit, fixture, gap
 
-from assay.packet.recon_build import ReconPacket
+from recon_testing import ReconPacket
 
 Change = Callable[[ReconPacket], None]
 HERE = Path(__file__).parent
@@ -446,8 +446,7 @@ _EMITS = re.compile(r'(?:err|advise|at_\w+|add|Finding|code, why =)\(?\s*"([A-Z]
 
 def test_recon_codes_every_code_has_a_case() -> None:
     """Every code the recon validator emits is asserted by a case of this suite."""
-    source = "".join(path.read_text() for path in sorted(SRC.glob("recon_*.py"))
-                     if path.name != "recon_build.py")
+    source = "".join(path.read_text() for path in sorted(SRC.glob("recon/*.py")))
     emitted = set(_EMITS.findall(source)) | {"SYMLINK_ESCAPE", "NOT_REGULAR_FILE",
                                               "FILE_TOO_LARGE", "SOURCE_UNAVAILABLE"}
     asserted = {case[0] for case in CASES} | {case[0] for case in ADVISORIES}

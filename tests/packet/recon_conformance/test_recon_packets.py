@@ -17,10 +17,10 @@ from recon_cases import VERSIONS, check, fixture
 from assay.errors import AssayError
 from assay.mcp.server import build_server
 from assay.packet import lifecycle, quarantine
-from assay.packet.recon_build import recon_packet
 from assay.packet.render import publish
 from assay.packet.validate import check_and_withdraw, validate
 from assay_testing import Project
+from recon_testing import recon_packet
 
 
 @VERSIONS
@@ -262,3 +262,25 @@ def test_recon_replaced_value_never_crashes(standard: Any, data: st.DataObject) 
         assert outcome.run is not None or outcome.issues
     finally:
         (standard.root / path).write_bytes(original)
+
+
+def test_recon_kind_alone_chooses_the_recon_rules(tmp_path: Path) -> None:
+    """A recon.packet-manifest without its run object is read by the recon tool's rules."""
+    packet = fixture(tmp_path, 2, "quick")
+    del packet.manifest["run"]
+    packet.write("manifest.json", packet.manifest)
+    outcome = validate(packet.root, source_roots=[str(packet.source_root)])
+    assert outcome.layout == "recon" and outcome.run is None
+    assert ("MISSING_REQUIRED_FIELD", "$.run") in {(i.code, i.where) for i in outcome.issues}
+
+
+def test_recon_kind_in_assays_layout_is_unknown(tmp_path: Path) -> None:
+    """Assay's own layout reads only assay. kinds: a recon.-kind artifact in it is UNKNOWN_KIND."""
+    from packet_testing import example_packet
+
+    builder = example_packet(tmp_path / "p", "quick")
+    builder.write_artifact("raw/dossiers/gather-1/recon.json",
+                           {"kind": "recon.raw-dossier", "schemaVersion": 1})
+    builder.finish()
+    found = {(i.code, i.path, i.pointer) for i in validate(tmp_path / "p").issues}
+    assert found == {("UNKNOWN_KIND", "raw/dossiers/gather-1/recon.json", "/kind")}

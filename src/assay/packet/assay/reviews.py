@@ -1,7 +1,7 @@
 """Worker and review artifacts: dossiers, review briefs, review results.
 
 Owns the closed shapes of ``raw-dossier``, ``review-brief`` and
-``review-result`` (schemaVersion 1 each, ``assay.`` or ``recon.`` prefix) and
+``review-result`` (schemaVersion 1 each, kinds ``assay.*``) and
 the selective-blind brief projection: :func:`project` decides, per review
 mode, exactly which parts of the prior ledger and manifest a reviewer may see.
 The validator recomputes every brief's projection with the same function, so
@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from assay.packet.ledger_file import EVIDENCE_SHAPE, TRANSITION_SHAPE
-from assay.packet.manifest import ID, ID_LIST, REF, TEXT, TEXT_LIST
+from assay.packet.assay.ledger_file import EVIDENCE_SHAPE, TRANSITION_SHAPE
+from assay.packet.assay.manifest import ID, ID_LIST, REF, TEXT, TEXT_LIST
 from assay.packet.model import RELATIONS
 from assay.packet.shape import (
     ANY_OBJECT,

@@ -1,7 +1,6 @@
 """The packet manifest (``manifest.json``): closed schema and execution envelope.
 
-Owns the manifest shape (kind ``assay.packet-manifest`` or
-``recon.packet-manifest``, schemaVersion 2), the execution envelope and its
+Owns the manifest shape (kind ``assay.packet-manifest``, schemaVersion 2), the execution envelope and its
 approval fingerprint, and the constructor :func:`new_manifest` used by
 ``packet init``. Imports the base modules and the packet shape checks.
 """
@@ -10,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.canonical import fingerprint
 from assay.packet.model import (
+    AUTHORITIES,
     GAP_KINDS,
     PROFILES,
     RUN_STATUSES,
     TASK_CLASSES,
     WAVE_MODES,
+    approval_fingerprint,
 )
 from assay.packet.shape import (
     BOOL,
@@ -69,7 +69,7 @@ EXECUTION_SHAPE: Check = obj(
         "effort": TEXT,
         "reasoningMode": nullable(string()),
         "serviceTier": nullable(string()),
-        "authority": enum("provider-enforced", "contract-enforced"),
+        "authority": enum(*AUTHORITIES),
         "maxConcurrency": integer(minimum=1),
         "deadlineSeconds": integer(minimum=1),
         "retryLimit": integer(minimum=0),
@@ -119,16 +119,11 @@ MANIFEST_SHAPE: Check = obj({
 })
 
 
-def approval_fingerprint(execution: dict[str, Any]) -> str:
-    """The canonical fingerprint of ``execution`` with ``approval`` removed."""
-    return fingerprint({k: v for k, v in execution.items() if k != "approval"})
-
-
 def new_manifest(*, run_id: str, created_at: str, objective: str, profile: str,
-                 questions: list[str] | None = None, kind_prefix: str = "assay.") -> dict[str, Any]:
+                 questions: list[str] | None = None) -> dict[str, Any]:
     """A fresh ``preparing`` manifest with no execution, artifacts or gaps."""
     return {
-        "kind": kind_prefix + "packet-manifest",
+        "kind": "assay.packet-manifest",
         "schemaVersion": 2,
         "runId": run_id,
         "createdAt": created_at,

@@ -6,8 +6,8 @@ the two canonical files on :meth:`PacketBuilder.finish`. It performs no
 validation of its own: the validation boundary judges what it wrote (which
 is what makes it useful for building invalid fixtures too).
 :func:`example_packet` builds a complete quick, standard or thorough packet
-of any size; the tests, the benchmark and the demo use it. Imports the base
-modules and the packet modules.
+of any size for the tests and the benchmarks. A test module: it is not part of
+the package, and imports only assay's public packet modules.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.canonical import parse
+from assay.packet.assay.ledger_file import new_ledger
+from assay.packet.assay.manifest import APPROVAL_TYPE, approval_fingerprint, new_manifest
+from assay.packet.assay.reviews import project
 from assay.packet.layout import (
     LEDGER_FILE,
     MANIFEST_FILE,
@@ -24,9 +27,6 @@ from assay.packet.layout import (
     file_digest,
     json_file_bytes,
 )
-from assay.packet.ledger_file import new_ledger
-from assay.packet.manifest import APPROVAL_TYPE, approval_fingerprint, new_manifest
-from assay.packet.reviews import project
 
 __all__ = ["PacketBuilder", "default_execution", "example_packet"]
 
@@ -101,17 +101,14 @@ class PacketBuilder:
 
     def __init__(self, directory: str | os.PathLike[str], *, profile: str = "quick",
                  run_id: str = "run-example", objective: str = "Example research question",
-                 questions: list[str] | None = None, kind_prefix: str = "assay.",
-                 created_at: str = T0) -> None:
+                 questions: list[str] | None = None, created_at: str = T0) -> None:
         os.makedirs(directory, exist_ok=True)
         self.root = PacketRoot(directory)
         self.root.make_layout()
-        self.prefix = kind_prefix
         self.profile = profile
         self.manifest = new_manifest(run_id=run_id, created_at=created_at, objective=objective,
-                                     profile=profile, questions=questions,
-                                     kind_prefix=kind_prefix)
-        self.ledger = new_ledger(run_id, kind_prefix=kind_prefix)
+                                     profile=profile, questions=questions)
+        self.ledger = new_ledger(run_id)
         self.captures: dict[str, bytes] = {}
         self.dossiers: list[dict[str, str]] = []
         self.results: list[dict[str, str]] = []
@@ -209,7 +206,7 @@ class PacketBuilder:
         target = path or f"{roots.get(lane_id, 'raw/dossiers/' + lane_id)}/{name}.json"
         sources = [s["sourceId"] for s in self.manifest["sources"][:1]]
         doc = {
-            "kind": self.prefix + "raw-dossier", "schemaVersion": 1,
+            "kind": "assay.raw-dossier", "schemaVersion": 1,
             "dossierId": f"{lane_id}-{name}", "runId": self.run_id,
             "waveId": wave_id, "laneId": lane_id, "mode": mode,
             "inputs": ["request"], "exclusions": [],
@@ -238,7 +235,7 @@ class PacketBuilder:
               projection: dict[str, Any] | None = None) -> dict[str, str]:
         assert self.prior is not None and self.prior_ref is not None, "snapshot() first"
         doc = {
-            "kind": self.prefix + "review-brief", "schemaVersion": 1,
+            "kind": "assay.review-brief", "schemaVersion": 1,
             "briefId": brief_id or mode, "runId": self.run_id, "mode": mode,
             "createdAt": "2026-01-05T11:00:00Z",
             "priorLedger": dict(self.prior_ref), "priorRevision": self.prior["revision"],
@@ -260,7 +257,7 @@ class PacketBuilder:
             dispositions = [{"claimId": c["claimId"], "verdict": verdict, "material": False,
                              "note": ""} for c in shown]
         doc = {
-            "kind": self.prefix + "review-result", "schemaVersion": 1,
+            "kind": "assay.review-result", "schemaVersion": 1,
             "resultId": f"{lane}-{name}", "runId": self.run_id, "reviewKind": kind,
             "reviewerLane": lane, "complete": complete, "brief": dict(brief),
             "permittedInputs": ["brief"], "excludedInputs": ["other reviews"],
@@ -288,7 +285,7 @@ class PacketBuilder:
                     claim["state"] = item["to"]
         self.ledger["revision"] = self.prior["revision"] + 1
         doc = {
-            "kind": self.prefix + "review-result", "schemaVersion": 1,
+            "kind": "assay.review-result", "schemaVersion": 1,
             "resultId": "reconciliation", "runId": self.run_id,
             "reviewKind": "reconciliation", "reviewerLane": lane, "complete": True,
             "priorLedger": dict(self.prior_ref), "priorRevision": self.prior["revision"],
@@ -320,7 +317,7 @@ def example_packet(directory: str | os.PathLike[str], profile: str = "quick", *,
                    claims: int = 3, evidence_per_claim: int = 1, evidence: int | None = None,
                    sources: int = 1,
                    dossiers_per_gather_lane: int = 1, extra_gather_lanes: int = 0,
-                   kind_prefix: str = "assay.", status: str | None = "complete",
+                   status: str | None = "complete",
                    run_id: str = "run-example",
                    result_fields: dict[str, dict[str, Any]] | None = None,
                    projection_hook: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
@@ -335,7 +332,7 @@ def example_packet(directory: str | os.PathLike[str], profile: str = "quick", *,
     the review result of a mode, and ``projection_hook`` may replace a brief's
     projection (both exist to build deliberately invalid packets).
     """
-    b = PacketBuilder(directory, profile=profile, kind_prefix=kind_prefix, run_id=run_id,
+    b = PacketBuilder(directory, profile=profile, run_id=run_id,
                       objective="Which storage engine suits the ledger?",
                       questions=["Is SQLite WAL safe for concurrent readers?"])
     total = evidence if evidence is not None else claims * evidence_per_claim

@@ -1,6 +1,6 @@
 """The claim ledger file (``claims.json``): closed schema and a fresh ledger.
 
-Kind ``assay.claim-ledger`` or ``recon.claim-ledger``, schemaVersion 1: run
+Kind ``assay.claim-ledger``, schemaVersion 1: run
 id, monotonic revision, direct input references, synthesis, evidence, claims
 with closed ``{evidenceId, relation}`` links, unresolved questions, and the
 explicit claim transitions. Review results reuse the evidence shape for the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.packet.manifest import ID, REF, TEXT, TEXT_LIST
+from assay.packet.assay.manifest import ID, REF, TEXT, TEXT_LIST
 from assay.packet.model import CLAIM_STATES, RELATIONS
 from assay.packet.shape import BOOL, DIGEST, Check, array, enum, integer, nullable, obj, string
 
@@ -56,10 +56,10 @@ LEDGER_SHAPE: Check = obj({
 })
 
 
-def new_ledger(run_id: str, *, kind_prefix: str = "assay.") -> dict[str, Any]:
+def new_ledger(run_id: str) -> dict[str, Any]:
     """An empty revision-1 ledger for ``run_id``."""
     return {
-        "kind": kind_prefix + "claim-ledger",
+        "kind": "assay.claim-ledger",
         "schemaVersion": 1,
         "runId": run_id,
         "revision": 1,

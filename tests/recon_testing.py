@@ -18,7 +18,8 @@ map and gather pass and a material gap per pass that did not complete.
 envelope again), and :meth:`ReconPacket.reconcile` and
 :meth:`ReconPacket.brief` produce a reconciled ledger and a review brief with
 the recon tool's own semantics. Nothing here validates: the boundary judges
-what was written. Imports the base modules and the packet modules.
+what was written. A test module, not part of the package (assay never writes
+this layout); imports assay's packet modules.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from typing import Any
 
 from assay.canonical import fingerprint
 from assay.packet.layout import file_digest
-from assay.packet.recon_contract import approval_input, check_artifact
+from assay.packet.model import approval_fingerprint
+from assay.packet.recon.contract import check_artifact
 
 __all__ = ["APPROVED_AT", "ReconPacket", "recon_packet"]
 
@@ -147,7 +149,7 @@ class ReconPacket:
                     if k != "approval"}
         approval: dict[str, Any] = {"type": "explicit-user-approval", "approvedAt": APPROVED_AT}
         if self.version == 1:
-            approval["fingerprint"] = approval_input(envelope)
+            approval["fingerprint"] = approval_fingerprint(envelope)
         envelope["approval"] = approval
         self.manifest["execution"] = envelope
         return envelope

@@ -1,14 +1,19 @@
-"""The base of the recon-layout validator: state, reporting, reading and the documents.
+"""One recon-layout packet being checked: its documents read once, and the recon tool's locations.
 
-:class:`Base` holds what one validation of a recon-layout packet shares: the
-parsed manifest and ledger, every referenced artifact read once through
-:class:`~assay.packet.layout.PacketRoot`, the issues (with the recon tool's
-own location in ``where``) and the advisories. It checks the documents
-against the recon contract, reads every reference, and refuses persisted
-secrets. The cross-file rules build on it, one module per concern
-(:mod:`~assay.packet.recon_sources`, :mod:`~assay.packet.recon_routing`,
-:mod:`~assay.packet.recon_reviews`); :mod:`assay.packet.recon_check` runs
-them. Imports the base modules and the packet modules.
+:class:`ReconRun` is what the recon tool's rules share over the kernel's
+:class:`~assay.packet.kernel.Context`: the parsed manifest and ledger, every
+referenced artifact read once (through :class:`~assay.packet.layout.PacketRoot`),
+the state the cross-file rules build, and the recon tool's own ways to locate
+a finding (``$.run.status``, ``reviews/x.json:$.id``, an artifact or evidence
+id, ``claim:ID``, ``source:ID``) beside the file and JSON pointer. The rules of
+the first phase are here: the documents against the recon contract
+(:func:`shapes`), every reference read, hashed and checked
+(:func:`references`), and no persisted secret (:func:`secrets`), with the
+helpers the other rules share. The cross-file rules build on it, one module
+per concern (:mod:`~assay.packet.recon.sources`,
+:mod:`~assay.packet.recon.routing`, :mod:`~assay.packet.recon.reviews`);
+:mod:`assay.packet.recon.check` runs them. Imports the base modules and the
+packet modules.
 """
 
 from __future__ import annotations
@@ -19,22 +24,13 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
 from assay.canonical import fingerprint
-from assay.packet.layout import (
-    LEDGER_FILE,
-    MANIFEST_FILE,
-    PacketRoot,
-    PathProblem,
-    file_digest,
-)
-from assay.packet.model import (
-    Issue,
-)
-from assay.packet.recon_contract import (
-    approval_input,
+from assay.packet.kernel import Context
+from assay.packet.layout import LEDGER_FILE, MANIFEST_FILE, PathProblem
+from assay.packet.model import PROFILE_PASSES, approval_fingerprint
+from assay.packet.recon.contract import (
     check_artifact,
     is_digest,
     is_int,
@@ -43,29 +39,21 @@ from assay.packet.recon_contract import (
     keyable,
     strings,
 )
-from assay.redaction import scan
+from assay.packet.redaction import rules, screen
 
 __all__ = [
     "ASSURANCE_KINDS", "BRIEF_MODE", "CONTROLLER", "OUTCOME_CODES", "PASS_ARTIFACTS", "REQUIRED",
-    "REVIEW_WAVE", "Base", "Entry", "ReviewFacts", "State", "canonical_digest", "complete",
+    "Entry", "ReconRun", "ReviewFacts", "State", "complete",
     "gap_names_lane", "gap_names_mode", "has_lane_identity", "js_string", "lane_of",
-    "line_excerpt", "obj", "recon_redact", "same", "same_json", "same_json_members",
-    "secret_rules", "secret_rules_each",
+    "line_excerpt", "obj", "recon_redact", "references", "same", "same_json",
+    "same_json_members", "secret_rules", "secret_rules_each", "secrets", "shapes", "usable",
 ]
 
-REQUIRED = {
-    1: {"quick": ("map", "gather"),
-        "standard": ("map", "gather", "semantic-verification", "adversarial", "coverage",
-                     "reconciliation"),
-        "thorough": ("map", "gather", "semantic-verification", "adversarial", "coverage",
-                     "reconciliation", "redundant-gather", "redundant-verification",
-                     "contradiction-resolution")},
-    2: {"quick": ("map", "gather"),
-        "standard": ("map", "gather", "semantic-verification", "adversarial", "coverage",
-                     "reconciliation"),
-        "thorough": ("map", "gather", "semantic-verification", "adversarial", "coverage",
-                     "reconciliation", "redundant-gather", "redundant-verification")},
-}
+# The passes of each requested profile, by manifest version: version 2 no
+# longer requires contradiction resolution of a thorough run.
+REQUIRED = {1: PROFILE_PASSES,
+            2: {**PROFILE_PASSES, "thorough": tuple(m for m in PROFILE_PASSES["thorough"]
+                                                    if m != "contradiction-resolution")}}
 # Pass mode -> (artifact kind, the field that must match, its value).
 PASS_ARTIFACTS = {
     "map": ("recon.raw-dossier", "mode", "map"),
@@ -78,15 +66,11 @@ PASS_ARTIFACTS = {
     "contradiction-resolution": ("recon.review-result", "reviewKind",
                                  "contradiction-resolution"),
 }
-REVIEW_WAVE = {"semantic": "semantic-verification", "adversarial": "adversarial",
-                "coverage": "coverage", "reconciliation": "reconciliation",
-                "redundant-verification": "redundant-verification",
-                "contradiction-resolution": "contradiction-resolution"}
 ASSURANCE_KINDS = ("semantic", "adversarial", "coverage", "redundant-verification",
-              "contradiction-resolution")
+                   "contradiction-resolution")
 BRIEF_MODE = {"semantic": "verify", "redundant-verification": "verify",
-               "adversarial": "adversary", "contradiction-resolution": "adversary",
-               "coverage": "coverage"}
+              "adversarial": "adversary", "contradiction-resolution": "adversary",
+              "coverage": "coverage"}
 CONTROLLER = "controller:reconcile-ledger-v1"
 OUTCOME_CODES = ("PASS_FAILED", "PASS_OMITTED")
 
@@ -95,11 +79,6 @@ _JS_SPACE = "[ \\t\\n\\r\\f\\v\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f
 _RECON_ASSIGN = re.compile(r"(?<![A-Za-z0-9_])(token|password|secret|api[_-]?key)" + _JS_SPACE
                            + r"*[:=]" + _JS_SPACE + r"*[^\s,;]+", re.IGNORECASE)
 _RECON_TOKEN = re.compile(r"\b(?:sk|ghp|xox[baprs])[-_][A-Za-z0-9_-]{8,}\b", re.ASCII)
-# Strings of one document are scanned as one text; this separator ends every
-# rule's match (no rule spans a bare ";" line).
-_JOIN = "\n;\n"
-
-
 # Every span either rule rewrites holds one of these (lower case): texts
 # without any are returned as they are, without a regular-expression pass.
 _RECON_WORDS = ("token", "password", "secret", "api_key", "api-key", "apikey", "sk-", "sk_",
@@ -115,31 +94,21 @@ def recon_redact(text: str) -> str:
     return _RECON_TOKEN.sub("[REDACTED]", text)
 
 
-def secret_rules(values: Iterable[str]) -> tuple[str, ...]:
-    """Rules that fire on any of ``values``: assay's shared set, plus the recon tool's own.
+def _recon_rule(text: str) -> str | None:
+    return "recon_redaction" if recon_redact(text) != text else None
 
-    Each distinct value is scanned once; ``sha256:`` digests match no rule and
-    are skipped.
-    """
-    text = _JOIN.join(v for v in dict.fromkeys(values) if not is_digest(v))
-    found = set(scan(text))
-    if recon_redact(text) != text:
-        found.add("recon_redaction")
-    return tuple(sorted(found))
+
+def secret_rules(values: Iterable[str]) -> tuple[str, ...]:
+    """Rules that fire on any of ``values`` (scanned as one text): assay's shared set, plus
+    the recon tool's own (``recon_redaction``)."""
+    return rules(values, _recon_rule)
 
 
 def secret_rules_each(groups: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
-    """:func:`secret_rules` of each of ``groups``, in order.
-
-    Screens every distinct value of all groups in one scan: no match runs
-    through the separator, so when their join is clean every group's is
-    (documents of one packet share most strings: a prior ledger, briefs and
-    reviews repeat the ledger's). Only when something fires is each group
-    scanned on its own.
-    """
-    if not secret_rules(chain.from_iterable(groups)):
-        return [()] * len(groups)
-    return [secret_rules(group) for group in groups]
+    """:func:`secret_rules` of each of ``groups``, in order, screened together
+    (:func:`assay.packet.redaction.screen`): documents of one packet share most
+    strings (a prior ledger, briefs and reviews repeat the ledger's)."""
+    return screen(groups, _recon_rule)
 
 
 def line_excerpt(content: str, lines: list[str], start: Any, end: Any) -> str | None:
@@ -207,10 +176,6 @@ def same(left: Any, right: Any) -> bool:
             and left.get("digest") == right.get("digest"))
 
 
-def canonical_digest(value: Any) -> str:
-    return fingerprint(value)
-
-
 def same_json(a: Any, b: Any) -> bool:
     """Whether two parsed JSON values have the same canonical form (without hashing them).
 
@@ -247,6 +212,57 @@ def _same_walk(a: Any, b: Any) -> bool:
     if type(a) is list:
         return len(a) == len(b) and all(map(_same_walk, a, b))
     return bool(a == b)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _text(value: str) -> str:
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+
+
+def _replace_lone_surrogates(value: Any) -> bool:
+    """Replace, in place, every lone surrogate in ``value``'s strings and keys with U+FFFD.
+
+    UTF-8 cannot carry a lone surrogate (a ``\\ud800`` escape without its
+    pair), so no path, digest or canonical form could be computed from one;
+    U+FFFD is what a UTF-8 encoder writes in its place. Returns whether any
+    was replaced. Iterative: a document may nest as deep as the parser allows.
+    """
+    def bad(text: str) -> bool:
+        if text.isascii():
+            return False
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+
+    found = False
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if type(current) is list:
+            for index, item in enumerate(current):
+                if type(item) is str:
+                    if bad(item):
+                        current[index], found = _text(item), True
+                elif type(item) in (list, dict):
+                    pending.append(item)
+        elif type(current) is dict:
+            if any(bad(key) for key in current):
+                members = list(current.items())
+                current.clear()
+                for key, item in members:
+                    current[_text(key) if bad(key) else key] = item
+                found = True
+            for key, item in current.items():
+                if type(item) is str:
+                    if bad(item):
+                        current[key], found = _text(item), True
+                elif type(item) in (list, dict):
+                    pending.append(item)
+    return found
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -290,7 +306,6 @@ class State:
     active: set[str] = field(default_factory=set)
     reconciliation: dict[str, Any] | None = None
     prior: dict[str, Any] | None = None
-    digests: dict[str, str] = field(default_factory=dict)
     # Indexes built once per parsed document (keyed by its identity).
     shown: dict[int, dict[str, dict[Any, dict[str, Any]]]] = field(default_factory=dict)
     records: dict[int, dict[Any, dict[str, Any]]] = field(default_factory=dict)
@@ -308,19 +323,18 @@ class State:
         default_factory=dict)
 
 
-class Base:
-    """One validation of one recon-layout packet: documents, reading, reporting."""
-    """One validation of one recon-layout packet. Use once."""
+class ReconRun:
+    """One validation of one recon-layout packet: documents, state, the recon tool's locations.
 
-    def __init__(self, root: PacketRoot, raw: bytes, source_roots: Sequence[str]) -> None:
-        self.root = root
+    Create one per validation.
+    """
+
+    def __init__(self, cx: Context, source_roots: Sequence[str]) -> None:
+        self.cx = cx
+        self.root = cx.root
         self.m: dict[str, Any] = {}
         self.version = 1
-        self.raw = {MANIFEST_FILE: raw}
-        self.issues: list[Issue] = []
-        self.advisories: list[Issue] = []
         self.s = State()
-        self.s.digests[MANIFEST_FILE] = file_digest(raw)
         self.source_roots = tuple(os.path.realpath(r) for r in source_roots)
         self.L: dict[str, Any] | None = None
         self.ref_digests: dict[str, str] = {}
@@ -331,11 +345,11 @@ class Base:
     # -- reporting -------------------------------------------------------------
     def err(self, code: str, where: str, message: str, path: str = "",
             pointer: str = "") -> None:
-        self.issues.append(Issue(code, path, pointer, message, where))
+        self.cx.add(code, path, pointer, message, where)
 
     def advise(self, code: str, where: str, message: str, path: str = "",
                pointer: str = "") -> None:
-        self.advisories.append(Issue(code, path, pointer, message, where))
+        self.cx.advise(code, path, pointer, message, where)
 
     def at_manifest(self, code: str, where: str, message: str) -> None:
         self.err(code, where, message, MANIFEST_FILE, json_pointer(where))
@@ -402,21 +416,15 @@ class Base:
         return found
 
     def digest_once(self, value: Any) -> str:
-        """:func:`canonical_digest` of ``value``, computed once per value object."""
+        """:func:`~assay.canonical.fingerprint` of ``value``, computed once per value object."""
         known = self.s.value_digests.get(id(value))
         if known is None or known[0] is not value:
-            known = (value, canonical_digest(value))
+            known = (value, fingerprint(value))
             self.s.value_digests[id(value)] = known
         return known[1]
 
     def read(self, rel: str) -> bytes | PathProblem:
-        if rel in self.raw:
-            return self.raw[rel]
-        got = self.root.read(rel)
-        if isinstance(got, bytes):
-            self.raw[rel] = got
-            self.s.digests[rel] = file_digest(got)
-        return got
+        return self.cx.read(rel)
 
     @staticmethod
     def problem_code(problem: PathProblem, default: str) -> str:
@@ -439,144 +447,161 @@ class Base:
         except UnicodeDecodeError:
             text = data.decode("utf-8", "replace")
             self.advise("INVALID_JSON", path, "not UTF-8: assay's own layout refuses it", path)
-        return json.loads(text, parse_constant=constant)
+        try:
+            value = json.loads(text, parse_constant=constant)
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text) and _replace_lone_surrogates(value):
+            self.advise("INVALID_JSON", path, "a lone surrogate escape, read as U+FFFD: assay's "
+                        "own layout refuses it", path)
+        return value
 
-    # -- phase 1: documents ---------------------------------------------------
-    def shapes(self) -> bool:
-        """Contract findings of manifest, ledger and run identity; whether the manifest holds."""
-        m = self.m
-        request = m.get("request")
-        root = os.path.realpath(self.root.root)
-        if type(request) is not dict or request.get("outputPath") != root:
-            self.at_manifest("OUTPUT_ROOT_MISMATCH", "$.request.outputPath",
-                             "the declared output path is not the canonical packet root")
-        data = self.read(LEDGER_FILE)
-        if isinstance(data, PathProblem):
-            self.err(self.problem_code(data, "INVALID_LEDGER_JSON"), LEDGER_FILE, data.message,
-                     LEDGER_FILE)
-        else:
-            try:
-                self.L = self.parse(data, LEDGER_FILE)
-            except ValueError as exc:
-                self.err("INVALID_LEDGER_JSON", LEDGER_FILE, f"not JSON: {exc}"[:200], LEDGER_FILE)
-        manifest_found = check_artifact(m)
-        for found in manifest_found:
-            self.at_manifest(found.code, found.at, found.message)
-        if self.L is not None:
-            ledger_found = check_artifact(self.L)
-            self.broken = bool(manifest_found or ledger_found)
-            for found in ledger_found:
-                if found.at.startswith("claim:"):
-                    self.at_claim(found.code, found.at[6:], found.message, where=found.at)
-                else:
-                    self.at_ledger(found.code, found.at, found.message)
-        run = m.get("run")
-        if type(self.L) is dict and type(run) is dict and run.get("id") != self.L.get("runId"):
-            self.err("RUN_ID_MISMATCH", "$", "manifest and ledger run ids differ", LEDGER_FILE,
-                     "/runId")
-        execution = m.get("execution")
-        approval = execution.get("approval") if type(execution) is dict else None
-        if self.version == 1:
-            if type(approval) is dict:
-                assert type(execution) is dict
-                if approval.get("fingerprint") != approval_input(execution):
-                    self.at_manifest("APPROVAL_FINGERPRINT_MISMATCH",
-                                     "$.execution.approval.fingerprint",
-                                     "the approved execution envelope no longer matches its "
-                                     "approval fingerprint")
+
+# -- phase 1: documents -------------------------------------------------------------------
+
+
+def shapes(r: ReconRun) -> bool:
+    """Contract findings of manifest, ledger and run identity; whether the manifest holds."""
+    m = r.m
+    request = m.get("request")
+    root = os.path.realpath(r.root.root)
+    if type(request) is not dict or request.get("outputPath") != root:
+        r.at_manifest("OUTPUT_ROOT_MISMATCH", "$.request.outputPath",
+                      "the declared output path is not the canonical packet root")
+    data = r.read(LEDGER_FILE)
+    if isinstance(data, PathProblem):
+        r.err(r.problem_code(data, "INVALID_LEDGER_JSON"), LEDGER_FILE, data.message,
+              LEDGER_FILE)
+    else:
+        try:
+            r.L = r.parse(data, LEDGER_FILE)
+        except ValueError as exc:
+            r.err("INVALID_LEDGER_JSON", LEDGER_FILE, f"not JSON: {exc}"[:200], LEDGER_FILE)
+    manifest_found = check_artifact(m)
+    for found in manifest_found:
+        r.at_manifest(found.code, found.where, found.message)
+    if r.L is not None:
+        ledger_found = check_artifact(r.L)
+        r.broken = bool(manifest_found or ledger_found)
+        for found in ledger_found:
+            if found.where.startswith("claim:"):
+                r.at_claim(found.code, found.where[6:], found.message, where=found.where)
             else:
-                self.err("MISSING_APPROVAL_ENVELOPE", "$",
-                         "the manifest holds no approval-bound execution", MANIFEST_FILE,
-                         "/execution")
-            return type(execution) is dict
-        return type(approval) is dict and not manifest_found
-
-    def references(self) -> None:
-        """Read, hash and check every referenced artifact once (the recon tool's reference set)."""
-        refs: list[Any] = list(items(self.m.get("artifacts")))
-        L = self.L if type(self.L) is dict else {}
-        refs += items(L.get("inputArtifacts"))
-        refs += [e.get("provenance") for e in items(L.get("evidence")) if type(e) is dict
-                 and e.get("provenance")]
-        for claim in items(L.get("claims")):
-            if type(claim) is dict:
-                refs += items(claim.get("derivedFrom"))
-        checked: set[tuple[str, Any]] = set()
-        for ref in refs:
-            if type(ref) is not dict or type(ref.get("path")) is not str:
-                continue
-            digest = ref.get("digest")
-            if keyable(digest):  # a reference checked once per path and digest
-                if (ref["path"], digest) in checked:
-                    continue
-                checked.add((ref["path"], digest))
-            self.reference(ref)
-        if LEDGER_FILE not in self.s.by_path and type(self.m.get("artifacts")) is list:
-            self.at_manifest("MISSING_CANONICAL_LEDGER_REFERENCE", "$.artifacts",
-                             "the manifest binds claims.json by exact digest")
-
-    def reference(self, ref: dict[str, Any]) -> None:
-        path = ref["path"]
-        rel = self.rel(path)
-        if rel is None:
-            self.err("PATH_ESCAPE", path, "the artifact path leaves the packet directory")
-            return
-        if rel != path:
-            self.advise("INVALID_PATH", path, f"artifact path is not in its plain form {rel!r}",
-                        MANIFEST_FILE)
-        data = self.read(rel)
-        if isinstance(data, PathProblem):
-            self.err(self.problem_code(data, "MISSING_ARTIFACT"), path,
-                     f"missing artifact {path}: {data.message}", rel)
-            return
-        actual = self.s.digests[rel]
-        self.ref_digests[path] = actual
-        if is_digest(ref.get("digest")) and actual != ref["digest"]:
-            self.err("ARTIFACT_DIGEST_MISMATCH", path, f"{path} hashes to another digest", rel)
-        if not path.endswith(".json"):
-            return
-        if rel == MANIFEST_FILE or (rel == LEDGER_FILE and self.L is not None):
-            value = self.m if rel == MANIFEST_FILE else self.L
+                r.at_ledger(found.code, found.where, found.message)
+    run = m.get("run")
+    if type(r.L) is dict and type(run) is dict and run.get("id") != r.L.get("runId"):
+        r.err("RUN_ID_MISMATCH", "$", "manifest and ledger run ids differ", LEDGER_FILE,
+              "/runId")
+    execution = m.get("execution")
+    approval = execution.get("approval") if type(execution) is dict else None
+    if r.version == 1:
+        if type(approval) is dict:
+            assert type(execution) is dict
+            if approval.get("fingerprint") != approval_fingerprint(execution):
+                r.at_manifest("APPROVAL_FINGERPRINT_MISMATCH",
+                              "$.execution.approval.fingerprint",
+                              "the approved execution envelope no longer matches its "
+                              "approval fingerprint")
         else:
-            try:
-                value = self.parse(data, rel)
-            except ValueError:
-                self.err("MISSING_ARTIFACT", path, f"artifact {path} is not JSON", rel)
-                return
-            for found in check_artifact(value):
-                self.broken = True
-                self.err(found.code, f"{path}:{found.at}", found.message, rel,
-                         json_pointer(found.at))
-        entry = Entry(ref, value, rel)
-        self.s.by_path[path] = entry
-        if type(value) is dict and type(value.get("id")) is str:
-            if value["id"] in self.s.by_id:
-                self.err("DUPLICATE_ARTIFACT_ID", path, f"artifact id {value['id']} is repeated",
-                         rel)
-            self.s.by_id[value["id"]] = entry
+            r.err("MISSING_APPROVAL_ENVELOPE", "$",
+                  "the manifest holds no approval-bound execution", MANIFEST_FILE,
+                  "/execution")
+        return type(execution) is dict
+    return type(approval) is dict and not manifest_found
 
-    def secrets(self) -> None:
-        """No persisted string holds a raw secret (rule names reported, never values)."""
-        documents: list[tuple[str, str, Any]] = [(MANIFEST_FILE, MANIFEST_FILE, self.m),
-                                                 (LEDGER_FILE, LEDGER_FILE, self.L)]
-        documents += [(path, e.path, e.value) for path, e in self.s.by_path.items()
-                      if e.path not in (MANIFEST_FILE, LEDGER_FILE)]
-        found = secret_rules_each([strings(value) for _where, _rel, value in documents])
-        for (where, rel, _value), rules in zip(documents, found, strict=True):
-            if rules:
-                self.err("UNREDACTED_SECRET", where, "persisted packet data holds a secret-shaped "
-                         f"span (rules: {', '.join(rules)})", rel)
 
-    # -- phase 2: cross-file rules --------------------------------------------------
-    def usable(self) -> bool:
-        m, L = self.m, self.L
-        return (type(L) is dict and all(type(m.get(k)) is list
-                                        for k in ("sources", "artifacts", "gaps"))
-                and (self.version == 1 or type(m.get("conditionOutcomes")) is list)
-                and type(m.get("run")) is dict and type(m["run"].get("id")) is str
-                and all(type(L.get(k)) is list for k in ("inputArtifacts", "evidence", "claims",
-                                                         "unresolvedQuestions", "transitions"))
-                and type(L.get("synthesis")) is dict
-                and all(type(L["synthesis"].get(k)) is list
-                        for k in ("keyClaimIds", "caveats", "unresolvedQuestionIds")))
+def references(r: ReconRun) -> None:
+    """Read, hash and check every referenced artifact once (the recon tool's reference set)."""
+    refs: list[Any] = list(items(r.m.get("artifacts")))
+    L = r.L if type(r.L) is dict else {}
+    refs += items(L.get("inputArtifacts"))
+    refs += [e.get("provenance") for e in items(L.get("evidence")) if type(e) is dict
+             and e.get("provenance")]
+    for claim in items(L.get("claims")):
+        if type(claim) is dict:
+            refs += items(claim.get("derivedFrom"))
+    checked: set[tuple[str, Any]] = set()
+    for ref in refs:
+        if type(ref) is not dict or type(ref.get("path")) is not str:
+            continue
+        digest = ref.get("digest")
+        if keyable(digest):  # a reference checked once per path and digest
+            if (ref["path"], digest) in checked:
+                continue
+            checked.add((ref["path"], digest))
+        reference(r, ref)
+    if LEDGER_FILE not in r.s.by_path and type(r.m.get("artifacts")) is list:
+        r.at_manifest("MISSING_CANONICAL_LEDGER_REFERENCE", "$.artifacts",
+                      "the manifest binds claims.json by exact digest")
 
+
+def reference(r: ReconRun, ref: dict[str, Any]) -> None:
+    """Read, hash and check one reference (once per path and digest); index its document."""
+    path = ref["path"]
+    rel = r.rel(path)
+    if rel is None:
+        r.err("PATH_ESCAPE", path, "the artifact path leaves the packet directory")
+        return
+    if rel != path:
+        r.advise("INVALID_PATH", path, f"artifact path is not in its plain form {rel!r}",
+                 MANIFEST_FILE)
+    data = r.read(rel)
+    if isinstance(data, PathProblem):
+        r.err(r.problem_code(data, "MISSING_ARTIFACT"), path,
+              f"missing artifact {path}: {data.message}", rel)
+        return
+    actual = r.cx.digests[rel]
+    r.ref_digests[path] = actual
+    if is_digest(ref.get("digest")) and actual != ref["digest"]:
+        r.err("ARTIFACT_DIGEST_MISMATCH", path, f"{path} hashes to another digest", rel)
+    if not path.endswith(".json"):
+        return
+    if rel == MANIFEST_FILE or (rel == LEDGER_FILE and r.L is not None):
+        value = r.m if rel == MANIFEST_FILE else r.L
+    else:
+        try:
+            value = r.parse(data, rel)
+        except ValueError:
+            r.err("MISSING_ARTIFACT", path, f"artifact {path} is not JSON", rel)
+            return
+        for found in check_artifact(value):
+            r.broken = True
+            r.err(found.code, f"{path}:{found.where}", found.message, rel,
+                  json_pointer(found.where))
+    entry = Entry(ref, value, rel)
+    r.s.by_path[path] = entry
+    if type(value) is dict and type(value.get("id")) is str:
+        if value["id"] in r.s.by_id:
+            r.err("DUPLICATE_ARTIFACT_ID", path, f"artifact id {value['id']} is repeated",
+                  rel)
+        r.s.by_id[value["id"]] = entry
+
+
+def secrets(r: ReconRun) -> None:
+    """No persisted string holds a raw secret (rule names reported, never values)."""
+    documents: list[tuple[str, str, Any]] = [(MANIFEST_FILE, MANIFEST_FILE, r.m),
+                                             (LEDGER_FILE, LEDGER_FILE, r.L)]
+    documents += [(path, e.path, e.value) for path, e in r.s.by_path.items()
+                  if e.path not in (MANIFEST_FILE, LEDGER_FILE)]
+    found = secret_rules_each([strings(value) for _where, _rel, value in documents])
+    for (where, rel, _value), fired in zip(documents, found, strict=True):
+        if fired:
+            r.err("UNREDACTED_SECRET", where, "persisted packet data holds a secret-shaped "
+                  f"span (rules: {', '.join(fired)})", rel)
+
+
+# -- what the cross-file rules need --------------------------------------------------------
+
+
+def usable(r: ReconRun) -> bool:
+    """Whether the documents have the containers every cross-file rule reads."""
+    m, L = r.m, r.L
+    return (type(L) is dict and all(type(m.get(k)) is list
+                                    for k in ("sources", "artifacts", "gaps"))
+            and (r.version == 1 or type(m.get("conditionOutcomes")) is list)
+            and type(m.get("run")) is dict and type(m["run"].get("id")) is str
+            and all(type(L.get(k)) is list for k in ("inputArtifacts", "evidence", "claims",
+                                                     "unresolvedQuestions", "transitions"))
+            and type(L.get("synthesis")) is dict
+            and all(type(L["synthesis"].get(k)) is list
+                    for k in ("keyClaimIds", "caveats", "unresolvedQuestionIds")))

@@ -6,30 +6,51 @@ fingerprint of the flat execution envelope, or 2, its current form: an
 exact ``target``, classed waves, routing ``conditions`` and
 ``conditionOutcomes``), a ``recon.claim-ledger``, ``recon.raw-dossier``,
 ``recon.review-brief`` and ``recon.review-result`` files. :func:`check_artifact`
-checks one parsed document against that contract and returns every
-:class:`Finding` with the recon tool's own code and ``$``-path (so a recon
-user reads the same diagnostics), never raising on hostile input (an object
-where an array belongs, a number where an object belongs). The cross-file
-rules live in :mod:`assay.packet.recon_check`. Imports only
-:mod:`assay.canonical`.
+checks one parsed document against that contract with the packet kernel's
+shape checks (:mod:`assay.packet.shape`), field by field in the recon tool's
+own order, and returns every finding as an :class:`~assay.packet.model.Issue`
+worded and located in the :data:`RECON` dialect: the recon tool's own code
+and ``$``-path (so a recon user reads the same diagnostics), never raising on
+hostile input (an object where an array belongs, a number where an object
+belongs). The cross-file rules live in :mod:`assay.packet.recon.check`.
+Imports :mod:`assay.canonical` and the packet kernel.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeGuard
 
-from assay.canonical import fingerprint
+from assay.packet.model import (
+    AUTHORITIES,
+    CLAIM_STATES,
+    EVIDENCE_STATES,
+    PROFILES,
+    RELATIONS,
+    RUN_STATUSES,
+    SOURCE_STATES,
+    WAVE_MODES,
+    Issue,
+)
+from assay.packet.shape import (
+    ANY_OBJECT,
+    BOOL,
+    Check,
+    Dialect,
+    Sink,
+    array,
+    closed,
+    integer,
+    leaf,
+    member,
+    string,
+)
 
 __all__ = [
-    "CLAIM_STATES",
     "KINDS",
     "LEGAL_TRANSITIONS",
-    "PROFILES",
-    "Finding",
-    "approval_input",
+    "RECON",
     "check_artifact",
     "is_digest",
     "is_int",
@@ -44,18 +65,7 @@ KINDS = ("recon.packet-manifest", "recon.claim-ledger", "recon.raw-dossier",
          "recon.review-brief", "recon.review-result")
 # The manifest versions read; every other kind has version 1.
 MANIFEST_VERSIONS = (1, 2)
-PROFILES = ("quick", "standard", "thorough")
-CLAIM_STATES = ("provisional", "supported", "verified", "contested", "unresolved",
-                "unsupported")
-LOCATOR_STATES = ("exact", "redacted-exact", "stale", "invalid")
-SOURCE_STATES = ("pinned", "unpinned", "stale", "invalid", "unavailable")
-RUN_STATUSES = ("preparing", "awaiting-approval", "running", "complete", "partial", "failed")
 WORKER_MODES = ("map", "gather", "compile", "verify", "adversary", "coverage")
-RELATIONS = ("supports", "contradicts", "qualifies", "context")
-AUTHORITIES = ("provider-enforced", "contract-enforced")
-WAVE_MODES = ("map", "gather", "compile", "semantic-verification", "adversarial", "coverage",
-              "reconciliation", "redundant-gather", "redundant-verification",
-              "contradiction-resolution")
 TASK_CLASSES = ("mechanical-recon", "intelligent-recon", "default-implementation",
                 "hard-reasoning", "consequential")
 PREDICATES = ("insufficient-evidence", "unresolved-material-challenge")
@@ -115,19 +125,14 @@ _BRIEF_ID = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 _BRIEF_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z")
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One contract violation: the recon tool's code, its ``$``-path, a sentence."""
-
-    code: str
-    at: str
-    message: str
-
-
 def is_recon_layout(doc: Any) -> bool:
-    """Whether a parsed ``manifest.json`` is the recon tool's (a ``run`` object)."""
-    return (type(doc) is dict and doc.get("kind") == "recon.packet-manifest"
-            and type(doc.get("run")) is dict)
+    """Whether a parsed ``manifest.json`` is the recon tool's: kind ``recon.packet-manifest``.
+
+    Assay's own layout has only ``assay.`` kinds, so the kind alone decides
+    which rule set reads a packet (a recon manifest without its ``run`` object
+    is the recon tool's, and broken by its contract).
+    """
+    return type(doc) is dict and doc.get("kind") == KINDS[0]
 
 
 def is_digest(value: Any) -> bool:
@@ -180,11 +185,6 @@ def json_pointer(at: str) -> str:
     return "".join(out)
 
 
-def approval_input(execution: dict[str, Any]) -> str:
-    """A v1 approval fingerprint: of the envelope without its ``approval``."""
-    return fingerprint({k: v for k, v in execution.items() if k != "approval"})
-
-
 def _legal(step: dict[str, Any]) -> bool:
     pair = (step.get("from"), step.get("to"))
     return all(isinstance(x, str) for x in pair) and pair in LEGAL_TRANSITIONS
@@ -198,84 +198,74 @@ def _timestamp(value: str) -> bool:
     return True
 
 
-class _Check:
-    """Collects the findings of one document."""
-
-    def __init__(self) -> None:
-        self.found: list[Finding] = []
-
-    def add(self, code: str, at: str, message: str) -> None:
-        self.found.append(Finding(code, at, message))
-
-    def closed(self, value: Any, allowed: tuple[str, ...], at: str = "$") -> None:
-        if type(value) is dict:
-            for key in value:
-                if key not in allowed:
-                    self.add("UNKNOWN_FIELD", f"{at}.{key}", f"unexpected field {key}")
-
-    def string(self, value: Any, key: str, at: str = "$") -> None:
-        field = value.get(key) if type(value) is dict else None
-        if type(field) is not str or not field:
-            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}", f"{key} must be a non-empty string")
-
-    def nullable_string(self, value: Any, key: str, at: str) -> None:
-        if type(value) is not dict or key not in value or (
-                value[key] is not None and (type(value[key]) is not str or not value[key])):
-            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}",
-                     f"{key} must be a non-empty string or null")
-
-    def timestamp(self, value: Any, key: str, at: str) -> None:
-        self.string(value, key, at)
-        field = value.get(key) if type(value) is dict else None
-        if type(field) is str and field and not _timestamp(field):
-            self.add("INVALID_TIMESTAMP", f"{at}.{key}", f"{key} must be a parseable timestamp")
-
-    def integer(self, value: Any, key: str, at: str, minimum: int = 0) -> None:
-        field = value.get(key) if type(value) is dict else None
-        if not is_int(field) or field < minimum:
-            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}",
-                     f"{key} must be an integer of at least {minimum}")
-
-    def array(self, value: Any, key: str, at: str = "$") -> None:
-        if type(value) is not dict or type(value.get(key)) is not list:
-            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}", f"{key} must be an array")
-
-    def object(self, value: Any, key: str, at: str = "$") -> None:
-        if type(value) is not dict or type(value.get(key)) is not dict:
-            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}", f"{key} must be an object")
-
-    def boolean(self, value: Any, key: str, at: str) -> None:
-        if type(value) is not dict or type(value.get(key)) is not bool:
-            self.add("MISSING_REQUIRED_FIELD", f"{at}.{key}", f"{key} must be a boolean")
-
-    def reference(self, value: Any, at: str, extra: tuple[str, ...] = ()) -> None:
-        """An exact ``{path, digest}`` artifact reference."""
-        if type(value) is not dict:
-            self.add("INVALID_ARTIFACT_REFERENCE", at, "expected an object")
-            return
-        if type(value.get("path")) is not str or not value["path"]:
-            self.add("INVALID_ARTIFACT_REFERENCE", f"{at}.path",
-                     "artifact path must be a non-empty string")
-        if not is_digest(value.get("digest")):
-            self.add("INVALID_ARTIFACT_REFERENCE", f"{at}.digest",
-                     "artifact digest must be sha256:<64 lowercase hex>")
-        self.closed(value, ("path", "digest", *extra), at)
-
-    def unique_ids(self, values: list[Any], at: str) -> None:
-        seen: set[str] = set()
-        for index, value in enumerate(values):
-            if type(value) is dict and type(value.get("id")) is str:
-                if value["id"] in seen:
-                    self.add("DUPLICATE_ID", f"{at}[{index}].id",
-                             f"identifier {value['id']} is repeated")
-                seen.add(value["id"])
+# The recon tool's wording and places: every missing or mistyped field is
+# MISSING_REQUIRED_FIELD ("key must be ..."), locations are $-paths.
+RECON = Dialect(
+    "recon",
+    codes={"unknown": "UNKNOWN_FIELD", "missing": "MISSING_REQUIRED_FIELD",
+           "type": "MISSING_REQUIRED_FIELD", "value": "MISSING_REQUIRED_FIELD"},
+    sentence=lambda kind, key, detail, wants: (f"unexpected field {key}" if kind == "unknown"
+                                               else f"{key} must be {wants}"),
+    member=lambda at, key: f"{at}.{key}",
+    item=lambda at, index: f"{at}[{index}]",
+    pointer=json_pointer,
+    located=True,
+)
+TEXT = string()
+NULLABLE_TEXT = leaf(lambda v: v is None or (type(v) is str and v != ""),
+                     "a non-empty string or null")
+LIST = array()
+INTEGER_FROM = {minimum: integer(minimum=minimum, maximum=None, integral_floats=True)
+                for minimum in (0, 1)}
+_REFERENCE_PATH = string(code="INVALID_ARTIFACT_REFERENCE",
+                         message="artifact path must be a non-empty string")
+_REFERENCE_DIGEST = leaf(lambda v: is_digest(v), "a digest", code="INVALID_ARTIFACT_REFERENCE",
+                         message="artifact digest must be sha256:<64 lowercase hex>")
 
 
-def check_artifact(doc: Any) -> list[Finding]:
-    """Every way ``doc`` breaks the recon artifact contract (empty when it holds)."""
-    check = _Check()
+def _report_timestamp(sink: Sink, value: Any, at: str) -> bool:
+    if not TEXT.ok(value):
+        return TEXT.report(sink, value, at)
+    if not _timestamp(value):
+        sink.add("INVALID_TIMESTAMP", at, f"{at.rsplit('.', 1)[-1]} must be a parseable timestamp")
+        return False
+    return True
+
+
+TIMESTAMP = Check(lambda v: TEXT.ok(v) and _timestamp(v), _report_timestamp, TEXT.wants)
+
+
+def _reference(c: Sink, value: Any, at: str, extra: tuple[str, ...] = ()) -> None:
+    """An exact ``{path, digest}`` artifact reference."""
+    if type(value) is not dict:
+        c.add("INVALID_ARTIFACT_REFERENCE", at, "expected an object")
+        return
+    member(c, value, "path", _REFERENCE_PATH, at)
+    member(c, value, "digest", _REFERENCE_DIGEST, at)
+    closed(c, value, ("path", "digest", *extra), at)
+
+
+def _unique_ids(c: Sink, values: list[Any], at: str) -> None:
+    seen: set[str] = set()
+    for index, value in enumerate(values):
+        if type(value) is dict and type(value.get("id")) is str:
+            if value["id"] in seen:
+                c.add("DUPLICATE_ID", f"{at}[{index}].id", f"identifier {value['id']} is repeated")
+            seen.add(value["id"])
+
+
+def check_artifact(doc: Any) -> list[Issue]:
+    """Every way ``doc`` breaks the recon artifact contract (empty when it holds).
+
+    Each finding's ``where`` is its ``$``-path (``claim:ID`` for a claim's
+    own history) and its pointer the JSON pointer of that path; the caller
+    names the file.
+    """
+    found: list[Issue] = []
+    check = Sink(found, "", RECON)
     if type(doc) is not dict:
-        return [Finding("INVALID_ARTIFACT", "$", "expected a JSON object")]
+        check.add("INVALID_ARTIFACT", "$", "expected a JSON object")
+        return found
     kind = doc.get("kind")
     if kind not in KINDS:
         check.add("UNKNOWN_ARTIFACT_KIND", "$.kind", "unknown artifact kind")
@@ -290,23 +280,23 @@ def check_artifact(doc: Any) -> list[Finding]:
         "recon.review-brief": _brief,
         "recon.review-result": _result,
     }.get(str(kind), lambda c, d: None)(check, doc)
-    return check.found
+    return found
 
 
 # -- manifest -----------------------------------------------------------------
 
-def _manifest(c: _Check, value: dict[str, Any]) -> None:
+def _manifest(c: Sink, value: dict[str, Any]) -> None:
     v2 = value.get("schemaVersion") == 2
-    c.closed(value, ("kind", "schemaVersion", "run", "request", "sources", "execution",
-                     "artifacts", "gaps", *(("conditionOutcomes",) if v2 else ())))
+    closed(c, value, ("kind", "schemaVersion", "run", "request", "sources", "execution",
+                      "artifacts", "gaps", *(("conditionOutcomes",) if v2 else ())), "$")
     run = value.get("run")
     if type(run) is not dict:
         c.add("MISSING_REQUIRED_FIELD", "$.run", "run must be an object")
     else:
-        c.closed(run, ("id", "topic", "status", "requestedProfile", "achievedProfile",
-                       "createdAt", "updatedAt"), "$.run")
-        c.string(run, "id", "$.run")
-        c.string(run, "topic", "$.run")
+        closed(c, run, ("id", "topic", "status", "requestedProfile", "achievedProfile",
+                        "createdAt", "updatedAt"), "$.run")
+        member(c, run, "id", TEXT, "$.run")
+        member(c, run, "topic", TEXT, "$.run")
         if run.get("status") not in RUN_STATUSES:
             c.add("INVALID_RUN_STATUS", "$.run.status", "unknown run status")
         if run.get("requestedProfile") not in PROFILES:
@@ -314,17 +304,17 @@ def _manifest(c: _Check, value: dict[str, Any]) -> None:
         if run.get("achievedProfile") is not None and run.get("achievedProfile") not in PROFILES:
             c.add("INVALID_PROFILE", "$.run.achievedProfile", "unknown achieved profile")
     for key in ("sources", "artifacts", "gaps"):
-        c.array(value, key)
-    c.object(value, "request")
-    c.object(value, "execution")
+        member(c, value, key, LIST, "$")
+    member(c, value, "request", ANY_OBJECT, "$")
+    member(c, value, "execution", ANY_OBJECT, "$")
     request = value.get("request")
     if type(request) is dict:
-        c.closed(request, ("objective", "questions", "includedScope", "excludedScope",
-                           "contextReferences", "outputPath"), "$.request")
-        c.string(request, "objective", "$.request")
-        c.string(request, "outputPath", "$.request")
+        closed(c, request, ("objective", "questions", "includedScope", "excludedScope",
+                            "contextReferences", "outputPath"), "$.request")
+        member(c, request, "objective", TEXT, "$.request")
+        member(c, request, "outputPath", TEXT, "$.request")
         for key in ("questions", "includedScope", "excludedScope", "contextReferences"):
-            c.array(request, key, "$.request")
+            member(c, request, key, LIST, "$.request")
     execution = value.get("execution")
     if type(execution) is dict:
         if v2:
@@ -333,32 +323,32 @@ def _manifest(c: _Check, value: dict[str, Any]) -> None:
         else:
             _execution_v1(c, execution)
     if v2:
-        c.array(value, "conditionOutcomes")
+        member(c, value, "conditionOutcomes", LIST, "$")
         _condition_outcomes(c, items(value.get("conditionOutcomes")))
     sources, gaps = items(value.get("sources")), items(value.get("gaps"))
-    c.unique_ids(sources, "$.sources")
-    c.unique_ids(gaps, "$.gaps")
+    _unique_ids(c, sources, "$.sources")
+    _unique_ids(c, gaps, "$.gaps")
     for index, ref in enumerate(items(value.get("artifacts"))):
-        c.reference(ref, f"$.artifacts[{index}]")
+        _reference(c, ref, f"$.artifacts[{index}]")
     for index, source in enumerate(sources):
         _source(c, source, f"$.sources[{index}]")
     for index, gap in enumerate(gaps):
         at = f"$.gaps[{index}]"
         for key in ("id", "code", "message"):
-            c.string(gap, key, at)
-        c.boolean(gap, "material", at)
-        c.closed(gap, ("id", "code", "message", "material",
-                       *(("waveId", "laneId") if v2 else ()),
-                       "sourceIds", "claimIds", "coverageFindingIds"), at)
+            member(c, gap, key, TEXT, at)
+        member(c, gap, "material", BOOL, at)
+        closed(c, gap, ("id", "code", "message", "material",
+                        *(("waveId", "laneId") if v2 else ()),
+                        "sourceIds", "claimIds", "coverageFindingIds"), at)
         if v2 and type(gap) is dict and ("waveId" in gap or "laneId" in gap):
-            c.string(gap, "waveId", at)
-            c.string(gap, "laneId", at)
+            member(c, gap, "waveId", TEXT, at)
+            member(c, gap, "laneId", TEXT, at)
 
 
-def _source(c: _Check, source: Any, at: str) -> None:
+def _source(c: Sink, source: Any, at: str) -> None:
     for key in ("kind", "id", "authority", "observedAt", "validationState"):
-        c.string(source, key, at)
-    c.boolean(source, "available", at)
+        member(c, source, key, TEXT, at)
+    member(c, source, "available", BOOL, at)
     if type(source) is not dict:
         return
     if source.get("validationState") not in SOURCE_STATES:
@@ -371,29 +361,28 @@ def _source(c: _Check, source: Any, at: str) -> None:
     if keys is None:
         c.add("INVALID_SOURCE_KIND", f"{at}.kind", "unknown source kind")
         return
-    c.closed(source, (*_SOURCE_COMMON, *keys), at)
+    closed(c, source, (*_SOURCE_COMMON, *keys), at)
     state = source.get("validatorState")
     if source["kind"] == "url" and type(state) is dict:
-        c.closed(state, ("etag", "lastModified", "capturePath", "captureDigest"),
-                 f"{at}.validatorState")
+        closed(c, state, ("etag", "lastModified", "capturePath", "captureDigest"), f"{at}.validatorState")
         direct = "capturePath" in source or "captureDigest" in source
         inner = "capturePath" in state or "captureDigest" in state
         if direct and inner:
             c.add("DUAL_URL_CAPTURE", at, "a URL source declares exactly one capture")
 
 
-def _waves(c: _Check, waves: list[Any], at: str, keys: tuple[str, ...], v2: bool) -> None:
+def _waves(c: Sink, waves: list[Any], at: str, keys: tuple[str, ...], v2: bool) -> None:
     wave_ids: set[Any] = set()
     lane_ids: set[Any] = set()
     roots: set[str] = set()
     for w, wave in enumerate(waves):
         here = f"{at}[{w}]"
-        c.closed(wave, keys, here)
-        c.string(wave, "waveId", here)
-        c.array(wave, "lanes", here)
+        closed(c, wave, keys, here)
+        member(c, wave, "waveId", TEXT, here)
+        member(c, wave, "lanes", LIST, here)
         wave = wave if type(wave) is dict else {}
         if v2:
-            c.string(wave, "selectionReason", here)
+            member(c, wave, "selectionReason", TEXT, here)
             if "target" in wave:
                 if type(wave["target"]) is not dict:
                     c.add("MISSING_REQUIRED_FIELD", f"{here}.target",
@@ -424,9 +413,9 @@ def _waves(c: _Check, waves: list[Any], at: str, keys: tuple[str, ...], v2: bool
         wave_ids.add(wave_id if isinstance(wave_id, str) else None)
         for n, lane in enumerate(items(wave.get("lanes"))):
             there = f"{here}.lanes[{n}]"
-            c.closed(lane, ("laneId", "scope", "writeRoot"), there)
+            closed(c, lane, ("laneId", "scope", "writeRoot"), there)
             for key in ("laneId", "scope", "writeRoot"):
-                c.string(lane, key, there)
+                member(c, lane, key, TEXT, there)
             lane = lane if type(lane) is dict else {}
             root = lane.get("writeRoot")
             if type(root) is str and (root.startswith("/") or ".." in root.split("/")):
@@ -443,43 +432,43 @@ def _waves(c: _Check, waves: list[Any], at: str, keys: tuple[str, ...], v2: bool
                 roots.add(root)
 
 
-def _target(c: _Check, target: dict[str, Any], at: str) -> None:
-    c.closed(target, _TARGET_KEYS, at)
+def _target(c: Sink, target: dict[str, Any], at: str) -> None:
+    closed(c, target, _TARGET_KEYS, at)
     for key in ("provider", "route", "role", "model"):
-        c.string(target, key, at)
+        member(c, target, key, TEXT, at)
     for key in ("effort", "reasoningMode", "serviceTier"):
-        c.nullable_string(target, key, at)
+        member(c, target, key, NULLABLE_TEXT, at)
 
 
-def _execution_common(c: _Check, value: dict[str, Any]) -> None:
+def _execution_common(c: Sink, value: dict[str, Any]) -> None:
     if value.get("authority") not in AUTHORITIES:
         c.add("INVALID_AUTHORITY_LEVEL", "$.execution.authority",
               "approved authority is provider-enforced or contract-enforced")
-    c.integer(value, "maxConcurrency", "$.execution", 1)
-    c.integer(value, "deadlineSeconds", "$.execution", 1)
-    c.integer(value, "retryLimit", "$.execution", 0)
-    c.array(value, "waves", "$.execution")
-    c.object(value, "approval", "$.execution")
+    member(c, value, "maxConcurrency", INTEGER_FROM[1], "$.execution")
+    member(c, value, "deadlineSeconds", INTEGER_FROM[1], "$.execution")
+    member(c, value, "retryLimit", INTEGER_FROM[0], "$.execution")
+    member(c, value, "waves", LIST, "$.execution")
+    member(c, value, "approval", ANY_OBJECT, "$.execution")
 
 
-def _approval(c: _Check, approval: Any, keys: tuple[str, ...]) -> None:
+def _approval(c: Sink, approval: Any, keys: tuple[str, ...]) -> None:
     if type(approval) is not dict:
         return
-    c.closed(approval, keys, "$.execution.approval")
+    closed(c, approval, keys, "$.execution.approval")
     if approval.get("type") != "explicit-user-approval":
         c.add("INVALID_APPROVAL_EVIDENCE", "$.execution.approval.type",
               "approval evidence records explicit user approval")
-    c.timestamp(approval, "approvedAt", "$.execution.approval")
+    member(c, approval, "approvedAt", TIMESTAMP, "$.execution.approval")
 
 
-def _execution_v1(c: _Check, value: dict[str, Any]) -> None:
+def _execution_v1(c: Sink, value: dict[str, Any]) -> None:
     """The fingerprinted flat envelope of manifest version 1."""
-    c.closed(value, (*_TARGET_KEYS, "authority", "maxConcurrency", "deadlineSeconds",
-                     "retryLimit", "waves", "approval"), "$.execution")
+    closed(c, value, (*_TARGET_KEYS, "authority", "maxConcurrency", "deadlineSeconds",
+                      "retryLimit", "waves", "approval"), "$.execution")
     for key in ("provider", "route", "role", "model", "effort"):
-        c.string(value, key, "$.execution")
+        member(c, value, key, TEXT, "$.execution")
     for key in ("reasoningMode", "serviceTier"):
-        c.nullable_string(value, key, "$.execution")
+        member(c, value, key, NULLABLE_TEXT, "$.execution")
     _execution_common(c, value)
     _approval(c, value.get("approval"), ("type", "approvedAt", "fingerprint"))
     if type(value.get("approval")) is dict and not is_digest(value["approval"].get("fingerprint")):
@@ -489,15 +478,15 @@ def _execution_v1(c: _Check, value: dict[str, Any]) -> None:
            ("waveId", "mode", "taskClass", "lanes", "conditional"), v2=False)
 
 
-def _execution_v2(c: _Check, value: dict[str, Any], profile: Any) -> None:
+def _execution_v2(c: Sink, value: dict[str, Any], profile: Any) -> None:
     """The current envelope: an exact target, classed waves, routing conditions."""
-    c.closed(value, ("target", "authority", "maxConcurrency", "deadlineSeconds", "retryLimit",
-                     "waves", "conditions", "reconciliation", "approval"), "$.execution")
-    c.object(value, "target", "$.execution")
+    closed(c, value, ("target", "authority", "maxConcurrency", "deadlineSeconds", "retryLimit",
+                      "waves", "conditions", "reconciliation", "approval"), "$.execution")
+    member(c, value, "target", ANY_OBJECT, "$.execution")
     if type(value.get("target")) is dict:
         _target(c, value["target"], "$.execution.target")
     _execution_common(c, value)
-    c.array(value, "conditions", "$.execution")
+    member(c, value, "conditions", LIST, "$.execution")
     _approval(c, value.get("approval"), ("type", "approvedAt"))
     waves = value.get("waves")
     _waves(c, items(waves), "$.execution.waves",
@@ -508,7 +497,7 @@ def _execution_v2(c: _Check, value: dict[str, Any], profile: Any) -> None:
         _routing(c, value, waves, value["conditions"], str(profile))
 
 
-def _routing(c: _Check, value: dict[str, Any], waves: list[Any], conditions: list[Any],
+def _routing(c: Sink, value: dict[str, Any], waves: list[Any], conditions: list[Any],
              profile: str) -> None:
     counted, lane_cap, concurrency_cap, condition_cap = _POLICY[profile]
     lanes = sum(len(items(w.get("lanes"))) for w in waves
@@ -584,22 +573,22 @@ def _routing(c: _Check, value: dict[str, Any], waves: list[Any], conditions: lis
                   f"conditional wave {wave.get('waveId')} has no activating condition")
 
 
-def _condition_outcomes(c: _Check, outcomes: list[Any]) -> None:
+def _condition_outcomes(c: Sink, outcomes: list[Any]) -> None:
     seen: set[Any] = set()
     for index, outcome in enumerate(outcomes):
         at = f"$.conditionOutcomes[{index}]"
         if type(outcome) is not dict:
             c.add("INVALID_CONDITION_OUTCOME", at, "a condition outcome is an object")
             continue
-        c.closed(outcome, ("conditionId", "disposition", "reason", "evidence"), at)
-        c.string(outcome, "conditionId", at)
-        c.string(outcome, "reason", at)
-        c.array(outcome, "evidence", at)
+        closed(c, outcome, ("conditionId", "disposition", "reason", "evidence"), at)
+        member(c, outcome, "conditionId", TEXT, at)
+        member(c, outcome, "reason", TEXT, at)
+        member(c, outcome, "evidence", LIST, at)
         if outcome.get("disposition") not in ("triggered", "not-triggered", "unresolved"):
             c.add("INVALID_CONDITION_DISPOSITION", f"{at}.disposition",
                   "a disposition is triggered, not-triggered or unresolved")
         for n, ref in enumerate(items(outcome.get("evidence"))):
-            c.reference(ref, f"{at}.evidence[{n}]")
+            _reference(c, ref, f"{at}.evidence[{n}]")
         key = outcome.get("conditionId")
         if isinstance(key, str) and key in seen:
             c.add("DUPLICATE_CONDITION_OUTCOME", f"{at}.conditionId",
@@ -609,15 +598,15 @@ def _condition_outcomes(c: _Check, outcomes: list[Any]) -> None:
 
 # -- ledger ---------------------------------------------------------------------
 
-def _evidence_record(c: _Check, record: Any, at: str, *, new: bool = False) -> None:
-    c.closed(record, _EVIDENCE_KEYS, at)
+def _evidence_record(c: Sink, record: Any, at: str, *, new: bool = False) -> None:
+    closed(c, record, _EVIDENCE_KEYS, at)
     for key in ("id", "sourceId", "displayExcerpt", "observedAt"):
-        c.string(record, key, at)
+        member(c, record, key, TEXT, at)
     record = record if type(record) is dict else {}
     locator = record.get("locator")
     if new:
-        c.object(record, "locator", at)
-        c.object(record, "locatorValidation", at)
+        member(c, record, "locator", ANY_OBJECT, at)
+        member(c, record, "locatorValidation", ANY_OBJECT, at)
     elif type(locator) is not dict:
         c.add("INVALID_LOCATOR", f"{at}.locator", "locator must be an object")
     if type(locator) is dict and not new:
@@ -625,39 +614,38 @@ def _evidence_record(c: _Check, record: Any, at: str, *, new: bool = False) -> N
         if keys is None:
             c.add("INVALID_LOCATOR", f"{at}.locator.kind", "unknown locator kind")
         else:
-            c.closed(locator, keys, f"{at}.locator")
+            closed(c, locator, keys, f"{at}.locator")
     validation = record.get("locatorValidation")
     if not new:
         status = validation.get("status") if type(validation) is dict else None
-        if status not in LOCATOR_STATES:
+        if status not in EVIDENCE_STATES:
             c.add("INVALID_LOCATOR_STATE", f"{at}.locatorValidation.status",
                   "unknown locator validation state")
         if type(validation) is dict:
-            c.closed(validation, ("status", "validatedAt"), f"{at}.locatorValidation")
-            c.string(validation, "validatedAt", f"{at}.locatorValidation")
-    c.reference(record.get("provenance"), f"{at}.provenance")
+            closed(c, validation, ("status", "validatedAt"), f"{at}.locatorValidation")
+            member(c, validation, "validatedAt", TEXT, f"{at}.locatorValidation")
+    _reference(c, record.get("provenance"), f"{at}.provenance")
 
 
-def _ledger(c: _Check, value: dict[str, Any]) -> None:
-    c.closed(value, ("kind", "schemaVersion", "runId", "revision", "inputArtifacts", "synthesis",
-                     "evidence", "claims", "unresolvedQuestions", "transitions"))
-    c.string(value, "runId")
+def _ledger(c: Sink, value: dict[str, Any]) -> None:
+    closed(c, value, ("kind", "schemaVersion", "runId", "revision", "inputArtifacts", "synthesis",
+                      "evidence", "claims", "unresolvedQuestions", "transitions"), "$")
+    member(c, value, "runId", TEXT, "$")
     revision = value.get("revision")
     if not is_int(revision) or revision < 1:
         c.add("INVALID_REVISION", "$.revision", "revision must be a positive integer")
     for key in ("inputArtifacts", "evidence", "claims", "unresolvedQuestions", "transitions"):
-        c.array(value, key)
-    c.object(value, "synthesis")
+        member(c, value, key, LIST, "$")
+    member(c, value, "synthesis", ANY_OBJECT, "$")
     claims = items(value.get("claims"))
     evidence = items(value.get("evidence"))
     questions = items(value.get("unresolvedQuestions"))
     synthesis = value.get("synthesis")
     if type(synthesis) is dict:
-        c.string(synthesis, "answer", "$.synthesis")
+        member(c, synthesis, "answer", TEXT, "$.synthesis")
         for key in ("keyClaimIds", "caveats", "unresolvedQuestionIds"):
-            c.array(synthesis, key, "$.synthesis")
-        c.closed(synthesis, ("answer", "keyClaimIds", "caveats", "unresolvedQuestionIds"),
-                 "$.synthesis")
+            member(c, synthesis, key, LIST, "$.synthesis")
+        closed(c, synthesis, ("answer", "keyClaimIds", "caveats", "unresolvedQuestionIds"), "$.synthesis")
         for key, known, what in (
                 ("keyClaimIds", text_ids(claims), "claim"),
                 ("unresolvedQuestionIds", text_ids(questions), "question")):
@@ -669,23 +657,23 @@ def _ledger(c: _Check, value: dict[str, Any]) -> None:
                     c.add("SYNTHESIS_REFERENCE_MISSING", at,
                           f"synthesis {what} {ref} does not resolve")
     for key in ("evidence", "claims", "unresolvedQuestions"):
-        c.unique_ids(items(value.get(key)), f"$.{key}")
+        _unique_ids(c, items(value.get(key)), f"$.{key}")
     evidence_ids = text_ids(evidence)
     for index, ref in enumerate(items(value.get("inputArtifacts"))):
-        c.reference(ref, f"$.inputArtifacts[{index}]")
+        _reference(c, ref, f"$.inputArtifacts[{index}]")
     for index, record in enumerate(evidence):
         _evidence_record(c, record, f"$.evidence[{index}]")
     for index, claim in enumerate(claims):
         at = f"$.claims[{index}]"
-        c.closed(claim, ("id", "statement", "status", "evidence", "qualifications", "reviewIds",
-                         "derivedFrom", "challenges"), at)
-        c.string(claim, "id", at)
-        c.string(claim, "statement", at)
+        closed(c, claim, ("id", "statement", "status", "evidence", "qualifications", "reviewIds",
+                          "derivedFrom", "challenges"), at)
+        member(c, claim, "id", TEXT, at)
+        member(c, claim, "statement", TEXT, at)
         claim = claim if type(claim) is dict else {}
         if claim.get("status") not in CLAIM_STATES:
             c.add("INVALID_CLAIM_STATE", f"{at}.status", "unknown claim state")
         for key in ("evidence", "qualifications", "reviewIds", "derivedFrom", "challenges"):
-            c.array(claim, key, at)
+            member(c, claim, key, LIST, at)
         linked: set[Any] = set()
         for n, link in enumerate(items(claim.get("evidence"))):
             there = f"{at}.evidence[{n}]"
@@ -693,8 +681,8 @@ def _ledger(c: _Check, value: dict[str, Any]) -> None:
                 c.add("INVALID_EVIDENCE_LINK", there,
                       "a claim's evidence link is an {evidenceId, relation} object")
                 continue
-            c.closed(link, ("evidenceId", "relation"), there)
-            c.string(link, "evidenceId", there)
+            closed(c, link, ("evidenceId", "relation"), there)
+            member(c, link, "evidenceId", TEXT, there)
             if link.get("relation") not in RELATIONS:
                 c.add("INVALID_EVIDENCE_RELATION", f"{there}.relation", "unknown relation")
             eid = link.get("evidenceId")
@@ -705,14 +693,14 @@ def _ledger(c: _Check, value: dict[str, Any]) -> None:
                 c.add("DUPLICATE_EVIDENCE_LINK", there, f"evidence {eid} is linked twice")
             linked.add(eid if isinstance(eid, str) else None)
         for n, ref in enumerate(items(claim.get("derivedFrom"))):
-            c.reference(ref, f"{at}.derivedFrom[{n}]")
+            _reference(c, ref, f"{at}.derivedFrom[{n}]")
     _transitions(c, value, claims)
 
 
-def _transitions(c: _Check, value: dict[str, Any], claims: list[Any]) -> None:
+def _transitions(c: Sink, value: dict[str, Any], claims: list[Any]) -> None:
     transitions = items(value.get("transitions"))
     for index, step in enumerate(transitions):
-        c.closed(step, ("claimId", "from", "to"), f"$.transitions[{index}]")
+        closed(c, step, ("claimId", "from", "to"), f"$.transitions[{index}]")
         step = step if type(step) is dict else {}
         if not _legal(step):
             c.add("ILLEGAL_CLAIM_TRANSITION", f"$.transitions[{index}]",
@@ -750,52 +738,52 @@ def _transitions(c: _Check, value: dict[str, Any], claims: list[Any]) -> None:
 
 # -- worker output ---------------------------------------------------------------
 
-def _dossier(c: _Check, value: dict[str, Any]) -> None:
-    c.closed(value, ("kind", "schemaVersion", "id", "runId", "waveId", "laneId", "mode",
-                     "outcome", "allowedInputs", "excludedInputs", "findings", "uncertainty",
-                     "contradictions", "gaps"))
+def _dossier(c: Sink, value: dict[str, Any]) -> None:
+    closed(c, value, ("kind", "schemaVersion", "id", "runId", "waveId", "laneId", "mode",
+                      "outcome", "allowedInputs", "excludedInputs", "findings", "uncertainty",
+                      "contradictions", "gaps"), "$")
     for key in ("runId", "waveId", "laneId", "mode", "outcome"):
-        c.string(value, key)
+        member(c, value, key, TEXT, "$")
     if value.get("mode") not in WORKER_MODES:
         c.add("INVALID_WORKER_MODE", "$.mode", "unknown worker mode")
     if value.get("outcome") not in ("complete", "partial", "failed"):
         c.add("INVALID_DOSSIER_OUTCOME", "$.outcome", "unknown dossier outcome")
     for key in ("allowedInputs", "excludedInputs", "findings", "uncertainty", "contradictions",
                 "gaps"):
-        c.array(value, key)
+        member(c, value, key, LIST, "$")
 
 
 _BRIEF_COMMON = ("kind", "schemaVersion", "id", "runId", "mode", "createdAt", "excludedInputs")
 
 
-def _brief(c: _Check, value: dict[str, Any]) -> None:
+def _brief(c: Sink, value: dict[str, Any]) -> None:
     for key in ("id", "runId", "mode", "createdAt"):
-        c.string(value, key)
+        member(c, value, key, TEXT, "$")
     brief_id, created = value.get("id"), value.get("createdAt")
     if type(brief_id) is str and (len(brief_id) > 64 or not _BRIEF_ID.fullmatch(brief_id)):
         c.add("INVALID_REVIEW_BRIEF", "$.id", "a brief id is a lowercase slug of at most 64")
     if type(created) is str and not (_BRIEF_TIME.fullmatch(created) and _timestamp(created)):
         c.add("INVALID_REVIEW_BRIEF", "$.createdAt", "a brief's createdAt is a UTC ISO-8601 instant")
-    c.array(value, "excludedInputs")
+    member(c, value, "excludedInputs", LIST, "$")
     mode = value.get("mode")
     if mode == "verify":
-        c.array(value, "claims")
-        c.array(value, "sources")
-        c.closed(value, (*_BRIEF_COMMON, "claims", "sources"))
+        member(c, value, "claims", LIST, "$")
+        member(c, value, "sources", LIST, "$")
+        closed(c, value, (*_BRIEF_COMMON, "claims", "sources"), "$")
         cited: set[str] = set()
         for index, claim in enumerate(items(value.get("claims"))):
             at = f"$.claims[{index}]"
-            c.string(claim, "id", at)
-            c.string(claim, "statement", at)
-            c.array(claim, "evidence", at)
-            c.closed(claim, ("id", "statement", "evidence"), at)
+            member(c, claim, "id", TEXT, at)
+            member(c, claim, "statement", TEXT, at)
+            member(c, claim, "evidence", LIST, at)
+            closed(c, claim, ("id", "statement", "evidence"), at)
             for n, record in enumerate(items(claim.get("evidence") if type(claim) is dict
                                              else None)):
                 there = f"{at}.evidence[{n}]"
                 for key in ("id", "sourceId", "displayExcerpt"):
-                    c.string(record, key, there)
-                c.object(record, "locator", there)
-                c.closed(record, ("id", "sourceId", "displayExcerpt", "locator"), there)
+                    member(c, record, key, TEXT, there)
+                member(c, record, "locator", ANY_OBJECT, there)
+                closed(c, record, ("id", "sourceId", "displayExcerpt", "locator"), there)
                 if type(record) is dict and type(record.get("sourceId")) is str:
                     cited.add(record["sourceId"])
         sources = items(value.get("sources"))
@@ -809,24 +797,24 @@ def _brief(c: _Check, value: dict[str, Any]) -> None:
             if isinstance(source.get("id"), str) and source["id"] not in cited:
                 c.add("UNREFERENCED_SOURCE_DESCRIPTOR", f"$.sources[{index}].id",
                       f"brief source {source['id']} backs no shown evidence")
-        c.unique_ids(sources, "$.sources")
+        _unique_ids(c, sources, "$.sources")
         for sid in sorted(cited - supplied):
             c.add("MISSING_SOURCE_DESCRIPTOR", "$.sources",
                   f"evidence source {sid} has no brief source descriptor")
     elif mode in ("adversary", "coverage"):
         entries = "provisionalStatements" if mode == "adversary" else "claims"
-        c.object(value, "scope")
-        c.array(value, "questions")
-        c.array(value, entries)
-        c.closed(value, (*_BRIEF_COMMON, "scope", "questions", entries))
-        c.closed(value.get("scope"), ("included", "excluded"), "$.scope")
+        member(c, value, "scope", ANY_OBJECT, "$")
+        member(c, value, "questions", LIST, "$")
+        member(c, value, entries, LIST, "$")
+        closed(c, value, (*_BRIEF_COMMON, "scope", "questions", entries), "$")
+        closed(c, value.get("scope"), ("included", "excluded"), "$.scope")
         for key in ("included", "excluded"):
-            c.array(value.get("scope"), key, "$.scope")
+            member(c, value.get("scope"), key, LIST, "$.scope")
         for index, entry in enumerate(items(value.get(entries))):
             at = f"$.{entries}[{index}]"
-            c.string(entry, "id", at)
-            c.string(entry, "statement", at)
-            c.closed(entry, ("id", "statement"), at)
+            member(c, entry, "id", TEXT, at)
+            member(c, entry, "statement", TEXT, at)
+            closed(c, entry, ("id", "statement"), at)
     else:
         c.add("INVALID_REVIEW_MODE", "$.mode", "unknown review brief mode")
 
@@ -850,12 +838,12 @@ def _unresolved(value: Any, covered: set[str]) -> str | None:
     return None
 
 
-def _result(c: _Check, value: dict[str, Any]) -> None:
+def _result(c: Sink, value: dict[str, Any]) -> None:
     for key in ("id", "runId", "reviewKind", "reviewerLane", "status"):
-        c.string(value, key)
+        member(c, value, key, TEXT, "$")
     for key in ("permittedInputs", "excludedInputs", "dispositions", "newEvidence",
                 "coverageFindings", "unresolvedIssues"):
-        c.array(value, key)
+        member(c, value, key, LIST, "$")
     kind = value.get("reviewKind")
     covered = {d.get("claimId") for d in items(value.get("dispositions")) if type(d) is dict
                and isinstance(d.get("claimId"), str)}
@@ -870,31 +858,31 @@ def _result(c: _Check, value: dict[str, Any]) -> None:
     if kind == "reconciliation":
         _reconciliation(c, value)
     else:
-        c.reference(value.get("brief"), "$.brief")
+        _reference(c, value.get("brief"), "$.brief")
     for index, ref in enumerate(items(value.get("permittedInputs"))):
-        c.reference(ref, f"$.permittedInputs[{index}]")
+        _reference(c, ref, f"$.permittedInputs[{index}]")
     allowed = DISPOSITIONS.get(str(kind))
     for index, item in enumerate(items(value.get("dispositions"))):
         at = f"$.dispositions[{index}]"
-        c.string(item, "claimId", at)
-        c.string(item, "disposition", at)
-        c.closed(item, ("claimId", "disposition"), at)
+        member(c, item, "claimId", TEXT, at)
+        member(c, item, "disposition", TEXT, at)
+        closed(c, item, ("claimId", "disposition"), at)
         if allowed is not None and (item.get("disposition") if type(item) is dict else None) \
                 not in allowed:
             c.add("INVALID_REVIEW_DISPOSITION", f"{at}.disposition",
                   "the disposition does not belong to this review kind")
     if kind == "contradiction-resolution":
-        c.array(value, "contradictionDispositions")
+        member(c, value, "contradictionDispositions", LIST, "$")
         for index, item in enumerate(items(value.get("contradictionDispositions"))):
             at = f"$.contradictionDispositions[{index}]"
-            c.string(item, "contradictionId", at)
-            c.array(item, "claimIds", at)
-            c.string(item, "disposition", at)
+            member(c, item, "contradictionId", TEXT, at)
+            member(c, item, "claimIds", LIST, at)
+            member(c, item, "disposition", TEXT, at)
             if (item.get("disposition") if type(item) is dict else None) \
                     not in ("resolved", "unresolved"):
                 c.add("INVALID_CONTRADICTION_DISPOSITION", f"{at}.disposition",
                       "a contradiction is resolved or unresolved")
-            c.closed(item, ("contradictionId", "claimIds", "disposition"), at)
+            closed(c, item, ("contradictionId", "claimIds", "disposition"), at)
     if kind in ("redundant-verification", "contradiction-resolution") and (
             not items(value.get("dispositions")) or not items(value.get("permittedInputs"))
             or (kind == "contradiction-resolution"
@@ -904,24 +892,24 @@ def _result(c: _Check, value: dict[str, Any]) -> None:
     for index, finding in enumerate(items(value.get("coverageFindings"))):
         at = f"$.coverageFindings[{index}]"
         for key in ("id", "gapId", "code", "message"):
-            c.string(finding, key, at)
-        c.array(finding, "claimIds", at)
-        c.boolean(finding, "material", at)
-        c.closed(finding, ("id", "gapId", "code", "message", "material", "claimIds"), at)
+            member(c, finding, key, TEXT, at)
+        member(c, finding, "claimIds", LIST, at)
+        member(c, finding, "material", BOOL, at)
+        closed(c, finding, ("id", "gapId", "code", "message", "material", "claimIds"), at)
     if kind not in ("coverage", "reconciliation") and items(value.get("coverageFindings")):
         c.add("INVALID_COVERAGE_FINDING_OWNER", "$.coverageFindings",
               "only coverage results report coverage findings")
     for index, record in enumerate(items(value.get("newEvidence"))):
         _evidence_record(c, record, f"$.newEvidence[{index}]", new=True)
     if items(value.get("newEvidence")) or "evidenceAssociations" in value:
-        c.array(value, "evidenceAssociations")
+        member(c, value, "evidenceAssociations", LIST, "$")
     for index, link in enumerate(items(value.get("evidenceAssociations"))):
         at = f"$.evidenceAssociations[{index}]"
         for key in ("evidenceId", "claimId", "relation"):
-            c.string(link, key, at)
+            member(c, link, key, TEXT, at)
         if (link.get("relation") if type(link) is dict else None) not in RELATIONS:
             c.add("INVALID_EVIDENCE_RELATION", f"{at}.relation", "unknown relation")
-        c.closed(link, ("evidenceId", "claimId", "relation"), at)
+        closed(c, link, ("evidenceId", "claimId", "relation"), at)
     common = ("kind", "schemaVersion", "id", "runId", "reviewKind", "reviewerLane", "status",
               "permittedInputs", "excludedInputs", "dispositions", "newEvidence",
               "evidenceAssociations", "coverageFindings", "unresolvedIssues")
@@ -929,21 +917,21 @@ def _result(c: _Check, value: dict[str, Any]) -> None:
                                 "transitions", "additions", "removals", "removalDispositions",
                                 "coverageDispositions"),
              "contradiction-resolution": ("brief", "contradictionDispositions")}
-    c.closed(value, (*common, *extra.get(str(kind), ("brief",))))
+    closed(c, value, (*common, *extra.get(str(kind), ("brief",))), "$")
 
 
-def _reconciliation(c: _Check, value: dict[str, Any]) -> None:
-    c.object(value, "inputLedger")
+def _reconciliation(c: Sink, value: dict[str, Any]) -> None:
+    member(c, value, "inputLedger", ANY_OBJECT, "$")
     ledger = value.get("inputLedger")
     if type(ledger) is dict:
-        c.reference(ledger, "$.inputLedger", ("revision",))
+        _reference(c, ledger, "$.inputLedger", ("revision",))
         if not is_int(ledger.get("revision")):
             c.add("INVALID_REVISION", "$.inputLedger.revision", "an input revision is an integer")
     if not is_int(value.get("outputRevision")):
         c.add("INVALID_REVISION", "$.outputRevision", "outputRevision is an integer")
     for key in ("incorporatedReviewIds", "transitions", "additions", "removals",
                 "removalDispositions", "coverageDispositions"):
-        c.array(value, key)
+        member(c, value, key, LIST, "$")
     for key in ("additions", "removals"):
         seen: set[Any] = set()
         for index, cid in enumerate(items(value.get(key))):
@@ -954,15 +942,15 @@ def _reconciliation(c: _Check, value: dict[str, Any]) -> None:
     for index, item in enumerate(items(value.get("removalDispositions"))):
         at = f"$.removalDispositions[{index}]"
         for key in ("claimId", "reviewId", "disposition"):
-            c.string(item, key, at)
+            member(c, item, key, TEXT, at)
         if (item.get("disposition") if type(item) is dict else None) != "rejected":
             c.add("INVALID_REMOVAL_DISPOSITION", f"{at}.disposition",
                   "a removal is authorized by a rejected disposition")
-        c.closed(item, ("claimId", "reviewId", "disposition"), at)
+        closed(c, item, ("claimId", "reviewId", "disposition"), at)
     for index, step in enumerate(items(value.get("transitions"))):
         at = f"$.transitions[{index}]"
-        c.closed(step, ("claimId", "from", "to"), at)
-        c.string(step, "claimId", at)
+        closed(c, step, ("claimId", "from", "to"), at)
+        member(c, step, "claimId", TEXT, at)
         step = step if type(step) is dict else {}
         if not _legal(step):
             c.add("ILLEGAL_CLAIM_TRANSITION", at,
@@ -970,7 +958,7 @@ def _reconciliation(c: _Check, value: dict[str, Any]) -> None:
     for index, item in enumerate(items(value.get("coverageDispositions"))):
         at = f"$.coverageDispositions[{index}]"
         for key in ("findingId", "gapId", "disposition"):
-            c.string(item, key, at)
+            member(c, item, key, TEXT, at)
         item = item if type(item) is dict else {}
         if item.get("disposition") not in ("accepted-gap", "resolved"):
             c.add("INVALID_COVERAGE_DISPOSITION", f"{at}.disposition",
@@ -978,7 +966,7 @@ def _reconciliation(c: _Check, value: dict[str, Any]) -> None:
         if item.get("disposition") == "resolved" and not items(item.get("evidenceIds")):
             c.add("INVALID_COVERAGE_DISPOSITION", f"{at}.evidenceIds",
                   "a resolved finding names its evidence")
-        c.closed(item, ("findingId", "gapId", "disposition", "evidenceIds"), at)
+        closed(c, item, ("findingId", "gapId", "disposition", "evidenceIds"), at)
 
 
 def strings(value: Any) -> list[str]:
