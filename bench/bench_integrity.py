@@ -35,7 +35,7 @@ from typing import Any
 from assay.canonical import read_integer
 from assay.intent.check import work_check
 from assay.ledger import Write
-from assay.ledger import store as store_module
+from assay.ledger import record as store_module
 from bench.bench_intent import _build
 from bench.harness import row
 

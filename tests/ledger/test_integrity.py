@@ -108,7 +108,7 @@ def test_integrity_ledger_info_and_a_new_version_still_work(any_project: Project
 def test_integrity_integers_checked_whatever_the_digit_runs(text: str, damaged: bool) -> None:
     """Stored integers past 2**53 are damage, however the text's digit runs fall."""
     from assay.canonical import digest_bytes
-    from assay.ledger.store import Damage, decode_stored
+    from assay.ledger.record import Damage, decode_stored
 
     sha = digest_bytes(text.encode())
     if damaged:
@@ -122,7 +122,7 @@ def test_integrity_integers_checked_whatever_the_digit_runs(text: str, damaged: 
 def test_integrity_read_records_are_sealed_and_checked_like_built_ones() -> None:
     """A record built from a stored row equals one built by its constructor, refuses assignment and checks its text."""
     from assay.canonical import digest_bytes
-    from assay.ledger.store import Record, RecordUnreadable, stored_record
+    from assay.ledger.record import VERSION_FIELDS, Record, RecordUnreadable, stored_record
 
     text = '{"a":1}'
     fields: dict[str, Any] = {
@@ -130,16 +130,33 @@ def test_integrity_read_records_are_sealed_and_checked_like_built_ones() -> None
         "data_text": text, "data_sha256": digest_bytes(text.encode()), "status": "current",
         "superseded_by": None, "links": (), "audience": "project", "sources": (),
         "origin": "claim", "created_at": "2026-01-01T00:00:00.000Z", "ledger_revision": 7,
-        "request_id": None, "damage": None}
-    read = stored_record(**fields)
+        "request_id": None}
+    read = stored_record([fields[name] for name in VERSION_FIELDS], None)
     assert type(read) is Record
     assert read == Record(**fields)
     assert read.data == {"a": 1}
     with pytest.raises(AttributeError):
         read.status = "retired"  # type: ignore[misc]
-    bad = stored_record(**{**fields, "data_text": '{"a":2}'})
+    bad = stored_record([{**fields, "data_text": '{"a":2}'}[name] for name in VERSION_FIELDS],
+                        None)
     with pytest.raises(RecordUnreadable):
         bad.data  # noqa: B018
+
+
+def test_integrity_version_fields_are_listed_once() -> None:
+    """The record's slots, its JSON keys and the columns the backends select all follow VERSION_FIELDS."""
+    from assay.ledger.record import VERSION_COLUMNS, VERSION_FIELDS, Record, _Fields
+    from assay.ledger.sql import _VERSION_COLUMNS
+
+    assert _Fields.__slots__ == (*VERSION_FIELDS, "_data", "_damage")
+    assert tuple(name for name in _Fields.__annotations__ if not name.startswith("_")) \
+        == VERSION_FIELDS or set(_Fields.__annotations__) == {*VERSION_FIELDS, "_data", "_damage"}
+    assert _VERSION_COLUMNS == ", ".join("v." + column for column in VERSION_COLUMNS)
+    record = Record(id="knowledge:a", kind="knowledge", scope="global", revision=1,
+                    data_sha256="0" * 64, status="current", superseded_by=None, links=(),
+                    audience="project", sources=(), created_at="2026-01-01T00:00:00.000Z",
+                    ledger_revision=1, data={"a": 1})
+    assert tuple(record.to_dict()) == VERSION_COLUMNS
 
 
 # ------------------------------- the stored text's checks held to their plain form
@@ -222,7 +239,8 @@ def _stored_texts(draw: st.DrawFn) -> str:
 def _strict_reading(text: str) -> Any:
     """The checks of a stored text in their plain form: strict parse, surrogate escapes, exact depth."""
     from assay.canonical import canonical_bytes
-    from assay.ledger.store import _STRICT, MAX_DATA_DEPTH, Damage, _Damaged, _depth
+    from assay.ledger.record import _STRICT, MAX_DATA_DEPTH, Damage, _Damaged
+    from assay.ledger.record import nesting_depth as _depth
 
     value = _STRICT.decode(text)
     if "\\ud" in text or "\\uD" in text:
@@ -235,7 +253,7 @@ def _strict_reading(text: str) -> Any:
 def _outcome(read: Any, text: str) -> tuple[str, str]:
     """What a reading of ``text`` gives: its value spelled exactly (types, key order), or its error."""
     from assay.errors import AssayError
-    from assay.ledger.store import _Damaged
+    from assay.ledger.record import _Damaged
 
     try:
         return "value", repr(read(text))
@@ -252,7 +270,7 @@ def _outcome(read: Any, text: str) -> tuple[str, str]:
 def test_integrity_stored_text_checks_match_their_plain_form(text: str) -> None:
     """decode_stored accepts exactly what the plain checks accept, with the same value or reason."""
     from assay.canonical import digest_bytes
-    from assay.ledger.store import decode_stored
+    from assay.ledger.record import decode_stored
 
     try:
         sha = digest_bytes(text.encode())
@@ -271,7 +289,8 @@ _NESTED = st.recursive(st.none() | st.integers() | st.text(max_size=3),
 @given(_NESTED, st.integers(0, 12), st.integers(0, 8))
 def test_integrity_level_count_bounds_the_depth(value: Any, wraps: int, bound: int) -> None:
     """The level count sends every value nested deeper than the bound to the exact walk."""
-    from assay.ledger.store import _depth, _nests_past
+    from assay.ledger.record import _nests_past
+    from assay.ledger.record import nesting_depth as _depth
 
     for i in range(wraps):
         value = [value] if i % 2 else {"k": value}
@@ -295,7 +314,7 @@ def test_integrity_level_count_bounds_the_depth(value: Any, wraps: int, bound: i
 def test_integrity_forged_texts_with_their_digest_are_damage(text: str, reason: str) -> None:
     """Forged stored text with a matching digest is damage, whatever its spacing or escapes."""
     from assay.canonical import digest_bytes
-    from assay.ledger.store import Damage, decode_stored
+    from assay.ledger.record import Damage, decode_stored
 
     with pytest.raises(Exception) as caught:
         decode_stored(text, digest_bytes(text.encode()))

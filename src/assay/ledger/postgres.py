@@ -34,10 +34,10 @@ from assay.errors import (
     RevisionConflict,
     UnavailableError,
 )
-from assay.ledger import ledger_not_found
 from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.sqlite import _seed_meta, _statements, schema_too_new
-from assay.ledger.store import SCHEMA_VERSION, PreparedWrite, Receipt, Write, WriteBasis
+from assay.ledger.store import SCHEMA_VERSION, ledger_not_found
+from assay.ledger.write import PreparedWrite, Receipt, Write, WriteBasis
 
 __all__ = ["PostgresStore"]
 

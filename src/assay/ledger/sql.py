@@ -39,39 +39,37 @@ versions by id alone.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from assay.errors import AssayError, EpochConflict, RequestConflict, RevisionConflict
-from assay.ledger.store import (
-    MAX_REVISION,
+from assay.errors import AssayError
+from assay.ledger.record import (
     PROJECT_AUDIENCE,
+    VERSION_COLUMNS,
+    VERSION_FIELDS,
     Damage,
-    LedgerInfo,
     Link,
-    PreparedWrite,
-    Receipt,
     Record,
     SourceRef,
-    Write,
-    WriteBasis,
     stored_record,
-    validate_write,
     view_audiences,
 )
+from assay.ledger.store import LedgerInfo
+from assay.ledger.write import MAX_BATCH, MAX_REVISION, PREFERRED, SqlWriter, marks, now_rfc3339
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps", "now_rfc3339"]
+__all__ = ["MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps",
+           "now_rfc3339"]
 
-MAX_BATCH = 1000
-_VERSION_COLUMNS = (
-    "v.id, v.revision, v.kind, v.scope, v.data, v.data_sha256, v.status, v.superseded_by, "
-    "v.links, v.audience, v.sources, v.origin, v.created_at, v.ledger_revision, v.request_id"
-)
+# Every read selects a version's columns in VERSION_FIELDS order (see _record).
+_VERSION_COLUMNS = ", ".join("v." + column for column in VERSION_COLUMNS)
+_ID = VERSION_FIELDS.index("id")
+_AUDIENCE = VERSION_FIELDS.index("audience")
+_LINKS = VERSION_FIELDS.index("links")
+_SOURCES = VERSION_FIELDS.index("sources")
 
 
 # What brings a ledger at an older schema version up to each version, per
@@ -149,8 +147,6 @@ def migration_steps(dialect: str, version: int) -> list[str]:
 
 # The ledger revision: the highest version key (0 for an empty ledger).
 _HEAD = "SELECT coalesce(max(ledger_revision), 0) FROM record_versions"
-# A partition's current revision: its highest (0 when it does not exist).
-_CURRENT = "SELECT coalesce(max(revision), 0) FROM record_versions WHERE id = ? AND audience = ?"
 # A partition's current version (one of the reader's partitions, as get probes them).
 _CURRENT_VERSION = (f"SELECT {_VERSION_COLUMNS} FROM record_versions v WHERE v.id = ? "
                     "AND v.audience = ? ORDER BY v.revision DESC LIMIT 1")
@@ -164,38 +160,6 @@ _IS_CURRENT = ("v.revision = (SELECT max(x.revision) FROM record_versions x "
 # holds a version of that id of its own.
 _NOT_SHADOWED = ("NOT (v.audience = 'project' AND EXISTS (SELECT 1 FROM record_versions y "
                  "WHERE y.id = v.id AND y.audience = ?))")
-# Of a viewer's partitions holding an id, the one it sees: its own first.
-_PREFERRED = "CASE WHEN {a}audience = 'project' THEN 1 ELSE 0 END"
-
-
-# One write is two statements under the write lock: the record's current
-# revision in its partition (its highest, 0 when absent), read first so a
-# failed expectation is refused before anything is written; then the append.
-# The append leaves the ledger revision to SQLite's rowid (``ledger_revision``
-# is the INTEGER PRIMARY KEY): a NULL key takes the highest stored one plus
-# one, which the statement reports as ``lastrowid``. (One INSERT ... SELECT
-# with RETURNING costs more than both together.)
-_APPEND = (
-    "INSERT INTO record_versions (ledger_revision, id, revision, kind, scope, data, data_sha256, "
-    "status, superseded_by, links, audience, sources, origin, created_at, request_id) "
-    "VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-_second: tuple[int, str] = (-1, "")
-
-
-def now_rfc3339() -> str:
-    """The current UTC time as RFC 3339 with milliseconds (``2026-01-02T03:04:05.678Z``).
-
-    Every write stamps one; the text of the current second is formatted once.
-    """
-    global _second
-    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
-    cached = _second
-    if cached[0] != seconds:
-        cached = _second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
-    return f"{cached[1]}.{nanos // 1_000_000:03d}Z"
 
 
 def _record(row: Sequence[Any]) -> Record:
@@ -203,16 +167,18 @@ def _record(row: Sequence[Any]) -> Record:
     damage = None
     try:
         # Most records have neither links nor sources: skip decoding "[]".
-        links = () if row[8] == "[]" else tuple(
-            Link(x["rel"], x["target"]) for x in json.loads(row[8]))
-        sources = () if row[10] == "[]" else tuple(
-            SourceRef(x["id"], x["revision"], x.get("data_sha256")) for x in json.loads(row[10]))
+        links_text, sources_text = row[_LINKS], row[_SOURCES]
+        links = () if links_text == "[]" else tuple(
+            Link(x["rel"], x["target"]) for x in json.loads(links_text))
+        sources = () if sources_text == "[]" else tuple(
+            SourceRef(x["id"], x["revision"], x.get("data_sha256")) for x in json.loads(sources_text))
     except (ValueError, TypeError, KeyError, AttributeError):
         links, sources = (), ()
         damage = Damage("metadata_damaged", "the stored links or sources of this version are "
                                             "not the JSON assay wrote")
-    return stored_record(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], links,
-                         row[9], sources, row[11], row[12], row[13], row[14], damage)
+    fields = list(row)
+    fields[_LINKS], fields[_SOURCES] = links, sources
+    return stored_record(fields, damage)
 
 
 def _plain_run(needle: str) -> str:
@@ -248,10 +214,6 @@ def text_match(needle: str) -> tuple[str, list[str]]:
         return f"({on_id} OR instr(lower(v.data), ?) > 0)", [needle, needle]
     return (f"((instr(v.id, ?) > 0 AND {on_id}) OR instr(lower(v.data), ?) > 0)",
             [run, needle, needle])
-
-
-def _marks(values: Sequence[Any]) -> str:
-    return ",".join("?" * len(values))
 
 
 class SqlReader:
@@ -294,7 +256,7 @@ class SqlReader:
 
     def _view(self, alias: str = "v.") -> tuple[str, list[Any]]:
         """The condition (and its parameters) that keeps rows of this reader's partitions."""
-        return f"{alias}audience IN ({_marks(self._audiences)})", list(self._audiences)
+        return f"{alias}audience IN ({marks(self._audiences)})", list(self._audiences)
 
     def _partition(self, record_id: str) -> str | None:
         """The partition this reader sees ``record_id`` in (its own first), or None."""
@@ -302,7 +264,7 @@ class SqlReader:
             return PROJECT_AUDIENCE
         view, params = self._view("")
         rows = self._rows(f"SELECT audience FROM record_versions WHERE id = ? AND {view} "
-                          f"ORDER BY {_PREFERRED.format(a='')} LIMIT 1", [record_id, *params])
+                          f"ORDER BY {PREFERRED.format(a='')} LIMIT 1", [record_id, *params])
         return str(rows[0][0]) if rows else None
 
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
@@ -336,11 +298,11 @@ class SqlReader:
             # highest revision: one table row is read per record and partition.
             for row in self._rows(
                 f"SELECT {_VERSION_COLUMNS} FROM (SELECT id, audience, max(revision) AS revision "
-                f"FROM record_versions WHERE id IN ({_marks(chunk)}) AND {view} "
+                f"FROM record_versions WHERE id IN ({marks(chunk)}) AND {view} "
                 "GROUP BY id, audience) c JOIN record_versions v ON v.id = c.id "
                 "AND v.audience = c.audience AND v.revision = c.revision", [*chunk, *params]):
-                if row[0] not in out or row[9] != PROJECT_AUDIENCE:
-                    out[row[0]] = _record(row)
+                if row[_ID] not in out or row[_AUDIENCE] != PROJECT_AUDIENCE:
+                    out[row[_ID]] = _record(row)
         return out
 
     def history(self, record_id: str, *, audience: str | None = None) -> list[Record]:
@@ -383,12 +345,12 @@ class SqlReader:
             # A narrower filter within the view (it can never widen it).
             if not audiences:
                 return None
-            where.append(f"v.audience IN ({_marks(audiences)})")
+            where.append(f"v.audience IN ({marks(audiences)})")
             params.extend(audiences)
         if scopes is not None:
             if not scopes:
                 return None
-            where.append(f"v.scope IN ({_marks(scopes)})")
+            where.append(f"v.scope IN ({marks(scopes)})")
             params.extend(scopes)
         if status is not None:
             where.append("v.status = ?")
@@ -469,22 +431,14 @@ class SqlReader:
         return sum(by_status.values()), sum(int(row[2]) for row in rows), by_status
 
 
-class SqlLedger:
+class SqlLedger(SqlWriter):
     """Ledger operations over a DB-API connection; subclasses supply the dialect."""
 
     dialect = "sqlite"
     backend = "sqlite"
     location = ""
 
-    # -- dialect hooks -------------------------------------------------------------
-    def sql(self, statement: str) -> str:
-        return statement
-
-    @contextmanager
-    def _write_transaction(self) -> Iterator[Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
-        yield
-
+    # -- dialect hooks (with those of SqlWriter) ----------------------------------
     @contextmanager
     def _read_transaction(self) -> Iterator[Any]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -494,29 +448,9 @@ class SqlLedger:
         raise NotImplementedError
 
     # -- shared logic --------------------------------------------------------------
-    def _one(self, cur: Any, statement: str, params: Sequence[Any] = ()) -> Any:
-        cur.execute(self.sql(statement), tuple(params))
-        return cur.fetchone()
-
-    _epoch: str | None = None
-
-    # The first statement of a write transaction, when the dialect needs one
-    # to take the write lock (PostgreSQL takes a transaction advisory lock;
-    # SQLite's BEGIN IMMEDIATE already holds the lock).
-    write_lock: str | None = None
-
-    def _epoch_of(self, cur: Any) -> str:
-        # The epoch never changes once minted: read it once per connection.
-        if self._epoch is None:
-            self._epoch = str(self._one(cur, "SELECT value FROM ledger_meta WHERE key = 'epoch'")[0])
-        return self._epoch
-
     def _head(self, cur: Any) -> tuple[str, int]:
         epoch = self._epoch_of(cur)
         return epoch, int(self._one(cur, _HEAD)[0])
-
-    # Whom this handle reads and writes for (see assay.ledger.store.Store).
-    principal: str | None = None
 
     @contextmanager
     def reader(self) -> Iterator[SqlReader]:
@@ -534,130 +468,3 @@ class SqlLedger:
                 ledger_revision=r.ledger_revision, schema_version=schema, records=records,
                 versions=versions, by_status=by_status,
             )
-
-    def _prepare(self, write: Write, index: int | None = None) -> PreparedWrite:
-        """Validate a write for this handle's principal (see :func:`validate_write`)."""
-        prepared = validate_write(write, index=index)
-        if self.principal is not None and write.audience not in view_audiences(self.principal):
-            raise AssayError(
-                f"{self.principal} may write only project records or its own "
-                f"private:{self.principal} records, not {write.audience}",
-                code="audience_not_allowed",
-                pointer=("" if index is None else f"/writes/{index}") + "/audience",
-                action=f"Use --audience project or --audience private:{self.principal}.")
-        return prepared
-
-    def put(self, write: Write, *, basis: WriteBasis | None = None) -> Receipt:
-        return self._put_prepared(self._prepare(write), basis)
-
-    def _put_prepared(self, p: PreparedWrite, basis: WriteBasis | None) -> Receipt:
-        """Commit one validated write (the storage half of :meth:`put`)."""
-        return self._commit([p], basis)[0]
-
-    def put_many(self, writes: Sequence[Write], *, basis: WriteBasis | None = None) -> list[Receipt]:
-        if not writes:
-            return []
-        if len(writes) > MAX_BATCH:
-            raise AssayError(f"a batch holds at most {MAX_BATCH} writes", code="resource_limit",
-                             pointer="/writes")
-        prepared = [self._prepare(w, i) for i, w in enumerate(writes)]
-        seen: set[tuple[str, str]] = set()
-        for i, p in enumerate(prepared):
-            key = (p.write.id, p.write.audience)
-            if key in seen:
-                raise AssayError(f"{p.write.id} appears twice in one batch", code="duplicate_write",
-                                 pointer=f"/writes/{i}/id")
-            seen.add(key)
-        return self._commit(prepared, basis)
-
-    def _commit(self, prepared: list[PreparedWrite], basis: WriteBasis | None) -> list[Receipt]:
-        with self._write_transaction() as cur:
-            if self.write_lock is not None:
-                cur.execute(self.write_lock)
-            receipts = [None if p.write.request_id is None else self._replay(cur, p)
-                        for p in prepared]
-            if None not in receipts:  # every write is a replay
-                return [r for r in receipts if r is not None]
-            if basis is not None:
-                self._check_basis(cur, self._epoch_of(cur), basis)
-            now = now_rfc3339()
-            for index, p in enumerate(prepared):
-                if receipts[index] is not None:
-                    continue
-                w = p.write
-                cur.execute(_CURRENT, (w.id, w.audience))
-                current = int(cur.fetchone()[0])
-                if w.expect_revision is not None and w.expect_revision != current:
-                    raise RevisionConflict(
-                        f"{w.id} is at revision {current}, not {w.expect_revision}",
-                        record_id=w.id, current_revision=current,
-                        pointer=f"/writes/{index}/expect_revision" if len(prepared) > 1
-                        else "/expect_revision",
-                    )
-                revision = current + 1
-                cur.execute(_APPEND, (
-                    w.id, revision, p.kind, w.scope, p.data_text, p.data_sha256, w.status,
-                    w.superseded_by, p.links_text, w.audience, p.sources_text, w.origin, now,
-                    w.request_id))
-                ledger_revision = int(cur.lastrowid)
-                self._index_write(cur, p, revision, ledger_revision)
-                receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
-                                          w.request_id, False)
-            return [r for r in receipts if r is not None]
-
-    def _replay(self, cur: Any, p: PreparedWrite) -> Receipt | None:
-        # Request ids belong to the principal that used them: another
-        # principal's id is simply unknown here.
-        row = self._one(cur, "SELECT body_sha256, id, revision, ledger_revision, data_sha256 "
-                        "FROM requests WHERE principal = ? AND request_id = ?",
-                        (self.principal or "", p.write.request_id))
-        if row is None:
-            return None
-        if row[0] != p.body_sha256:
-            raise RequestConflict(
-                f"request id {p.write.request_id!r} was already used with a different body",
-                details={"request_id": p.write.request_id, "id": row[1], "revision": row[2]},
-                action="Use a new request id for a new write.",
-            )
-        return Receipt(row[1], int(row[2]), int(row[3]), row[4], p.write.request_id, True)
-
-    def _check_basis(self, cur: Any, epoch: str, basis: WriteBasis) -> None:
-        if basis.epoch != epoch:
-            raise EpochConflict(
-                "the write basis was read from another ledger",
-                details={"expected_epoch": basis.epoch, "epoch": epoch},
-                action="Read again from this ledger before writing.",
-            )
-        audiences = view_audiences(self.principal)
-        for record_id, expected in sorted(basis.records.items()):
-            # The revision the writer sees now, in the partition its view
-            # shows; a version written after the read (even one that moved the
-            # view to another partition at the same revision number) is a change.
-            row = self._one(
-                cur, f"SELECT revision, ledger_revision FROM record_versions WHERE id = ? AND "
-                f"audience IN ({_marks(audiences)}) ORDER BY {_PREFERRED.format(a='')}, "
-                "revision DESC LIMIT 1", (record_id, *audiences))
-            current = 0 if row is None else int(row[0])
-            moved = row is not None and 0 < basis.ledger_revision < int(row[1])
-            if current != expected or moved:
-                raise RevisionConflict(
-                    f"{record_id} moved from revision {expected} to {current} since it was read",
-                    record_id=record_id, current_revision=current,
-                    pointer=f"/write_basis/records/{record_id.replace('~', '~0').replace('/', '~1')}",
-                )
-
-    def _index_write(self, cur: Any, p: PreparedWrite, revision: int, ledger_revision: int) -> None:
-        """Point the link index at the new version's links; remember its request id."""
-        w = p.write
-        if revision > 1:
-            cur.execute(self.sql("DELETE FROM record_links WHERE id = ? AND audience = ?"),
-                        (w.id, w.audience))
-        for link in {(link.rel, link.target) for link in w.links}:
-            cur.execute(self.sql("INSERT INTO record_links (id, audience, rel, target) "
-                                 "VALUES (?, ?, ?, ?)"), (w.id, w.audience, *link))
-        if w.request_id is not None:
-            cur.execute(self.sql(
-                "INSERT INTO requests (principal, request_id, body_sha256, id, audience, revision, "
-                "ledger_revision, data_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
-                (self.principal or "", w.request_id, p.body_sha256, w.id, w.audience, revision,
-                 ledger_revision, p.data_sha256))

@@ -21,9 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from assay.errors import AssayError, UnavailableError
-from assay.ledger import ledger_not_found
 from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
-from assay.ledger.store import SCHEMA_VERSION
+from assay.ledger.store import SCHEMA_VERSION, ledger_not_found
 from assay.ledger.write_queue import WriteQueue
 
 TYPE_CHECKING = False

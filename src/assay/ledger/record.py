@@ -1,0 +1,421 @@
+"""A record version as the ledger stores it, and the checks a read makes before using it.
+
+:data:`VERSION_FIELDS` is the one list of a version's stored fields. Everything
+that enumerates them derives from it: the slots of :class:`Record`, the
+columns the SQL backends select and append (:data:`VERSION_COLUMNS`), the
+mapping of a stored row to a record (:func:`stored_record`) and the record's
+JSON form (:meth:`Record.to_dict`). This module imports only the base modules
+(errors, canonical, value).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Sequence
+
+from assay.canonical import canonical_bytes, digest_bytes, read_integer
+from assay.errors import AssayError
+from assay.value import frozen_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+__all__ = [
+    "AUDIENCE_PREFIX",
+    "LINK_RELATIONS",
+    "MAX_DATA_DEPTH",
+    "ORIGINS",
+    "PROJECT_AUDIENCE",
+    "RECORD_STATUSES",
+    "VERSION_COLUMNS",
+    "VERSION_FIELDS",
+    "Damage",
+    "Link",
+    "Record",
+    "RecordUnreadable",
+    "SourceRef",
+    "decode_stored",
+    "nesting_depth",
+    "stored_record",
+    "view_audiences",
+]
+
+PROJECT_AUDIENCE = "project"
+AUDIENCE_PREFIX = "private:"  # then the principal whose partition it is
+RECORD_STATUSES = ("current", "retired", "superseded")
+# Who wrote a version. Only assay's own code paths write "machine" (an
+# observation it made itself, e.g. an evidence run) or "derived" (a view it
+# computed, e.g. a handoff); every client write through `put` is a "claim".
+ORIGINS = ("claim", "machine", "derived")
+LINK_RELATIONS = ("requires", "depends-on", "supersedes", "supports", "cites", "derived-from",
+                  "relates-to", "blocks", "answers")
+if TYPE_CHECKING:
+    Status = Literal["current", "retired", "superseded"]
+
+
+def view_audiences(principal: str | None) -> tuple[str, ...]:
+    """The partitions a principal reads: the project's and its own private one."""
+    if principal is None:
+        return (PROJECT_AUDIENCE,)
+    return (PROJECT_AUDIENCE, AUDIENCE_PREFIX + principal)
+
+
+# The stored fields of one record version, in the order of its JSON form:
+# the one list of them. ``data_text`` is the canonical data text, stored in
+# the column ``data``; every other field is stored in the column of its name.
+VERSION_FIELDS = ("id", "kind", "scope", "revision", "data_text", "data_sha256", "status",
+                  "superseded_by", "links", "audience", "sources", "created_at",
+                  "ledger_revision", "request_id", "origin")
+VERSION_COLUMNS = tuple("data" if name == "data_text" else name for name in VERSION_FIELDS)
+
+
+@frozen_value
+class Link:
+    """A typed edge from a record to another record id."""
+
+    rel: str
+    target: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rel": self.rel, "target": self.target}
+
+
+@frozen_value
+class SourceRef:
+    """A record version this record was derived from."""
+
+    id: str
+    revision: int
+    data_sha256: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "revision": self.revision}
+        if self.data_sha256 is not None:
+            out["data_sha256"] = self.data_sha256
+        return out
+
+
+_UNREAD: Any = object()  # a Record's data not decoded yet
+
+# Stored data is read back only if it could be written today: the bounds of
+# :func:`validate_write`. Deeper data is refused on write, so that every
+# envelope that embeds a record (a history page, a report) still fits the
+# canonical encoder's own bound.
+MAX_DATA_DEPTH = 100
+
+
+class _Fields:
+    """The stored fields of one record version: the layout :class:`Record` and its builder share.
+
+    The slots are :data:`VERSION_FIELDS` and the decoded data; the
+    annotations below only tell type checkers what each holds (a test holds
+    them to the list).
+    """
+
+    __slots__ = (*VERSION_FIELDS, "_data", "_damage")
+    id: str
+    kind: str
+    scope: str
+    revision: int
+    data_sha256: str
+    status: str
+    superseded_by: str | None
+    links: tuple[Link, ...]
+    audience: str
+    sources: tuple[SourceRef, ...]
+    created_at: str
+    ledger_revision: int
+    request_id: str | None
+    origin: str
+    data_text: str
+    _data: Any
+    _damage: Damage | None
+
+
+class Record(_Fields):
+    """One version of a record, exactly as stored, checked before its data is used.
+
+    ``data`` is decoded from the stored canonical text on first use, and only
+    after the text has been checked: it must hash to ``data_sha256`` and parse
+    strictly within the bounds a write accepts (no duplicate keys, no integer
+    a double cannot hold, no lone surrogate, nesting at most
+    :data:`MAX_DATA_DEPTH`). A version that fails is *unreadable*: ``damage``
+    names why, and reading ``data`` raises :class:`RecordUnreadable` instead of
+    handing out values nobody wrote. Listings therefore never fail on one bad
+    row; whoever needs the data of that row gets a coded error naming it.
+
+    Records built in memory (``data`` given, no ``data_text``) are taken as
+    they are.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        kind: str,
+        scope: str,
+        revision: int,
+        data_sha256: str,
+        status: str,
+        superseded_by: str | None,
+        links: tuple[Link, ...],
+        audience: str,
+        sources: tuple[SourceRef, ...],
+        created_at: str,
+        ledger_revision: int,
+        request_id: str | None = None,
+        origin: str = "claim",
+        data: Any = _UNREAD,
+        data_text: str = "",
+        damage: Damage | None = None,
+    ) -> None:
+        # Straight to the slots: the guarding __setattr__ below costs more
+        # than the rest of building a record.
+        given = locals()
+        init = object.__setattr__
+        for name in VERSION_FIELDS:
+            init(self, name, given[name])
+        init(self, "_data", data)
+        init(self, "_damage", damage)
+
+    @property
+    def damage(self) -> Damage | None:
+        """Why the stored data cannot be used (None when it is intact)."""
+        if self._data is _UNREAD and self._damage is None:
+            self._decode()
+        return self._damage
+
+    @property
+    def is_intact(self) -> bool:
+        return self.damage is None
+
+    @property
+    def data(self) -> Any:
+        """The record's data; :class:`RecordUnreadable` when the stored text fails its checks."""
+        if self._data is _UNREAD and self._damage is None:
+            self._decode()
+        if self._damage is not None:
+            raise RecordUnreadable(self.id, self.revision, self._damage)
+        return self._data
+
+    def _decode(self) -> None:
+        try:
+            self._data = decode_stored(self.data_text, self.data_sha256)
+        except _Damaged as exc:
+            self._damage = exc.damage
+
+    @property
+    def is_machine_observed(self) -> bool:
+        """Whether assay itself wrote this version from what it observed."""
+        return self.origin == "machine"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON data.
+
+        An unreadable version has ``data: null`` and an ``unreadable`` object
+        (reason, message, and the read that shows the stored text) instead of
+        values nobody wrote.
+        """
+        data = None if self.damage is not None else self._data  # damage decodes
+        # Keyed by column: the stored text's field is the record's data.
+        out = dict(zip(VERSION_COLUMNS, [getattr(self, name) for name in VERSION_FIELDS]))
+        out["data"] = data
+        out["links"] = [link.to_dict() for link in self.links]
+        out["sources"] = [s.to_dict() for s in self.sources]
+        if self._damage is not None:
+            out["unreadable"] = self._damage.to_dict(self.id, self.revision)
+        return out
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.audience, self.revision, self.ledger_revision, self.data_sha256)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return self._key() == other._key() and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Frozen after construction, like the other value objects; only the
+        # lazily decoded data fills in later.
+        if name not in ("_data", "_damage") and hasattr(self, "_damage"):
+            raise AttributeError(f"Record is immutable: cannot set {name}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        return (f"Record(id={self.id!r}, revision={self.revision}, audience={self.audience!r}, "
+                f"ledger_revision={self.ledger_revision})")
+
+
+class _Unsealed(_Fields):
+    """A stored version being built: its fields are plain slot stores, then it is sealed."""
+
+    __slots__ = ()
+
+
+# The slot setters of the stored fields, in list order (what stored_record stores with).
+_SETTERS = tuple(getattr(_Fields, name).__set__ for name in VERSION_FIELDS)
+
+
+def stored_record(row: Sequence[Any], damage: Damage | None) -> Record:
+    """A :class:`Record` of one stored version, its data not decoded yet (the backends' reads).
+
+    ``row`` holds the version's fields in :data:`VERSION_FIELDS` order (links
+    and sources decoded). The same value ``Record(...)`` gives, built for
+    listings of thousands: the fields are plain slot stores on an unguarded
+    twin of the same layout, which then becomes the immutable :class:`Record`
+    (the guarded stores cost more than the rest of reading a version).
+    """
+    version: Any = _Unsealed()
+    for store, value in zip(_SETTERS, row):
+        store(version, value)
+    version._data = _UNREAD
+    version._damage = damage
+    version.__class__ = Record
+    sealed: Record = version
+    return sealed
+
+
+@frozen_value
+class Damage:
+    """Why a stored version's data cannot be used."""
+
+    reason: str  # digest_mismatch | not_json | unsafe_integer | lone_surrogate | too_deep | ...
+    message: str
+
+    def to_dict(self, record_id: str, revision: int) -> dict[str, Any]:
+        return {"reason": self.reason, "message": self.message,
+                "read": ["assay", "get", "--raw", "--revision", str(revision), "--", record_id]}
+
+
+class _Damaged(Exception):
+    def __init__(self, damage: Damage) -> None:
+        super().__init__(damage.message)
+        self.damage = damage
+
+
+class RecordUnreadable(AssayError):
+    """A stored version whose data fails its integrity checks (never used, never guessed)."""
+
+    default_code = "record_unreadable"
+
+    def __init__(self, record_id: str, revision: int, damage: Damage) -> None:
+        super().__init__(
+            f"{record_id} revision {revision} is unreadable: {damage.message}",
+            details={"id": record_id, "revision": revision, "reason": damage.reason},
+            action=f"Inspect the stored text with 'assay get --raw --revision {revision} -- "
+                   f"{record_id}', then write a new version of the record.",
+        )
+        self.record_id = record_id
+        self.revision = revision
+        self.damage = damage
+
+
+_SAFE = 2**53
+
+
+def _strict_int(text: str) -> int:
+    if len(text) < 16:  # at most 15 digits: exact in a double, and read as written
+        return int(text)
+    value = read_integer(text)
+    # read_integer keeps a literal no double holds exact; such a number was
+    # never written by assay (the encoder refuses it), so the text is damaged.
+    if (value > _SAFE or value < -_SAFE) and float(value) != value:
+        raise _Damaged(Damage("unsafe_integer",
+                              f"the stored data holds the integer {text[:40]}, which no JSON "
+                              "double holds exactly"))
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _Damaged(Damage("not_json", f"the stored data holds {name}, which is not JSON"))
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Damaged(Damage("not_json", "the stored data holds a duplicate object key"))
+    return out
+
+
+_STRICT = json.JSONDecoder(object_pairs_hook=_unique, parse_int=_strict_int,
+                           parse_constant=_no_constant)
+
+
+def decode_stored(text: str, data_sha256: str) -> Any:
+    """Check stored canonical text against its digest and bounds, and parse it.
+
+    Raises ``_Damaged`` (internal) naming why the text cannot be used. The
+    digest is checked first: most damage (a value edited in place) stops
+    there, before any parsing. Cost on top of parsing: one SHA-256 of the
+    text, a duplicate-key check per object and a count of the value's
+    levels (in C); the escape and depth walks run only when that text could
+    need them. One decoder serves every call (building one per call costs
+    more than a small record's parse).
+    """
+    try:
+        raw = text.encode("utf-8")
+    except (UnicodeEncodeError, AttributeError):
+        raise _Damaged(Damage("not_text", "the stored data is not UTF-8 text")) from None
+    if digest_bytes(raw) != data_sha256:
+        raise _Damaged(Damage("digest_mismatch",
+                              "the stored data does not hash to its recorded data_sha256"))
+    try:
+        value = _STRICT.decode(text)
+        if "\\" in text and ("\\ud" in text or "\\uD" in text):
+            # Canonical text escapes only control characters; a surrogate
+            # escape can only be forged, and a lone one must not reach UTF-8.
+            canonical_bytes(value)
+    except _Damaged:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise _Damaged(Damage("not_json", f"the stored data is not JSON: {str(exc)[:200]}")) from None
+    except AssayError as exc:
+        raise _Damaged(Damage(exc.code, f"the stored data cannot be canonicalised: {exc.message}")) \
+            from None
+    # Nesting past the bound takes more than 2 * MAX_DATA_DEPTH brackets.
+    if len(raw) > 2 * MAX_DATA_DEPTH and _nests_past(value, MAX_DATA_DEPTH) \
+            and nesting_depth(value) > MAX_DATA_DEPTH:
+        raise _Damaged(Damage("too_deep",
+                              f"the stored data is nested deeper than {MAX_DATA_DEPTH} levels"))
+    return value
+
+
+_referents = gc.get_referents
+
+
+def _nests_past(value: Any, bound: int) -> bool:
+    """Whether a parsed value could nest deeper than ``bound`` (a cheap upper bound, in C).
+
+    Goes down the value one level per call: the referents of a level's
+    containers are the next level (a JSON object's values, an array's items;
+    scalars have none, and the collector must see every object a container
+    holds). A value whose levels run out within ``bound`` steps nests at
+    most ``bound`` deep; one that does not is sent to the exact walk.
+    """
+    level = [value]
+    for _ in range(bound):
+        level = _referents(*level)
+        if not level:
+            return False
+    return True
+
+
+def nesting_depth(value: Any) -> int:
+    """How many levels of arrays and objects ``value`` nests (0 for a scalar)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
