@@ -47,10 +47,11 @@ siblings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assay.attest.review import check_review, review_body
 from assay.attest.signing import malformed, sign, verify
 from assay.attest.statement import (
     READINESS_TYPE,
@@ -68,13 +69,15 @@ from assay.errors import AssayError
 from assay.evidence.git import GitObservation
 from assay.intent.check import run_facts, work_check
 from assay.intent.contract import intent_sha256
+from assay.intent.pin import read_pin, run_contract, run_tests, usable_pin
 from assay.intent.snapshot import ProjectBinding, is_readable
+from assay.intent.test_outcomes import run_targets
 from assay.ledger.store import Reader
 
 if TYPE_CHECKING:
     from securesystemslib.signer import CryptoSigner, SSlibKey
 
-__all__ = ["Bundle", "build_bundle", "verify_bundle"]
+__all__ = ["Bundle", "build_bundle", "check_reviews", "verify_bundle"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +136,12 @@ def build_bundle(reader: Reader, binding: ProjectBinding, intent_id: str, *, pro
             after = (data.get("workspace") or {}).get("after") or {}
             if after.get("workspace_sha256") != observation.workspace_sha256:
                 stale.append(f"{key[0]}@{key[1]}")
+            found = run_contract(version)
             runs.append({"id": key[0], "revision": key[1], "data_sha256": version.data_sha256,
-                         "command": facts["command"], "status": facts["status"]})
+                         "command": facts["command"], "status": facts["status"],
+                         "contract": found[1] if found is not None else None,
+                         "targets": [{"intent": i, "requirement": r}
+                                     for i, r in run_targets(version)]})
             predicates.append(test_result_predicate(key[0], key[1], data))
     if stale:
         raise AssayError(
@@ -143,13 +150,83 @@ def build_bundle(reader: Reader, binding: ProjectBinding, intent_id: str, *, pro
             code="attestation_run_stale", details={"runs": stale},
             action="Rerun the checks on the work as it is (assay evidence run), record the new "
                    "runs with assay work accept, then attest.")
+    pins, approvals = _reviews(reader, intent_id)
     readiness = readiness_predicate(
         report, {"id": intent.id, "revision": intent.revision, "data_sha256": intent.data_sha256},
-        runs, _version())
+        runs, _version(), requirements=_requirements(reader, intent_id, report),
+        pins=pins, approvals=approvals)
     documents = [statement(subjects, READINESS_TYPE, readiness)]
     documents += [statement(subjects, TEST_RESULT_TYPE, p) for p in predicates]
     lines = [canonical_text(sign(canonical_bytes(d), signer)) for d in documents]
     return Bundle("".join(line + "\n" for line in lines), subjects, readiness, len(lines))
+
+
+def _requirements(reader: Reader, intent_id: str, report: Mapping[str, Any]
+                  ) -> list[dict[str, Any]]:
+    """Per requirement of ``report``: its result status, cited runs and mapped tests' outcomes."""
+    out = []
+    for result in report["actual"]["results"]:
+        rid = result["requirement_id"]
+        cited: list[str] = []
+        tests: dict[str, str] = {}
+        for ref in result["evidence"]:
+            if ref["run"] is None:
+                continue
+            cited.append(f"{ref['id']}@{ref['revision']}")
+            found = run_tests(reader.get(ref["id"], ref["revision"]), intent_id, rid)
+            for tid, test in (found[0] if found is not None else {}).items():
+                tests.setdefault(tid, test["outcome"])
+        out.append({"id": rid, "status": result["status"], "runs": cited,
+                    "tests": dict(sorted(tests.items()))})
+    return out
+
+
+def _carried(record: Any) -> dict[str, Any]:
+    data = record.data
+    signature = data.get("signature")
+    return {"id": record.id, "revision": record.revision, "data_sha256": record.data_sha256,
+            "body": review_body(data), "signature": signature if isinstance(signature, dict)
+            else None}
+
+
+def _reviews(reader: Reader, intent_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The intent's pin and the approval that made it, as the attestation carries them."""
+    record = read_pin(reader, intent_id)
+    if usable_pin(record) is None:
+        return [], []
+    pins = [_carried(record)]
+    approval = record.data.get("approval") if record is not None else None
+    approvals = []
+    if isinstance(approval, str):
+        found = reader.get(approval)
+        if found is not None and found.damage is None and found.audience == "project" \
+                and isinstance(found.data, dict):
+            approvals.append(_carried(found))
+    return pins, approvals
+
+
+def check_reviews(predicate: Mapping[str, Any], keys: Sequence[SSlibKey]) -> list[dict[str, Any]]:
+    """Each carried pin and approval checked against the reviewer ``keys`` (see :mod:`.review`).
+
+    Raises ``attestation_approval_unsigned`` for the first that is not signed
+    by one of them, including a pin the readiness rests on that no reviewer
+    signed (trust on first use is not a review).
+    """
+    out = []
+    for role in ("pins", "approvals"):
+        for index, item in enumerate(predicate.get(role) or []):
+            if not isinstance(item, dict) or not isinstance(item.get("body"), dict):
+                raise malformed(f"the readiness statement's {role} are malformed", "/file", 1)
+            data = {**item["body"], "signature": item.get("signature")}
+            keyid = check_review(str(item.get("id")), data, keys)
+            out.append({"id": item.get("id"), "revision": item.get("revision"), "keyid": keyid})
+    if not predicate.get("pins"):
+        raise AssayError("the attestation carries no pin: no reviewer approved the checks and "
+                         "tests its readiness rests on", code="attestation_approval_unsigned",
+                         pointer="/reviewer_key",
+                         action="A reviewer pins them with 'assay gate pin --sign KEY', then "
+                                "attest again.")
+    return out
 
 
 def _statements(text: bytes, key: SSlibKey) -> list[tuple[int, dict[str, Any]]]:
@@ -211,8 +288,13 @@ def _run_error(code: str, message: str, run: Mapping[str, Any]) -> AssayError:
 
 
 def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
-                  observation: GitObservation) -> dict[str, Any]:
-    """What a bundle attests, once every check of the module docstring passed."""
+                  observation: GitObservation, reviewer_keys: Sequence[SSlibKey] = ()
+                  ) -> dict[str, Any]:
+    """What a bundle attests, once every check of the module docstring passed.
+
+    With ``reviewer_keys``, every pin and approval the readiness rests on must
+    also carry a signature by one of them (:func:`check_reviews`).
+    """
     documents = _statements(text, key)
     readiness = [(n, d) for n, d in documents if d.get("predicateType") == READINESS_TYPE]
     others = [(n, d) for n, d in documents if d.get("predicateType") == TEST_RESULT_TYPE]
@@ -250,6 +332,7 @@ def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
                                     "removed.")
         _check_run(reader, run, results[(run.get("id"), run.get("revision"))], principal)
     moved_on = _moved_on(reader, intent, runs, principal)
+    reviews = check_reviews(predicate, reviewer_keys) if reviewer_keys else []
     return {
         "verified": True,
         "keyid": key.keyid,
@@ -262,6 +345,7 @@ def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
                   "result": results[(r.get("id"), r.get("revision"))].get("result")}
                  for r in runs],
         "statements": len(documents),
+        "reviews": reviews,
         "stale": bool(moved_on),
         "moved_on": moved_on,
     }

@@ -1,7 +1,7 @@
 """Ed25519 keys and DSSE envelopes, through securesystemslib.
 
-A key pair is two files: the private key as unencrypted PKCS#8 PEM (written
-with mode 0600, never overwritten) and the public key as the JSON key object
+A key pair is two files: the private key as PKCS#8 PEM, unencrypted or
+encrypted with a passphrase (written with mode 0600, never overwritten) and the public key as the JSON key object
 securesystemslib and in-toto read (``{keyid, keytype: "ed25519", scheme:
 "ed25519", keyval: {public: HEX}}``). A public key may also be given as a
 SubjectPublicKeyInfo PEM. The key id is securesystemslib's default: the
@@ -12,9 +12,16 @@ SHA-256 of the canonical key object.
 encoding; ed25519 is deterministic, so the same payload and key give the same
 envelope. :func:`verify` checks an envelope's signature with a public key.
 
+A passphrase is read from the terminal only (:func:`terminal_passphrase`):
+never from the environment, an argument or a standard input that is not a
+terminal, so an agent that runs assay through pipes cannot supply one
+(``passphrase_unavailable``); a passphrase that does not decrypt the key is
+``key_passphrase_wrong``.
+
 securesystemslib and cryptography are imported inside the functions only.
 Errors: ``key_not_found``, ``key_invalid``, ``key_exists``,
-``key_unwritable``, and ``attestation_signature_invalid``.
+``key_unwritable``, ``passphrase_unavailable``, ``key_passphrase_wrong``,
+``attestation_key_unknown`` and ``attestation_signature_invalid``.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import binascii
 import json
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +48,9 @@ __all__ = [
     "load_public_key",
     "load_signer",
     "sign",
+    "terminal_passphrase",
     "verify",
+    "verify_any",
 ]
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
@@ -90,8 +100,49 @@ def _write_new(path: Path, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
-def generate_keys(private_path: Path, public_path: Path) -> KeyPair:
-    """Write a new ed25519 key pair; refuse (``key_exists``) when either file exists."""
+def terminal_passphrase(prompt: str, *, confirm: bool = False) -> bytes:
+    """A passphrase typed on the controlling terminal (``passphrase_unavailable`` without one).
+
+    Standard input must itself be a terminal and ``/dev/tty`` must open: a
+    caller that drives assay through pipes (an agent's tool call) has no way
+    to give one. ``confirm`` asks twice and refuses two different answers.
+    """
+    import getpass
+    import sys
+
+    def unavailable(why: str) -> AssayError:
+        return AssayError(f"a passphrase is read from a terminal only, and {why}",
+                          code="passphrase_unavailable",
+                          action="Run the command yourself in a terminal; assay never reads a "
+                                 "passphrase from the environment or a pipe.")
+
+    try:
+        interactive = sys.stdin is not None and os.isatty(sys.stdin.fileno())
+    except (OSError, ValueError):
+        interactive = False
+    if not interactive:
+        raise unavailable("standard input is not a terminal")
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | getattr(os, "O_NOCTTY", 0)))
+    except OSError:
+        raise unavailable("this process has no controlling terminal") from None
+    first = getpass.getpass(prompt)
+    if confirm and getpass.getpass("Repeat the passphrase: ") != first:
+        raise AssayError("the two passphrases differ", code="passphrase_unavailable",
+                         action="Run it again and type the same passphrase twice.")
+    if not first:
+        raise AssayError("an empty passphrase encrypts nothing", code="passphrase_unavailable",
+                         action="Type a passphrase, or generate the key without encrypting it.")
+    return first.encode("utf-8")
+
+
+def generate_keys(private_path: Path, public_path: Path, *,
+                  passphrase: bytes | None = None) -> KeyPair:
+    """Write a new ed25519 key pair; refuse (``key_exists``) when either file exists.
+
+    With ``passphrase`` the private key is written encrypted (PKCS#8, the best
+    encryption cryptography offers).
+    """
     from securesystemslib.signer import CryptoSigner
 
     for path in (private_path, public_path):
@@ -99,12 +150,24 @@ def generate_keys(private_path: Path, public_path: Path) -> KeyPair:
             raise ConflictError(f"{path} already exists; assay never overwrites a key",
                                 code="key_exists", pointer="/out", details={"path": str(path)},
                                 action="Use the existing key, or name new files with out.")
-    signer = CryptoSigner.generate_ed25519()
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import (
+        BestAvailableEncryption,
+        Encoding,
+        NoEncryption,
+        PrivateFormat,
+    )
+
+    generated = Ed25519PrivateKey.generate()
+    signer = CryptoSigner(generated)
     public = signer.public_key
+    private = generated.private_bytes(
+        Encoding.PEM, PrivateFormat.PKCS8,
+        NoEncryption() if passphrase is None else BestAvailableEncryption(passphrase))
     try:
         private_path.parent.mkdir(parents=True, exist_ok=True)
         public_path.parent.mkdir(parents=True, exist_ok=True)
-        _write_new(private_path, signer.private_bytes, 0o600)
+        _write_new(private_path, private, 0o600)
         try:
             _write_new(public_path, (json.dumps({"keyid": public.keyid, **public.to_dict()},
                                                 sort_keys=True, indent=2) + "\n").encode(), 0o644)
@@ -122,16 +185,34 @@ def generate_keys(private_path: Path, public_path: Path) -> KeyPair:
     return KeyPair(private_path, public_path, public.keyid)
 
 
-def load_signer(path: Path, *, where: str = "/key") -> CryptoSigner:
-    """The signer of the ed25519 private key at ``path`` (PKCS#8 PEM, unencrypted)."""
+def is_encrypted(path: Path, *, where: str = "/key") -> bool:
+    """Whether the private key file at ``path`` is encrypted with a passphrase."""
+    return b"-----BEGIN ENCRYPTED PRIVATE KEY-----" in _read_key(path, "private key", where)
+
+
+def load_signer(path: Path, *, where: str = "/key",
+                passphrase: Callable[[], bytes] | None = None) -> CryptoSigner:
+    """The signer of the ed25519 private key at ``path`` (PKCS#8 PEM).
+
+    An encrypted key asks ``passphrase`` (default: :func:`terminal_passphrase`)
+    once; an unencrypted key never asks.
+    """
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
     from securesystemslib.signer import CryptoSigner
 
     data = _read_key(path, "private key", where)
+    secret: bytes | None = None
+    if b"-----BEGIN ENCRYPTED PRIVATE KEY-----" in data:
+        secret = (passphrase or (lambda: terminal_passphrase(f"Passphrase for {path}: ")))()
     try:
-        key = load_pem_private_key(data, password=None)
+        key = load_pem_private_key(data, password=secret)
     except (ValueError, TypeError) as exc:
+        if secret is not None and any(w in str(exc).lower() for w in ("password", "decrypt")):
+            raise AssayError(f"the passphrase does not decrypt {path}",
+                             code="key_passphrase_wrong", pointer=where,
+                             details={"path": str(path)},
+                             action="Run it again and type the key's passphrase.") from None
         raise _invalid(path, "private key", str(exc).splitlines()[0] if str(exc) else
                        "not a PEM private key", where) from None
     if not isinstance(key, Ed25519PrivateKey):
@@ -233,6 +314,27 @@ def verify(envelope: Any, key: SSlibKey, *, line: int, where: str = "/file") -> 
         raise _bad_signature(f"the signature by key {key.keyid} does not verify", where,
                              line) from None
     return parsed.payload
+
+
+def verify_any(envelope: Any, keys: Sequence[SSlibKey], *, line: int, where: str = "/file"
+               ) -> tuple[bytes, SSlibKey]:
+    """The payload of ``envelope`` and the key of ``keys`` whose signature on it verifies.
+
+    ``attestation_key_unknown`` when no signature is by one of ``keys``;
+    otherwise as :func:`verify` with that key.
+    """
+    signatures = envelope.get("signatures") if isinstance(envelope, dict) else None
+    ids = {s.get("keyid") for s in signatures if isinstance(s, dict)} \
+        if isinstance(signatures, list) else set()
+    for key in keys:
+        if key.keyid in ids:
+            return verify(envelope, key, line=line, where=where), key
+    if not ids:
+        verify(envelope, keys[0], line=line, where=where)  # raises: malformed or unsigned
+    raise AssayError(f"line {line} of the attestation is signed by {', '.join(sorted(map(str, ids)))}"
+                     ", none of the keys given", code="attestation_key_unknown", pointer=where,
+                     details={"line": line, "keyids": sorted(map(str, ids))},
+                     action="Pass the public key that signed it, if you trust it.")
 
 
 def malformed(problem: str, where: str, line: int) -> AssayError:

@@ -104,12 +104,21 @@ def test_result_predicate(record_id: str, revision: int, data: Mapping[str, Any]
 
 
 def readiness_predicate(report: Mapping[str, Any], intent: Mapping[str, Any],
-                        runs: Sequence[Mapping[str, Any]], generator: str) -> dict[str, Any]:
+                        runs: Sequence[Mapping[str, Any]], generator: str, *,
+                        requirements: Sequence[Mapping[str, Any]] = (),
+                        pins: Sequence[Mapping[str, Any]] = (),
+                        approvals: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """Assay's readiness predicate: the verdict of ``report`` and what it rests on.
 
     ``intent`` is ``{id, revision, data_sha256}`` of the intent version read;
     ``runs`` the cited machine runs ``{id, revision, data_sha256, command,
-    status}`` in citation order; ``generator`` assay's version.
+    status, contract, targets}`` in citation order; ``generator`` assay's
+    version. So that CI can re-run and compare without the ledger, it also
+    carries ``requirements`` (per requirement: its result status, the runs it
+    rests on and the outcome of each test mapped to it), the ``pins`` its
+    checks and tests rest on and the ``approvals`` of those pins (each ``{id,
+    revision, data_sha256, body, signature}``: the record's reviewed body and
+    its reviewer signature, null when unsigned).
     """
     codes = list(dict.fromkeys(i["code"] for i in report["issues"]))
     basis = report["write_basis"]
@@ -120,5 +129,8 @@ def readiness_predicate(report: Mapping[str, Any], intent: Mapping[str, Any],
         "report": {"sha256": digest(report), "issue_codes": codes},
         "ledger": {"epoch": basis["epoch"], "revision": basis["ledger_revision"]},
         "runs": [dict(r) for r in runs],
+        "requirements": [dict(r) for r in requirements],
+        "pins": [dict(p) for p in pins],
+        "approvals": [dict(a) for a in approvals],
         "generator": {"name": "assay", "version": generator},
     }

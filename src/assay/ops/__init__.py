@@ -79,7 +79,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
                        "loop.questions", "loop.schema", "loop.checkpoint", "loop.recover",
                        "loop.explain", "loop.replay", "loop.audit"),
     "assay.ops.report": ("report",),
-    "assay.ops.attest": ("attest", "key.generate", "verify-attestation"),
+    "assay.ops.attest": ("attest", "key.generate", "verify-attestation", "ci.verify"),
     "assay.ops.hook": ("hook.stop", "hook.tool", "hook.install", "hook.uninstall", "hook.doctor",
                        "gate.bind"),
     "assay.ops.gate": ("gate.pin", "gate.approve"),
@@ -102,6 +102,7 @@ GROUPS: dict[str, str] = {
     "pending": "Decisions waiting for a person's answer.",
     "loop": "Governed rounds of agent work under a contract.",
     "key": "Signing keys for attestations.",
+    "ci": "Re-verify an attestation in CI by re-running it.",
     "hook": "Harness hooks: gate the agent's stop on proof.",
     "gate": "Bind, pin and approve what gates an agent's stop.",
 }

@@ -1,4 +1,4 @@
-"""Attestation operations: attest, key generate, verify-attestation.
+"""Attestation operations: attest, key generate, verify-attestation, ci verify.
 
 Handlers import :mod:`assay.attest` (and through it securesystemslib) lazily.
 """
@@ -139,19 +139,30 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
     arguments=(
         Argument("out", {"type": "string", "minLength": 1},
                  "Path prefix of the two files (default: .assay/keys/attestation)."),
+        Argument("encrypt", {"type": "boolean"},
+                 "Encrypt the private key with a passphrase typed on the terminal.",
+                 binding="flag"),
     ),
     output_schema={"type": "object", "properties": {
         "private_key": {"type": "string"}, "public_key": {"type": "string"},
-        "keyid": {"type": "string"}}},
+        "keyid": {"type": "string"}, "encrypted": {"type": "boolean"}}},
 )
 def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
-    from assay.attest.signing import generate_keys
+    import os
+
+    from assay.attest.signing import generate_keys, terminal_passphrase
 
     prefix = _path(inv, args.get("out"), KEYS_DIR / DEFAULT_KEY)
-    pair = generate_keys(prefix.with_name(prefix.name + ".key"),
-                         prefix.with_name(prefix.name + ".pub.json"))
+    private = prefix.with_name(prefix.name + ".key")
+    public = prefix.with_name(prefix.name + ".pub.json")
+    passphrase = None
+    if args.get("encrypt"):
+        if os.path.lexists(private) or os.path.lexists(public):
+            generate_keys(private, public)  # refuses with key_exists before anything is asked
+        passphrase = terminal_passphrase(f"Passphrase for {private}: ", confirm=True)
+    pair = generate_keys(private, public, passphrase=passphrase)
     return Result({"private_key": str(pair.private_key), "public_key": str(pair.public_key),
-                   "keyid": pair.keyid},
+                   "keyid": pair.keyid, "encrypted": passphrase is not None},
                   next=((f"Share the public key {pair.public_key} with whoever verifies; keep "
                          f"{pair.private_key} private."),))
 
@@ -164,7 +175,9 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "public `key`, that its subject is this repository now (HEAD is the attested commit, "
         "and the workspace is clean or has the attested digest), that the attested intent "
         "version and every cited run exist in this ledger with the attested digests and "
-        "results, and that no statement was added or removed. Every failure is a coded error; "
+        "results, and that no statement was added or removed; with `reviewer_key`, that every "
+        "pin and approval the readiness rests on is signed by one of those keys "
+        "(attestation_approval_unsigned). Every failure is a coded error; "
         "success returns what the attestation says, including its verdict, and whether the "
         "ledger has moved on since (`stale`: the intent or a record its acceptance cites has a "
         "newer revision, was retired or superseded; `moved_on` lists each)."
@@ -179,9 +192,12 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         Argument("key", {"type": "string", "minLength": 1},
                  "The public key file (the .pub.json key object, or a public key PEM).",
                  required=True),
+        Argument("reviewer_key", {"type": "array", "items": {"type": "string", "minLength": 1}},
+                 "A reviewer's public key (repeatable): every pin and approval the readiness "
+                 "rests on must carry a signature by one of them."),
     ),
     output_schema={"type": "object", "properties": {
-        "verified": {"const": True}, "keyid": {"type": "string"}, "subject": _SUBJECT,
+        "verified": {"const": True}, "reviews": {"type": "array"}, "keyid": {"type": "string"}, "subject": _SUBJECT,
         "intent": {"type": "object"}, "verdict": {"enum": ["ready", "not_ready"]},
         "ready_to_review": {"type": "boolean"}, "report_sha256": {"type": "string"},
         "runs": {"type": "array"}, "statements": {"type": "integer"},
@@ -199,11 +215,13 @@ def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.attest.signing import load_public_key
 
     key = load_public_key(_path(inv, args["key"], None))
+    reviewers = [load_public_key(_path(inv, value, None), where=f"/reviewer_key/{index}")
+                 for index, value in enumerate(args.get("reviewer_key") or ())]
     text = inv.read_input(args["file"], where="/file", label="the attestation")
     observation = _observe(inv)
     with inv.reviewer_store().reader() as reader:
         data = verify_bundle(text, key, reader, principal=inv.principal,
-                             observation=observation)
+                             observation=observation, reviewer_keys=reviewers)
         revision = reader.ledger_revision
     steps: tuple[str, ...] = ()
     if data["stale"]:
@@ -212,3 +230,141 @@ def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
                 f"{intent_id}' gives the current verdict; attest again to carry it.")
         steps = (step,)
     return Result(data, ledger_revision=revision, next=steps)
+
+
+_VERDICTS = {"agrees": 0, "disagrees": 1, "unverifiable": 5}
+_SUMMARY = Path(".assay") / "ci" / "summary.md"
+
+
+@operation(
+    "ci.verify",
+    admin=True,
+    open_world=True,
+    busy="Re-running the attested checks",
+    summary="Re-run, in CI, the checks an attestation rests on and say whether it agrees.",
+    description=(
+        "Run at the root of a clean checkout of a pull request's head. Verifies every envelope "
+        "of the `attestation` with one of the public `key`s, re-runs each check the attested "
+        "runs used from the pinned declaration the attestation carries (never from an "
+        "assay.toml the pull request changed), reads its results file as `evidence.run` does, "
+        "and compares per requirement and per mapped test. The verdict is `agrees`, "
+        "`disagrees` (each finding named: a test or requirement whose outcome differs, a check "
+        "declared otherwise than pinned, a pinned test set that changed, an approval not "
+        "signed by a `reviewer_key`, an attestation that does not say ready) or "
+        "`unverifiable` (no attestation, no envelope signed by a key given, a signature that "
+        "does not verify, a malformed bundle). Lists the commits between the attested commit "
+        "and HEAD. Writes a Markdown summary (`summary`, default $GITHUB_STEP_SUMMARY when set, "
+        "else .assay/ci/summary.md) and, with `junit`, a JUnit XML file of the re-run. Needs "
+        "no ledger and writes none."),
+    cli_note=("Exit status 0 agrees, 1 disagrees, 5 unverifiable (the verdict is also in the "
+              "JSON envelope). Under GitHub Actions (GITHUB_ACTIONS=true) each disagreement is "
+              "also printed on standard error as an ::error workflow command."),
+    writes=True,
+    writes_ledger=False,
+    effect="Runs the pinned checks; writes the summary and JUnit files; nothing to the ledger.",
+    arguments=(
+        Argument("attestation", {"type": "string", "minLength": 1},
+                 "The attestation bundle (e.g. .assay/attestations/NAME.intoto.jsonl).",
+                 required=True),
+        Argument("key", {"type": "array", "items": {"type": "string", "minLength": 1},
+                         "minItems": 1},
+                 "A public key allowed to sign the attestation (repeatable).", required=True),
+        Argument("reviewer_key", {"type": "array", "items": {"type": "string", "minLength": 1}},
+                 "A reviewer's public key (repeatable): every pin and approval the readiness "
+                 "rests on must be signed by one of them."),
+        Argument("summary", {"type": "string", "minLength": 1},
+                 "Where to append the Markdown summary (default: $GITHUB_STEP_SUMMARY, else "
+                 ".assay/ci/summary.md)."),
+        Argument("junit", {"type": "string", "minLength": 1},
+                 "Where to write a JUnit XML file of the re-run."),
+    ),
+    output_schema={"type": "object", "properties": {
+        "verdict": {"enum": ["agrees", "disagrees", "unverifiable"]},
+        "reason": {"type": ["object", "null"]},
+        "attestation": {"type": ["object", "null"]},
+        "head": {"type": ["string", "null"]},
+        "commits": {"type": ["array", "null"], "items": {"type": "string"}},
+        "commit_count": {"type": "integer"},
+        "checks": {"type": "array"}, "requirements": {"type": "array"},
+        "disagreements": {"type": "array", "items": {"type": "object", "properties": {
+            "kind": {"enum": ["attested_not_ready", "approval_unsigned", "check_changed",
+                              "check_differs", "test_differs", "requirement_differs",
+                              "test_set_changed"]},
+            "message": {"type": "string"}}}},
+        "annotations": {"type": "array", "items": {"type": "string"}},
+        "summary": {"type": "string"}, "junit": {"type": ["string", "null"]}}},
+)
+def ci_verify(inv: Invocation, args: dict[str, Any]) -> Result:
+    import os
+    import sys
+
+    from assay.attest.ci import junit, markdown, reverify, workflow_commands
+    from assay.attest.signing import load_public_key
+    from assay.errors import AssayError
+
+    project = inv.project()
+    text: bytes | None = None
+    keys: list[Any] = []
+    reviewers: list[Any] = []
+    early = None
+    try:
+        keys = [load_public_key(_path(inv, value, None), where=f"/key/{index}")
+                for index, value in enumerate(args["key"])]
+        reviewers = [load_public_key(_path(inv, value, None), where=f"/reviewer_key/{index}")
+                     for index, value in enumerate(args.get("reviewer_key") or ())]
+        path = _path(inv, args["attestation"], None)
+        if path.exists():
+            text = inv.read_input(str(path), where="/attestation", label="the attestation")
+    except AssayError as exc:
+        early = {"code": exc.code, "message": exc.message}
+    if early is None:
+        data = reverify(project, text, keys, reviewer_keys=reviewers, reporter=inv.progress())
+    else:
+        data = reverify(project, None, keys)
+        data["reason"] = early
+    notes = workflow_commands(data)
+    summary = _summary_path(inv, args.get("summary"))
+    _append(summary, markdown(data))
+    out = named_path(args["junit"], inv.cwd) if args.get("junit") else None
+    if out is not None:
+        OutFile(out, "ci_output_unwritable", "the JUnit file", ".junit-").write(junit(data))
+    if os.environ.get("GITHUB_ACTIONS") == "true" and notes:
+        sys.stderr.write("".join(line + "\n" for line in notes))
+        sys.stderr.flush()
+    verdict = data["verdict"]
+    steps = {
+        "agrees": (),
+        "disagrees": (("Read the disagreements: each names the requirement, test or check; fix "
+                       "the work or have a reviewer approve the change, then attest again."),),
+        "unverifiable": (("Commit the attestation ('assay attest --out "
+                          ".assay/attestations/NAME.intoto.jsonl') and pass the public key "
+                          "that signed it."),),
+    }[verdict]
+    return Result({**data, "annotations": notes, "summary": str(summary),
+                   "junit": str(out) if out is not None else None},
+                  next=steps, exit_code=_VERDICTS[verdict])
+
+
+def _summary_path(inv: Invocation, value: str | None) -> Path:
+    import os
+
+    if value:
+        return named_path(value, inv.cwd)
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step:
+        return Path(step)
+    return inv.project().root / _SUMMARY
+
+
+def _append(path: Path, text: str) -> None:
+    """Append ``text`` to the summary file (GitHub's step summary is appended to by each step)."""
+    from assay.errors import AssayError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    except OSError as exc:
+        raise AssayError(f"cannot write the summary to {path}: {exc.strerror or exc}",
+                         code="ci_output_unwritable", pointer="/summary",
+                         action="Pass --summary a writable file path.") from None
