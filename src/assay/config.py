@@ -48,6 +48,7 @@ __all__ = [
     "CONFIG_NAME",
     "DEFAULT_EVIDENCE_IGNORE",
     "STATE_DIR",
+    "STATE_IGNORE",
     "EvidenceCommand",
     "GateSettings",
     "GoalConfig",
@@ -66,6 +67,11 @@ _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _NAME = _ALNUM + "._-"
 # What `assay init` writes as [evidence] ignore: caches that test and lint
 # tools write during a run, which are not changes anyone made to the work.
+# What `assay init` adds to .gitignore: the state directory stays out of git, except the
+# attestations and the public keys, which travel with a pull request (docs/ci.md);
+# private keys (*.key) stay ignored.
+STATE_IGNORE = (".assay/*", "!.assay/attestations/", "!.assay/keys/", ".assay/keys/*",
+                "!.assay/keys/*.pub.json")
 DEFAULT_EVIDENCE_IGNORE = (".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache",
                            "node_modules/.cache")
 
@@ -179,7 +185,9 @@ class GateSettings:
     ``hook install`` writes). ``default_intent`` owns every requirement mark
     or mapping of an evidence run that names no intent (``R1`` rather than
     ``knowledge:login#R1``); None leaves such marks to the one intent a run
-    was recorded ``--for``, or to none.
+    was recorded ``--for``, or to none. ``reviewer_keys`` are the public key
+    files (relative to the project root) whose holders may sign pins and
+    approvals (``gate pin --sign``, ``gate approve --sign``).
     """
 
     intents: tuple[str, ...] = ()
@@ -188,6 +196,7 @@ class GateSettings:
     principal: str | None = None
     deadline_seconds: int = 60
     default_intent: str | None = None
+    reviewer_keys: tuple[str, ...] = ()
 
 
 @frozen_value
@@ -370,7 +379,7 @@ def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
     ``principal``, ``default_intent`` (a record id)."""
     table = _table(path, raw, "gate")
     _closed(path, table, {"intents", "on_error", "retry_cap", "principal", "deadline_seconds",
-                          "default_intent"},
+                          "default_intent", "reviewer_keys"},
             "gate")
     intents = table.get("intents", [])
     if not isinstance(intents, list):
@@ -406,8 +415,18 @@ def _gate_settings(path: Path, raw: dict[str, Any]) -> GateSettings:
                                 or not re.fullmatch(_RECORD_ID, default)):
         raise _config_error(path, "/gate/default_intent",
                             "default_intent is a record id such as knowledge:NAME")
+    keys = table.get("reviewer_keys", [])
+    if not isinstance(keys, list):
+        raise _config_error(path, "/gate/reviewer_keys",
+                            "reviewer_keys must be a list of public key file paths")
+    for index, item in enumerate(keys):
+        if not isinstance(item, str) or not item or "\x00" in item or os.path.isabs(item):
+            raise _config_error(path, pointer("gate", "reviewer_keys", index),
+                                "reviewer_keys are public key files relative to the project "
+                                "root, such as .assay/keys/alice.pub.json")
     return GateSettings(intents=tuple(seen), on_error=on_error, retry_cap=cap,
-                        principal=principal, deadline_seconds=deadline, default_intent=default)
+                        principal=principal, deadline_seconds=deadline, default_intent=default,
+                        reviewer_keys=tuple(dict.fromkeys(keys)))
 
 
 def _memory_enabled(path: Path, raw: dict[str, Any]) -> bool:
@@ -702,8 +721,9 @@ def init_project(
 
     An existing ``assay.toml`` is never overwritten: it is loaded and returned
     with ``created=False`` unless the requested scope or db differ from it,
-    which is ``project_exists``. In a git work tree ``.assay/`` is added to
-    ``.gitignore`` once.
+    which is ``project_exists``. In a git work tree :data:`STATE_IGNORE` is
+    added to ``.gitignore`` once: ``.assay/`` is ignored except its
+    attestations and public keys.
     """
     base = _directory(root)
     if scope is not None:
@@ -750,8 +770,9 @@ def _ignore_state_dir(root: Path) -> None:
         return
     ignore = root / ".gitignore"
     text = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
-    if any(line.strip() in {".assay", ".assay/", "/.assay", "/.assay/"} for line in text.splitlines()):
+    if any(line.strip() in {".assay", ".assay/", "/.assay", "/.assay/", STATE_IGNORE[0]}
+           for line in text.splitlines()):
         return
     if text and not text.endswith("\n"):
         text += "\n"
-    ignore.write_text(text + ".assay/\n", encoding="utf-8")
+    ignore.write_text(text + "".join(line + "\n" for line in STATE_IGNORE), encoding="utf-8")

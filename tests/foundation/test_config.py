@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from assay.config import (
     CONFIG_NAME,
     STATE_DIR,
+    STATE_IGNORE,
     find_project,
     init_project,
     load_project,
@@ -204,11 +205,30 @@ def test_init_in_git_ignores_state_dir_once(tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("node_modules/", encoding="utf-8")
     init_project(tmp_path)
     init_project(tmp_path)
-    assert (tmp_path / ".gitignore").read_text() == "node_modules/\n.assay/\n"
+    assert (tmp_path / ".gitignore").read_text() == "node_modules/\n" + "".join(
+        line + "\n" for line in STATE_IGNORE)
     (tmp_path / STATE_DIR / "ledger.db").write_bytes(b"x")
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
                             cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert ".assay" not in status
+
+
+def test_init_keeps_attestations_and_public_keys_committable(tmp_path: Path) -> None:
+    """After init, git sees attestations and public keys under .assay/ but never a private key."""
+    _git_init(tmp_path)
+    init_project(tmp_path)
+    state = tmp_path / STATE_DIR
+    (state / "attestations").mkdir()
+    (state / "attestations" / "x.intoto.jsonl").write_text("{}\n")
+    (state / "keys").mkdir()
+    for name in ("attestation.key", "attestation.pub.json", "alice.key", "alice.pub.json"):
+        (state / "keys" / name).write_text("k")
+    (state / "ledger.db").write_bytes(b"x")
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                            cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    seen = sorted(line[3:] for line in status.splitlines() if ".assay" in line)
+    assert seen == [".assay/attestations/x.intoto.jsonl", ".assay/keys/alice.pub.json",
+                    ".assay/keys/attestation.pub.json"]
 
 
 def test_init_keeps_existing_ignore_entry(tmp_path: Path) -> None:
@@ -260,7 +280,7 @@ def test_init_cli_creates_project(assay_cli: Runner, tmp_path: Path) -> None:
     assert envelope["ok"] is True
     assert envelope["data"]["scope"] == "project:demo"
     assert envelope["data"]["created"] is True
-    assert (tmp_path / ".gitignore").read_text() == ".assay/\n"
+    assert (tmp_path / ".gitignore").read_text() == "".join(line + "\n" for line in STATE_IGNORE)
 
 
 def test_init_cli_cwd_option(assay_cli: Runner, tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 :func:`gate_configuration` reads what decides how the gate judges an agent:
 ``[gate]`` in ``assay.toml`` (the intents that gate every session,
-``on_error``, ``retry_cap``, ``default_intent``), the gated principal
+``on_error``, ``retry_cap``, ``default_intent``, and each of
+``reviewer_keys`` with the SHA-256 of its file, null when unreadable), the gated principal
 (``[gate] principal``, else ``[project] principal``), ``[evidence]
 ignore`` (the paths no freshness check compares) and the entries ``hook
 install`` wrote in the project's settings file of each harness (the hook
@@ -46,4 +47,16 @@ def gate_configuration(project: Project) -> dict[str, Any]:
         "default_intent": gate.default_intent,
         "evidence_ignore": sorted(project.evidence_ignore),
         "hooks": hooks,
+        "reviewer_keys": {p: _file_sha256(project.root / p) for p in gate.reviewer_keys},
     }
+
+
+def _file_sha256(path: Any) -> str | None:
+    from assay.canonical import digest_bytes
+    from assay.inputs import InputRefused, read_regular
+
+    try:
+        return digest_bytes(read_regular(path, limit=64 * 1024, follow_symlinks=True,
+                                         label=f"the reviewer key {path}", where="/gate"))
+    except InputRefused:
+        return None

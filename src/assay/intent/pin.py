@@ -344,7 +344,8 @@ def gate_changes(pinned: Mapping[str, Any], now: Mapping[str, Any]) -> list[dict
     Weaker: an intent no longer gates, ``on_error`` turned to allow, a lower
     retry cap (the gate gives up sooner), another gated principal, another
     default intent for unscoped marks, an ignore pattern added (fewer files
-    are compared), a pinned hook entry removed or altered.
+    are compared), a reviewer key added or its file changed (one more key may
+    sign approvals), a pinned hook entry removed or altered.
     """
     out: list[dict[str, Any]] = []
 
@@ -368,6 +369,10 @@ def gate_changes(pinned: Mapping[str, Any], now: Mapping[str, Any]) -> list[dict
              if p not in (pinned.get("evidence_ignore") or ())]
     if added:
         changed("evidence_ignore", None, added)
+    keys, keys_now = _dict(pinned.get("reviewer_keys")), _dict(now.get("reviewer_keys"))
+    trusted = sorted(p for p in keys_now if p not in keys or keys_now[p] != keys[p])
+    if trusted:
+        changed("reviewer_keys", None, trusted)
     hooks, hooks_now = _dict(pinned.get("hooks")), _dict(now.get("hooks"))
     for harness in sorted(hooks):
         events, events_now = _dict(hooks[harness]), _dict(hooks_now.get(harness))
@@ -383,6 +388,8 @@ def _gate_words(change: Mapping[str, Any]) -> str:
         return f"intents no longer gated: {', '.join(was)}"
     if name == "evidence_ignore":
         return f"[evidence] ignore added {', '.join(now)}"
+    if name == "reviewer_keys":
+        return f"[gate] reviewer_keys added or changed {', '.join(now)}"
     if name.startswith("hooks."):
         return f"the {name[6:].replace('.', ' ')} hook entry " + (
             "was removed" if not now else "was altered")
@@ -711,8 +718,9 @@ def first_use_writes(reader: Reader, state: ProjectState, intent_id: str, docume
                 state, principal, "first_accept", None)))
         elif gate_base is not None and gate_base.get("gate") != state.gate \
                 and not gate_changes(gate_base.get("gate") or {}, state.gate):
-            data = {**gate_base, "gate": state.gate, "how": "strengthened",
-                    "strengthened_by": principal}
+            # A reviewer's signature covered the pin as it was: it does not carry over.
+            data = {**{k: v for k, v in gate_base.items() if k != "signature"},
+                    "gate": state.gate, "how": "strengthened", "strengthened_by": principal}
             out.append(_write(GATE_TARGET, gate_record, scope, data))
     return out
 

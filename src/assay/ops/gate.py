@@ -17,6 +17,52 @@ from assay.ops import Argument, Invocation, Result, operation
 _INTENTS = Argument("intent", {"type": "array", "items": {"type": "string", "minLength": 1}},
                     "The intent record ids (knowledge:NAME).", binding="literals")
 _PIN_CODES = ("check_definition_changed", "requirement_tests_changed")
+_SIGN = Argument("sign", {"type": "string", "minLength": 1},
+                 "A reviewer's private key file: sign each record written with it (the key's "
+                 "public half must be listed in [gate] reviewer_keys when that is set).")
+
+
+def _signer(inv: Invocation, value: str | None) -> Any:
+    """The reviewer's signer of ``sign`` (asking its passphrase on the terminal), or None.
+
+    Refused (``reviewer_key_not_allowed``) when ``[gate] reviewer_keys`` is set
+    and lists no key file with this key's id.
+    """
+    if not value:
+        return None
+    from assay.attest.signing import load_public_key, load_signer
+    from assay.ops.outfile import named_path
+
+    signer = load_signer(named_path(value, inv.cwd), where="/sign")
+    project = inv.project()
+    allowed = project.gate.reviewer_keys
+    if allowed:
+        ids = []
+        for index, path in enumerate(allowed):
+            try:
+                ids.append(load_public_key(project.root / path,
+                                           where=f"/gate/reviewer_keys/{index}").keyid)
+            except AssayError:
+                continue
+        if signer.public_key.keyid not in ids:
+            raise AssayError(
+                f"the key {value} is not one of [gate] reviewer_keys",
+                code="reviewer_key_not_allowed", pointer="/sign",
+                details={"keyid": signer.public_key.keyid},
+                action="Sign with a reviewer key listed in [gate] reviewer_keys, or list its "
+                       "public key there (a change to approve).")
+    return signer
+
+
+def _signed(writes: list[Any], signer: Any, principal: str) -> list[Any]:
+    """``writes`` with a reviewer signature in the data of each (see :mod:`assay.attest.review`)."""
+    if signer is None:
+        return writes
+    from assay.attest.review import sign_review
+
+    for write in writes:
+        write.data["signature"] = sign_review(write.id, write.data, signer, principal)
+    return writes
 
 
 def _reviewer(inv: Invocation, reader: Any) -> str:
@@ -88,6 +134,8 @@ def _facts(inv: Invocation) -> dict[str, Any]:
     "gate.pin",
     summary="Pin, as a reviewer, the checks and tests intents rely on and the gate's configuration.",
     description=(
+        "With `sign`, each pin written carries the reviewer key's signature (see "
+        "`verify-attestation`'s `reviewer_key`). "
         "A person's operation. Records the reviewed pin of each named intent (the contract of "
         "every evidence command it relies on, and per requirement the commands and the tests "
         "mapped to it in the runs its results cite, with their source digests) and of the stop "
@@ -97,9 +145,10 @@ def _facts(inv: Invocation) -> dict[str, Any]:
         "differs from an existing pin (pin_has_changes: use `gate.approve`, which records why)."),
     writes=True,
     admin=True,
-    arguments=(_INTENTS,),
+    arguments=(_INTENTS, _SIGN),
     output_schema={"type": "object", "properties": {
-        "pins": {"type": "array", "items": {"type": "object"}}}},
+        "pins": {"type": "array", "items": {"type": "object"}},
+        "signed_by": {"type": ["string", "null"]}}},
 )
 def gate_pin(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.pin import read_pin, reviewed_gate_pin, reviewed_intent_pin, usable_pin
@@ -109,6 +158,7 @@ def gate_pin(inv: Invocation, args: dict[str, Any]) -> Result:
     state = binding.state
     project = inv.project()
     intents = list(dict.fromkeys(args.get("intent") or ()))
+    signer = _signer(inv, args.get("sign"))
     store = inv.store()
     with store.reader() as reader:
         principal = _reviewer(inv, reader)
@@ -138,8 +188,9 @@ def gate_pin(inv: Invocation, args: dict[str, Any]) -> Result:
                        "--reason WHY'.")
         writes.append(reviewed_gate_pin(reader, state, principal, project.scope, "gate_pin",
                                         None))
-    receipts = store.put_many(writes)
-    return Result({"pins": [r.to_dict() for r in receipts]},
+    receipts = store.put_many(_signed(writes, signer, principal))
+    return Result({"pins": [r.to_dict() for r in receipts],
+                   "signed_by": signer.public_key.keyid if signer is not None else None},
                   ledger_revision=receipts[-1].ledger_revision,
                   next=tuple(f"Check it: 'assay work check -- {i}'" for i in intents))
 
@@ -148,6 +199,7 @@ def gate_pin(inv: Invocation, args: dict[str, Any]) -> Result:
     "gate.approve",
     summary="Approve, as a reviewer, a change to an intent's pinned checks or tests, or to the gate.",
     description=(
+        "With `sign`, each approval and pin written carries the reviewer key's signature. "
         "A person's operation. For each named intent whose work check reports "
         "check_definition_changed or requirement_tests_changed, and with `gate` for a gate "
         "configuration weaker than its pin (gate_config_changed), records a gate-approval "
@@ -164,10 +216,12 @@ def gate_pin(inv: Invocation, args: dict[str, Any]) -> Result:
                  binding="flag"),
         Argument("reason", {"type": "string", "minLength": 1},
                  "Why the change is right (recorded with the approval).", required=True),
+        _SIGN,
     ),
     output_schema={"type": "object", "properties": {
         "approvals": {"type": "array", "items": {"type": "object"}},
-        "pins": {"type": "array", "items": {"type": "object"}}}},
+        "pins": {"type": "array", "items": {"type": "object"}},
+        "signed_by": {"type": ["string", "null"]}}},
 )
 def gate_approve(inv: Invocation, args: dict[str, Any]) -> Result:
     from assay.intent.pin import (
@@ -188,6 +242,7 @@ def gate_approve(inv: Invocation, args: dict[str, Any]) -> Result:
     state = binding.state
     scope = inv.project().scope
     facts = _facts(inv)
+    signer = _signer(inv, args.get("sign"))
     store = inv.store()
     writes = []
     with store.reader() as reader:
@@ -224,8 +279,9 @@ def gate_approve(inv: Invocation, args: dict[str, Any]) -> Result:
                                          args["reason"], weaker, facts))
             writes.append(reviewed_gate_pin(reader, state, principal, scope, "approved",
                                             approval))
-    receipts = store.put_many(writes)
+    receipts = store.put_many(_signed(writes, signer, principal))
     return Result({"approvals": [r.to_dict() for r in receipts[0::2]],
-                   "pins": [r.to_dict() for r in receipts[1::2]]},
+                   "pins": [r.to_dict() for r in receipts[1::2]],
+                   "signed_by": signer.public_key.keyid if signer is not None else None},
                   ledger_revision=receipts[-1].ledger_revision,
                   next=tuple(f"Check it: 'assay work check -- {i}'" for i in intents))
