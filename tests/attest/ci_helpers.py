@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay_testing import Project, data, make_project, op
-
 from assay.config import STATE_IGNORE
+from assay_testing import Project, data, make_project, op
 
 INTENT = "knowledge:calc"
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"

@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from assay_testing import ASSAY, Project, data
 from ci_helpers import (
     BROKEN,
     BUNDLE,
@@ -27,6 +26,8 @@ from ci_helpers import (
     kinds,
     prove_and_attest,
 )
+
+from assay_testing import ASSAY, Project, data
 
 
 @pytest.fixture
