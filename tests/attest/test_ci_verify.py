@@ -190,3 +190,45 @@ def test_ci_verify_disagrees_when_the_attestation_says_not_ready(tmp_path: Path)
     result, code = ci_verify(ci_clone(project, tmp_path / "ci"))
     assert (result["verdict"], code) == ("disagrees", 1)
     assert kinds(result) == ["attested_not_ready"]
+
+
+def test_ci_verify_is_unverifiable_when_the_key_file_is_missing(
+        attested: tuple[Project, str], tmp_path: Path) -> None:
+    """A key file that is not there: unverifiable with key_not_found, nothing re-run."""
+    project, _ = attested
+    result, code = ci_verify(ci_clone(project, tmp_path / "ci"), key=["no/such.pub.json"])
+    assert (result["verdict"], code, result["reason"]["code"]) == (
+        "unverifiable", 5, "key_not_found")
+    assert result["checks"] == []
+
+
+def test_ci_verify_is_unverifiable_for_a_file_that_is_no_bundle(
+        attested: tuple[Project, str], tmp_path: Path) -> None:
+    """A line that is not a DSSE envelope: unverifiable, attestation_malformed."""
+    project, _ = attested
+    clone = ci_clone(project, tmp_path / "ci")
+    (clone.root / BUNDLE).write_text("not json\n")
+    result, code = ci_verify(clone)
+    assert (result["verdict"], code, result["reason"]["code"]) == (
+        "unverifiable", 5, "attestation_malformed")
+
+
+def test_ci_verify_is_unverifiable_for_a_bundle_without_what_a_rerun_needs(
+        attested: tuple[Project, str], tmp_path: Path) -> None:
+    """A signed bundle whose runs carry no declaration (an older assay's): not reverifiable."""
+    from assay.attest.signing import load_signer, sign
+    from assay.canonical import canonical_bytes, canonical_text
+
+    project, _ = attested
+    clone = ci_clone(project, tmp_path / "ci")
+    path = clone.root / BUNDLE
+    lines = path.read_text().splitlines()
+    statement = json.loads(base64.b64decode(json.loads(lines[0])["payload"]))
+    for run in statement["predicate"]["runs"]:
+        del run["contract"]
+    signer = load_signer(project.root / ".assay/keys/attestation.key")
+    resigned = canonical_text(sign(canonical_bytes(statement), signer))
+    path.write_text("\n".join([resigned, *lines[1:]]) + "\n")
+    result, code = ci_verify(clone)
+    assert (result["verdict"], code, result["reason"]["code"]) == (
+        "unverifiable", 5, "attestation_not_reverifiable")

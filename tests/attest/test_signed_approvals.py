@@ -212,3 +212,18 @@ def test_encrypted_key_signs_with_the_right_passphrase_only(tmp_path: Path) -> N
                           start_new_session=True)
     assert done.returncode == 1
     assert json.loads(done.stderr)["error"]["code"] == "passphrase_unavailable"
+
+
+def test_verify_attestation_checks_the_carried_pin_against_the_ledger(tmp_path: Path) -> None:
+    """A carried pin whose stored version was altered since: attestation_pin_mismatch."""
+    from assay_testing import corrupt_version
+
+    project = agent_repo(tmp_path / "agent")
+    prove(project)
+    attest(project)
+    pin = data(project, "get", id=f"gate-pin:{INTENT}")["record"]
+    corrupt_version(project, f"gate-pin:{INTENT}", pin["revision"], None,
+                    data_sha256="0" * 64)
+    error = refused(project, "verify-attestation", file=BUNDLE, key=PUBLIC)
+    assert (error.code, error.details) == (
+        "attestation_pin_mismatch", {"id": f"gate-pin:{INTENT}", "revision": pin["revision"]})

@@ -30,7 +30,11 @@ Building refuses (nothing is written):
    statement and no other run has one (``attestation_incomplete``), exists
    in the ledger (``attestation_run_missing``), is intact, written by assay's
    runner, with the attested data digest and result
-   (``attestation_run_mismatch``).
+   (``attestation_run_mismatch``);
+6. every pin and approval it carries is in the ledger with the carried
+   digest and body (``attestation_pin_mismatch``);
+7. with reviewer keys, each of those is signed by one of them
+   (``attestation_approval_unsigned``, :func:`check_reviews`).
 
 The report digest is not recomputed: a readiness report depends on who
 reads the ledger and when; the statement keeps its digest and verdict. What
@@ -331,6 +335,7 @@ def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
                              action="Do not rely on this attestation: statements were "
                                     "removed.")
         _check_run(reader, run, results[(run.get("id"), run.get("revision"))], principal)
+    _check_carried(reader, predicate, principal)
     moved_on = _moved_on(reader, intent, runs, principal)
     reviews = check_reviews(predicate, reviewer_keys) if reviewer_keys else []
     return {
@@ -433,6 +438,27 @@ def _check_intent(reader: Reader, intent: Mapping[str, Any], principal: str) -> 
             details={"id": record_id, "revision": revision},
             action="Verify against the ledger the attestation was made from; do not rely on it "
                    "otherwise.")
+
+
+def _check_carried(reader: Reader, predicate: Mapping[str, Any], principal: str) -> None:
+    """Each carried pin and approval is in the ledger with its digest and the carried body."""
+    for role in ("pins", "approvals"):
+        for item in predicate.get(role) or []:
+            record_id = item.get("id") if isinstance(item, dict) else None
+            revision = item.get("revision") if isinstance(item, dict) else None
+            version = (reader.get(record_id, revision)
+                       if isinstance(record_id, str) and isinstance(revision, int) else None)
+            if version is None or version.damage is not None \
+                    or not is_readable(version, principal) \
+                    or version.data_sha256 != item.get("data_sha256") \
+                    or not isinstance(version.data, dict) \
+                    or review_body(version.data) != item.get("body"):
+                raise AssayError(
+                    f"the carried {role[:-1]} {record_id}@{revision} is not in the ledger with "
+                    "the attested digest and body", code="attestation_pin_mismatch",
+                    details={"id": record_id, "revision": revision},
+                    action="Do not rely on this attestation; attest again from the current "
+                           "ledger.")
 
 
 def _check_run(reader: Reader, run: Mapping[str, Any], predicate: Mapping[str, Any],
