@@ -18,7 +18,8 @@ file is read as ``evidence run`` reads it. Findings, in this order:
 
 - ``attested_not_ready``: the attestation itself does not say ready;
 - ``approval_unsigned``: with reviewer keys, a pin or approval the readiness
-  rests on carries no signature by one of them;
+  rests on carries no signature by one of them, or a re-run check is not in
+  the signed pin (its declaration would come from the agent's run only);
 - ``check_changed``: ``assay.toml`` now declares a pinned check otherwise than
   pinned (or than the attested run ran it), or no longer declares it;
 - ``check_differs``: a re-run check's status differs from the attested run's;
@@ -216,6 +217,10 @@ def reverify(project: Project, text: bytes | None, keys: Sequence[SSlibKey], *,
     for name in order:
         of_check = [r for r in runs if r.get("command") == name]
         contract: dict[str, Any] = pinned_checks.get(name) or of_check[0]["contract"]
+        if reviewer_keys and name not in pinned_checks:
+            findings.append(_finding(
+                "approval_unsigned", f"the check {name} is not in the pin a reviewer signed: "
+                "its declaration comes from the attested run only", check=name))
         now = declared.get(name)
         fields = ["declared"] if now is None else [
             f for f in CONTRACT_FIELDS if contract.get(f) != now.get(f)]
