@@ -134,15 +134,15 @@ def _facts(inv: Invocation) -> dict[str, Any]:
     "gate.pin",
     summary="Pin, as a reviewer, the checks and tests intents rely on and the gate's configuration.",
     description=(
-        "With `sign`, each pin written carries the reviewer key's signature (see "
-        "`verify-attestation`'s `reviewer_key`). "
         "A person's operation. Records the reviewed pin of each named intent (the contract of "
         "every evidence command it relies on, and per requirement the commands and the tests "
         "mapped to it in the runs its results cite, with their source digests) and of the stop "
         "gate's configuration ([gate], the gated principal, [evidence] ignore and the hook "
         "entries in the project's harness settings files), as gate-pin records. Refused to the "
         "gated principal (gated_principal_cannot_review), and for a target whose current state "
-        "differs from an existing pin (pin_has_changes: use `gate.approve`, which records why)."),
+        "differs from an existing pin (pin_has_changes: use `gate.approve`, which records why). "
+        "With `sign`, each pin written carries the reviewer key's signature (see "
+        "`verify-attestation`'s `reviewer_key`)."),
     writes=True,
     admin=True,
     arguments=(_INTENTS, _SIGN),
@@ -199,7 +199,6 @@ def gate_pin(inv: Invocation, args: dict[str, Any]) -> Result:
     "gate.approve",
     summary="Approve, as a reviewer, a change to an intent's pinned checks or tests, or to the gate.",
     description=(
-        "With `sign`, each approval and pin written carries the reviewer key's signature. "
         "A person's operation. For each named intent whose work check reports "
         "check_definition_changed or requirement_tests_changed, and with `gate` for a gate "
         "configuration weaker than its pin (gate_config_changed), records a gate-approval "
@@ -207,7 +206,8 @@ def gate_pin(inv: Invocation, args: dict[str, Any]) -> Result:
         "operating-system user) and pins the current state in the same write, so the issue is "
         "resolved; a cited run of the old definition then needs running again. Refused to the "
         "gated principal (gated_principal_cannot_review), and when there is nothing to approve "
-        "(nothing_to_approve)."),
+        "(nothing_to_approve). With `sign`, each approval and pin written carries the "
+        "reviewer key's signature."),
     writes=True,
     admin=True,
     arguments=(
