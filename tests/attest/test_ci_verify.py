@@ -232,3 +232,23 @@ def test_ci_verify_is_unverifiable_for_a_bundle_without_what_a_rerun_needs(
     result, code = ci_verify(clone)
     assert (result["verdict"], code, result["reason"]["code"]) == (
         "unverifiable", 5, "attestation_not_reverifiable")
+
+
+def test_ci_verify_reads_on_a_terminal(attested: tuple[Project, str], tmp_path: Path) -> None:
+    """On a terminal: the verdict first, a line per requirement, then each disagreement."""
+    from assay_testing import run_on_tty
+
+    project, _ = attested
+    (project.root / "calc.py").write_text(BROKEN, encoding="utf-8")
+    commit(project, "a later change breaks add")
+    clone = ci_clone(project, tmp_path / "ci")
+    code, raw = run_on_tty("ci", "verify", "--attestation", BUNDLE, "--key", PUBLIC,
+                           cwd=clone.root, columns=200, env={"NO_COLOR": "1"})
+    text = raw.decode()
+    assert code == 1
+    lines = [line.strip() for line in text.replace("\r", "").splitlines()]
+    # The verdict is the first line after the spinner, before the attestation's line.
+    assert text[:text.index("knowledge:calc attested")].rstrip().endswith("disagrees")
+    assert "R1: attested passed, re-run failed" in lines
+    assert ("test_differs: R1: the test tests.test_calc::test_add failed on the re-run; the "
+            "attestation says passed") in lines

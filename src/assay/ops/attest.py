@@ -241,6 +241,7 @@ _SUMMARY = Path(".assay") / "ci" / "summary.md"
     admin=True,
     open_world=True,
     busy="Re-running the attested checks",
+    view="attest:ci_verify",
     summary="Re-run, in CI, the checks an attestation rests on and say whether it agrees.",
     description=(
         "Run at the root of a clean checkout of a pull request's head. Verifies every envelope "
