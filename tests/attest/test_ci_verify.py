@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -244,7 +245,7 @@ def test_ci_verify_reads_on_a_terminal(attested: tuple[Project, str], tmp_path: 
     clone = ci_clone(project, tmp_path / "ci")
     code, raw = run_on_tty("ci", "verify", "--attestation", BUNDLE, "--key", PUBLIC,
                            cwd=clone.root, columns=200, env={"NO_COLOR": "1"})
-    text = raw.decode()
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw.decode())
     assert code == 1
     lines = [line.strip() for line in text.replace("\r", "").splitlines()]
     # The verdict is the first line after the spinner, before the attestation's line.
