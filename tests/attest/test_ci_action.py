@@ -101,6 +101,16 @@ def _venv(tmp_path: Path) -> Path:
     return venv
 
 
+def _source(tmp_path: Path) -> Path:
+    """A copy of this repository's package source, so that pip builds it outside the tree."""
+    copy = tmp_path / "assay-source"
+    shutil.copytree(ROOT / "src", copy / "src",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, copy / name)
+    return copy
+
+
 def run_step(step: dict[str, Any], inputs: dict[str, str], cwd: Path, env: dict[str, str]
              ) -> subprocess.CompletedProcess[str]:
     """One composite step as the runner runs a bash step: ``bash --noprofile --norc -eo pipefail``."""
@@ -129,7 +139,7 @@ def test_action_steps_run_locally_agree_then_disagree(tmp_path: Path) -> None:
                      "GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(runner_temp),
                      "VIRTUAL_ENV": str(venv)})
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
-    inputs.update({"attestation": BUNDLE, "key": PUBLIC, "package": str(ROOT)})
+    inputs.update({"attestation": BUNDLE, "key": PUBLIC, "package": str(_source(tmp_path))})
 
     def verified(clone: Project) -> tuple[int, str, str, str]:
         output = tmp_path / f"output-{clone.root.name}"
