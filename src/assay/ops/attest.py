@@ -337,7 +337,7 @@ def ci_verify(inv: Invocation, args: dict[str, Any]) -> Result:
         "agrees": (),
         "disagrees": (("Read the disagreements: each names the requirement, test or check; fix "
                        "the work or have a reviewer approve the change, then attest again."),),
-        "unverifiable": (("Commit the attestation ('assay attest --out "
+        "unverifiable": (("Commit the attestation ('assay attest --intent ID --out "
                           ".assay/attestations/NAME.intoto.jsonl') and pass the public key "
                           "that signed it."),),
     }[verdict]
