@@ -339,7 +339,10 @@ def ci_verify(inv: Invocation, args: dict[str, Any]) -> Result:
                        "the work or have a reviewer approve the change, then attest again."),),
         "unverifiable": (("Commit the attestation ('assay attest --intent ID --out "
                           ".assay/attestations/NAME.intoto.jsonl') and pass the public key "
-                          "that signed it."),),
+                          "that signed it."),)
+        if (data.get("reason") or {}).get("code") == "attestation_missing" else
+        (("Do not merge on it: pass the public key that signed it, or attest again with "
+          "this assay and commit the attestation."),),
     }[verdict]
     return Result({**data, "annotations": notes, "summary": str(summary),
                    "junit": str(out) if out is not None else None},
