@@ -1124,16 +1124,22 @@ def test_wall_honest_session_is_never_blocked(tmp_path: Path, ledger_url: str) -
 
 
 def test_fake_green_threat_table_names_only_scripts_that_exist() -> None:
-    """Every test docs/agents.md's threat table cites is a test of this module, and every
-    bypass numbered in the issue list (1 to 11) has a row."""
+    """Every test docs/agents.md's threat table cites exists (in this module, or in the test
+    module a row names), and every bypass numbered in the issue list (1 to 11) has a row."""
     import re
 
-    docs = Path(__file__).parents[2] / "docs" / "agents.md"
-    text = docs.read_text(encoding="utf-8")
+    root = Path(__file__).parents[2]
+    text = (root / "docs" / "agents.md").read_text(encoding="utf-8")
     table = text[text.index("### 6.1 What the agent cannot do"):]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "`test_" in line]
-    cited = {name for line in rows for name in re.findall(r"`(test_[a-z0-9_]+)`", line)}
     here = {name for name in globals() if name.startswith("test_")}
-    assert cited and cited <= here, sorted(cited - here)
+    missing = []
+    for line in rows:
+        module = re.search(r"`(tests/[a-z0-9_/]+\.py)`", line)
+        known = here if module is None else set(re.findall(
+            r"^def (test_[a-z0-9_]+)\(", (root / module.group(1)).read_text(encoding="utf-8"),
+            re.M))
+        missing += [n for n in re.findall(r"`(test_[a-z0-9_]+)`", line) if n not in known]
+    assert rows and not missing, missing
     numbered = {int(m) for line in rows for m in re.findall(r"^\| (\d+)\. ", line)}
-    assert numbered == set(range(1, 12))
+    assert numbered >= set(range(1, 12))
