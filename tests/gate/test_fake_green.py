@@ -1138,7 +1138,7 @@ def test_fake_green_threat_table_names_only_scripts_that_exist() -> None:
         module = re.search(r"`(tests/[a-z0-9_/]+\.py)`", line)
         known = here if module is None else set(re.findall(
             r"^def (test_[a-z0-9_]+)\(", (root / module.group(1)).read_text(encoding="utf-8"),
-            re.M))
+            re.MULTILINE))
         missing += [n for n in re.findall(r"`(test_[a-z0-9_]+)`", line) if n not in known]
     assert rows and not missing, missing
     numbered = {int(m) for line in rows for m in re.findall(r"^\| (\d+)\. ", line)}
