@@ -72,6 +72,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any, Protocol
+
+    from assay.ledger.chain import ChainWalk
 else:
     Protocol = object
 
@@ -104,7 +106,7 @@ __all__ = [
     "view_audiences",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 @frozen_value
@@ -222,6 +224,15 @@ class Store(Protocol):
 
     def put_many(self, writes: Sequence[Write], *, basis: WriteBasis | None = None) -> list[Receipt]:
         """Commit several writes atomically, in order, or none of them."""
+
+    def walk_chain(self, upto: int | None = None) -> ChainWalk:
+        """Check the hash chain over every version up to ledger revision ``upto`` (default: all).
+
+        Reads every partition (the chain runs through them all) in one
+        consistent read and never writes; see :mod:`assay.ledger.chain`.
+        Whoever reports the result names another principal's private version
+        by its ledger revision only.
+        """
 
     def info(self) -> LedgerInfo:
         """Backend, epoch, ledger revision, schema version and counts (as the principal sees them)."""
