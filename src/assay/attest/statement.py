@@ -16,8 +16,8 @@ the same statements byte for byte.
   locator ``assay:evidence:NAME@REVISION``) and, when the run has per-test
   outcomes, ``passedTests`` and ``failedTests`` (errors count as failed).
 - :data:`READINESS_TYPE`, assay's own: the intent version, the ``work check``
-  verdict and the digest of the whole report, the ledger it was read from,
-  and every cited run with its data digest (the verifier's list).
+  verdict and the digest of the whole report, the ledger it was read from
+  (epoch, revision and the hash chain's value there), and every cited run with its data digest (the verifier's list).
 """
 
 from __future__ import annotations
@@ -104,21 +104,27 @@ def test_result_predicate(record_id: str, revision: int, data: Mapping[str, Any]
 
 
 def readiness_predicate(report: Mapping[str, Any], intent: Mapping[str, Any],
-                        runs: Sequence[Mapping[str, Any]], generator: str) -> dict[str, Any]:
+                        runs: Sequence[Mapping[str, Any]], generator: str,
+                        chain_sha256: str | None = None) -> dict[str, Any]:
     """Assay's readiness predicate: the verdict of ``report`` and what it rests on.
 
     ``intent`` is ``{id, revision, data_sha256}`` of the intent version read;
     ``runs`` the cited machine runs ``{id, revision, data_sha256, command,
-    status}`` in citation order; ``generator`` assay's version.
+    status}`` in citation order; ``generator`` assay's version; ``chain_sha256``
+    the ledger's hash chain value at the revision read (its chain head then),
+    which lets a verifier later find any rewritten version at or before it.
     """
     codes = list(dict.fromkeys(i["code"] for i in report["issues"]))
     basis = report["write_basis"]
+    ledger: dict[str, Any] = {"epoch": basis["epoch"], "revision": basis["ledger_revision"]}
+    if chain_sha256 is not None:
+        ledger["chain_sha256"] = chain_sha256
     return {
         "intent": {**dict(intent), "intent_sha256": report["intent_sha256"]},
         "verdict": "ready" if report["ready_to_review"] else "not_ready",
         "ready_to_review": bool(report["ready_to_review"]),
         "report": {"sha256": digest(report), "issue_codes": codes},
-        "ledger": {"epoch": basis["epoch"], "revision": basis["ledger_revision"]},
+        "ledger": ledger,
         "runs": [dict(r) for r in runs],
         "generator": {"name": "assay", "version": generator},
     }

@@ -446,6 +446,35 @@ class SqlReader:
         rows = self._rows(f"SELECT COUNT(DISTINCT v.id) FROM {source}", params)
         return int(rows[0][0])
 
+    def walk_chain(self, upto: int | None = None) -> ChainWalk:
+        """Walk the hash chain up to ledger revision ``upto`` (default: this reader's revision).
+
+        The one read that is not confined to the reader's partitions: the
+        chain runs through all of them. What it returns names a broken
+        version's id and audience for the caller to show only to whom may
+        read it. Paged by ledger revision, so memory stays flat.
+        """
+        from assay.ledger.chain import CHAIN_COLUMNS, walk_chain
+
+        statement = self._ledger.sql(
+            f"SELECT {', '.join(CHAIN_COLUMNS)} FROM record_versions WHERE ledger_revision > ? "
+            "AND ledger_revision <= ? ORDER BY ledger_revision LIMIT ?")
+        last = CHAIN_COLUMNS.index("ledger_revision")
+        bound = self.ledger_revision if upto is None else min(upto, self.ledger_revision)
+        cur = self._cur
+
+        def rows() -> Iterator[Any]:
+            after = 0
+            while True:
+                cur.execute(statement, (after, bound, _CHAIN_PAGE))
+                page = cur.fetchall()
+                if not page:
+                    return
+                yield from page
+                after = int(page[-1][last])
+
+        return walk_chain(rows())
+
     def counts(self) -> tuple[int, int, dict[str, int]]:
         """Records, versions and current statuses as this reader sees them."""
         view, params = self._view("")
@@ -491,30 +520,9 @@ class SqlLedger(SqlWriter):
             yield SqlReader(self, cur, epoch, revision, self.principal)
 
     def walk_chain(self, upto: int | None = None) -> ChainWalk:
-        """Walk the hash chain up to ledger revision ``upto`` (default: all); see :class:`~assay.ledger.store.Store`.
-
-        One consistent read over every partition (the chain runs through
-        them all), paged by ledger revision so memory stays flat.
-        """
-        from assay.ledger.chain import CHAIN_COLUMNS, walk_chain
-
-        statement = self.sql(
-            f"SELECT {', '.join(CHAIN_COLUMNS)} FROM record_versions WHERE ledger_revision > ? "
-            "AND ledger_revision <= ? ORDER BY ledger_revision LIMIT ?")
-        last = CHAIN_COLUMNS.index("ledger_revision")
-        with self._read_transaction() as cur:
-            def rows() -> Iterator[Any]:
-                after = 0
-                while True:
-                    cur.execute(statement, (after, MAX_REVISION if upto is None else upto,
-                                            _CHAIN_PAGE))
-                    page = cur.fetchall()
-                    if not page:
-                        return
-                    yield from page
-                    after = int(page[-1][last])
-
-            return walk_chain(rows())
+        """Walk the hash chain up to ledger revision ``upto`` (default: all), in one read of its own."""
+        with self.reader() as r:
+            return r.walk_chain(upto)
 
     def info(self) -> LedgerInfo:
         with self.reader() as r:

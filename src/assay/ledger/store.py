@@ -198,6 +198,15 @@ class Reader(Protocol):
         """
 
 
+    def walk_chain(self, upto: int | None = None) -> ChainWalk:
+        """Check the hash chain up to ledger revision ``upto`` (at most the reader's revision).
+
+        Reads every partition (the chain runs through them all); see
+        :mod:`assay.ledger.chain`. Whoever reports the result names another
+        principal's private version by its ledger revision only.
+        """
+
+
 class Store(Protocol):
     """A ledger backend, opened for one principal. See the module docstring for the invariants.
 
@@ -226,13 +235,7 @@ class Store(Protocol):
         """Commit several writes atomically, in order, or none of them."""
 
     def walk_chain(self, upto: int | None = None) -> ChainWalk:
-        """Check the hash chain over every version up to ledger revision ``upto`` (default: all).
-
-        Reads every partition (the chain runs through them all) in one
-        consistent read and never writes; see :mod:`assay.ledger.chain`.
-        Whoever reports the result names another principal's private version
-        by its ledger revision only.
-        """
+        """:meth:`Reader.walk_chain` in a read view of its own (default: up to the head)."""
 
     def info(self) -> LedgerInfo:
         """Backend, epoch, ledger revision, schema version and counts (as the principal sees them)."""
