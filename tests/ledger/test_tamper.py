@@ -387,3 +387,36 @@ def test_tamper_ledger_verify_names_another_principal_s_version_by_revision_only
     assert "id" not in result.error["details"] and "secret" not in result.stderr
     bob = project.run("ledger", "verify", "--as", "bob")
     assert bob.error["details"]["id"] == "note:secret"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The MCP server runs on asyncio."""
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_tamper_ledger_verify_over_mcp_in_the_agent_profile(any_project: Project) -> None:
+    """The agent's MCP profile offers ledger_verify; it answers ok, then the coded break, as the CLI does."""
+    from mcp import Client
+
+    from assay.mcp.server import build_server
+
+    _put(any_project, "knowledge:a")
+    _put(any_project, "knowledge:b")
+
+    async def call() -> tuple[bool, dict[str, Any]]:
+        async with Client(build_server(cwd=str(any_project.root), db=any_project.db)) as client:
+            result = await client.call_tool("ledger_verify", {})
+        assert result.structured_content is not None
+        return bool(result.is_error), dict(result.structured_content)
+
+    is_error, envelope = await call()
+    assert (is_error, envelope["data"]["ok"], envelope["data"]["versions"]) == (False, True, 2)
+    ledger_sql(any_project, "UPDATE record_versions SET audience = 'private:mallory' "
+                            "WHERE ledger_revision = 1")
+    is_error, envelope = await call()
+    assert is_error is True
+    assert (envelope["error"]["code"], envelope["error"]["details"]["ledger_revision"],
+            envelope["error"]["details"]["reason"]) == (
+        "ledger_chain_broken", 1, "version_digest_mismatch")
