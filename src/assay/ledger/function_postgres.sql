@@ -89,9 +89,11 @@ $fn$;
 -- inserts it: its version_sha256, and its chain_sha256 continuing the version
 -- stored before it (under the write lock, the highest ledger revision below
 -- it; a batch appends in ledger revision order, and each row sees the rows
--- the same statement appended before it).
+-- the same statement appended before it). It runs with the ledger's schema as
+-- its search path (captured when it is created), so an insert from a session
+-- whose search path is elsewhere is sealed all the same, by these functions.
 CREATE OR REPLACE FUNCTION assay_seal_version() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
 DECLARE
     v_previous text;
 BEGIN
