@@ -130,6 +130,44 @@ def ledger_sql(project: Project, statement: str, params: tuple[Any, ...] = ()) -
         conn.close()
 
 
+def ledger_rows(project: Project, statement: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    """The rows of one query run directly against the project's ledger (``?`` placeholders)."""
+    if project.db and project.db.startswith(("postgresql://", "postgres://")):
+        import psycopg
+
+        schema = project.db.rpartition("assay_schema=")[2]
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"SET search_path TO {schema}")
+            return list(conn.execute(statement.replace("?", "%s"), params).fetchall())
+    import sqlite3
+
+    path = Path(project.db) if project.db else project.root / ".assay" / "ledger.db"
+    conn = sqlite3.connect(path)
+    try:
+        return list(conn.execute(statement, params).fetchall())
+    finally:
+        conn.close()
+
+
+def reseal_from(project: Project, ledger_revision: int) -> None:
+    """Recompute every seal and chain value from ``ledger_revision`` on, as a forger who knows the scheme would."""
+    from assay.ledger.record import CHAIN_GENESIS, SEALED_FIELDS, chain_digest, version_digest
+
+    rows = ledger_rows(project, f"SELECT {', '.join(SEALED_FIELDS)}, chain_sha256 "
+                                "FROM record_versions ORDER BY ledger_revision")
+    chain = CHAIN_GENESIS
+    for row in rows:
+        fields = dict(zip(SEALED_FIELDS, row))
+        if fields["ledger_revision"] >= ledger_revision:
+            sealed = version_digest(fields)
+            chain = chain_digest(chain, sealed)
+            ledger_sql(project, "UPDATE record_versions SET version_sha256 = ?, chain_sha256 = ? "
+                                "WHERE ledger_revision = ?",
+                       (sealed, chain, fields["ledger_revision"]))
+        else:
+            chain = row[-1]
+
+
 def corrupt_version(project: Project, record_id: str, revision: int, text: str | None,
                     data_sha256: str | None, *, links: str | None = None,
                     audience: str = "project") -> None:

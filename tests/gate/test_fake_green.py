@@ -48,7 +48,7 @@ from harness_reader import reads
 from assay.errors import AssayError
 from assay.ledger import Write, open_store
 from assay.ops import Invocation, call
-from assay_testing import PG_URL, Project, make_project, refused
+from assay_testing import PG_URL, Project, ledger_rows, ledger_sql, make_project, refused
 from assay_testing import data as op
 
 INTENT = "knowledge:calc"
@@ -506,6 +506,68 @@ def test_fake_green_honest_agent_is_never_blocked(tmp_path: Path, ledger_url: st
         out = stop(project, claude_stop(project, message))
         assert out["answer"] is None, out
         assert out["decision"]["event"] == "gate_allowed"
+
+
+# -- a direct SQL edit of the ledger: the cited run and the acceptance rewritten to "passed" ------
+
+
+def rewrite_to_passed(project: Project, *, reseal: bool) -> list[int]:
+    """The agent's SQL: the intent's and the cited run's newest versions say "passed", digests recomputed.
+
+    With ``reseal`` it also recomputes each version's seal (the scheme is
+    public), leaving only the chain to give it away. Returns the ledger
+    revisions it rewrote.
+    """
+    import hashlib
+
+    from assay.ledger.record import SEALED_FIELDS, version_digest
+
+    rewritten = []
+    for record_id in (INTENT, "evidence:unit"):
+        text, revision = ledger_rows(
+            project, "SELECT data, ledger_revision FROM record_versions WHERE id = ? "
+                     "AND audience = 'project' ORDER BY revision DESC LIMIT 1", (record_id,))[0]
+        text = text.replace('"failed"', '"passed"')
+        ledger_sql(project, "UPDATE record_versions SET data = ?, data_sha256 = ? "
+                            "WHERE ledger_revision = ?",
+                   (text, hashlib.sha256(text.encode()).hexdigest(), revision))
+        if reseal:
+            row = ledger_rows(project, f"SELECT {', '.join(SEALED_FIELDS)} FROM record_versions "
+                                       "WHERE ledger_revision = ?", (revision,))[0]
+            ledger_sql(project, "UPDATE record_versions SET version_sha256 = ? "
+                                "WHERE ledger_revision = ?",
+                       (version_digest(dict(zip(SEALED_FIELDS, row))), revision))
+        rewritten.append(revision)
+    return rewritten
+
+
+def failed_and_accepted(project: Project) -> None:
+    """The code is broken, the check run and failed, and the failure accepted: the gate blocks."""
+    (project.root / "calc.py").write_text(BROKEN, encoding="utf-8")
+    commit(project, "break add")
+    op(project, "work.accept", id=INTENT, from_run=[run(project, "R1", "R2")])
+    assert check(project)["ready_to_review"] is False
+
+
+def test_fake_green_sql_edit_of_the_cited_run_is_blocked(calc: Project) -> None:
+    """The failed run and its acceptance rewritten to "passed" in SQL: both versions are unreadable, the stop blocks, ledger verify names the first."""
+    failed_and_accepted(calc)
+    first = min(rewrite_to_passed(calc, reseal=False))
+    report = check(calc)
+    assert (report["ready_to_review"], blocking(report)) == (False, ["intent_unreadable"])
+    assert_blocked(calc, "intent_unreadable")
+    error = refused(calc, "ledger.verify")
+    assert (error.code, error.details["ledger_revision"], error.details["reason"]) == (
+        "ledger_chain_broken", first, "version_digest_mismatch")
+
+
+def test_fake_green_resealed_sql_edit_is_found_by_the_chain(calc: Project) -> None:
+    """The same edit with every seal recomputed reads as intact, but ledger verify finds the chain broken at the first rewritten version."""
+    failed_and_accepted(calc)
+    first = min(rewrite_to_passed(calc, reseal=True))
+    error = refused(calc, "ledger.verify")
+    assert (error.code, error.details["ledger_revision"], error.details["reason"]) == (
+        "ledger_chain_broken", first, "chain_mismatch")
 
 
 # == The gate's own ground (bypasses 5-11) ==================================================

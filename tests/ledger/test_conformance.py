@@ -409,6 +409,14 @@ def _has_table(store: Any, name: str) -> bool:
         return bool(r._rows(sql, (name,))[0][0])
 
 
+def as_unsealed(store: Any, cur: Any) -> None:
+    """Drop what schema 4 added (the seal and chain columns, PostgreSQL's sealing trigger)."""
+    if store.dialect == "postgres":
+        cur.execute("DROP TRIGGER IF EXISTS assay_seal_version ON record_versions")
+    cur.execute("ALTER TABLE record_versions DROP COLUMN version_sha256")
+    cur.execute("ALTER TABLE record_versions DROP COLUMN chain_sha256")
+
+
 def test_version_1_ledger_is_migrated(store: Any, ledger_url: str) -> None:
     """A schema-1 ledger (with its counter row and heads table) opens migrated and keeps every fact.
 
@@ -434,6 +442,7 @@ def test_version_1_ledger_is_migrated(store: Any, ledger_url: str) -> None:
                     "'retired', 2), ('knowledge:b', 1, 'knowledge', 'project:demo', 'current', 3)")
         if store.dialect == "postgres":  # version 1 compared ids by the database's collation
             cur.execute('ALTER TABLE record_versions ALTER COLUMN id TYPE TEXT COLLATE "default"')
+        as_unsealed(store, cur)
         cur.execute("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'")
     store.close()
     migrated = open_store(ledger_url)
@@ -473,6 +482,7 @@ def _as_version_2(store: Any) -> None:
                     "data_sha256 TEXT NOT NULL)")
         cur.execute("INSERT INTO record_links VALUES ('knowledge:b', 'requires', 'knowledge:a')")
         cur.execute("INSERT INTO requests VALUES ('r-1', 'ab', 'knowledge:b', 1, 3, 'cd')")
+        as_unsealed(store, cur)
         cur.execute("UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version'")
 
 

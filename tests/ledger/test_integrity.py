@@ -144,14 +144,16 @@ def test_integrity_read_records_are_sealed_and_checked_like_built_ones() -> None
 
 
 def test_integrity_version_fields_are_listed_once() -> None:
-    """The record's slots, its JSON keys and the columns the backends select all follow VERSION_FIELDS."""
+    """The record's slots, its JSON keys and the columns the backends select (then the seal) all follow VERSION_FIELDS."""
     from assay.ledger.record import VERSION_COLUMNS, VERSION_FIELDS, Record, _Fields
     from assay.ledger.sql import _VERSION_COLUMNS
 
-    assert _Fields.__slots__ == (*VERSION_FIELDS, "_data", "_damage")
+    assert _Fields.__slots__ == (*VERSION_FIELDS, "_data", "_damage", "_seal")
     assert tuple(name for name in _Fields.__annotations__ if not name.startswith("_")) \
-        == VERSION_FIELDS or set(_Fields.__annotations__) == {*VERSION_FIELDS, "_data", "_damage"}
-    assert _VERSION_COLUMNS == ", ".join("v." + column for column in VERSION_COLUMNS)
+        == VERSION_FIELDS or set(_Fields.__annotations__) == {*VERSION_FIELDS, "_data", "_damage",
+                                                              "_seal"}
+    assert _VERSION_COLUMNS == ", ".join("v." + column
+                                         for column in (*VERSION_COLUMNS, "version_sha256"))
     record = Record(id="knowledge:a", kind="knowledge", scope="global", revision=1,
                     data_sha256="0" * 64, status="current", superseded_by=None, links=(),
                     audience="project", sources=(), created_at="2026-01-01T00:00:00.000Z",

@@ -34,7 +34,11 @@ Building refuses (nothing is written):
 6. every pin and approval it carries is in the ledger with the carried
    digest and body (``attestation_pin_mismatch``);
 7. with reviewer keys, each of those is signed by one of them
-   (``attestation_approval_unsigned``, :func:`check_reviews`).
+   (``attestation_approval_unsigned``, :func:`check_reviews`);
+8. the ledger's history up to the attested revision is the attested one: its
+   hash chain, recomputed from the stored versions, is intact there and has
+   the attested value (``attestation_ledger_rewritten``). This finds a
+   rewritten version the checks above never read.
 
 The report digest is not recomputed: a readiness report depends on who
 reads the ledger and when; the statement keeps its digest and verdict. What
@@ -51,7 +55,7 @@ siblings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +84,8 @@ from assay.ledger.store import Reader
 
 if TYPE_CHECKING:
     from securesystemslib.signer import CryptoSigner, SSlibKey
+
+    from assay.ledger.chain import ChainWalk
 
 __all__ = ["Bundle", "build_bundle", "check_reviews", "verify_bundle"]
 
@@ -116,8 +122,13 @@ def _subject_of(project: str, observation: GitObservation) -> list[dict[str, Any
 
 
 def build_bundle(reader: Reader, binding: ProjectBinding, intent_id: str, *, project: str,
-                 observation: GitObservation, signer: CryptoSigner) -> Bundle:
-    """Sign the readiness of ``intent_id`` and its cited machine runs about the workspace now."""
+                 observation: GitObservation, signer: CryptoSigner,
+                 chain_sha256: str | None = None) -> Bundle:
+    """Sign the readiness of ``intent_id`` and its cited machine runs about the workspace now.
+
+    ``chain_sha256`` is the ledger's hash chain value at the reader's
+    revision, recorded in the readiness statement (see :func:`verify_bundle`).
+    """
     subjects = _subject_of(project, observation)
     report = work_check(reader, binding, intent_id, continuity=True)
     intent = reader.get(intent_id)
@@ -157,7 +168,7 @@ def build_bundle(reader: Reader, binding: ProjectBinding, intent_id: str, *, pro
     pins, approvals = _reviews(reader, intent_id)
     readiness = readiness_predicate(
         report, {"id": intent.id, "revision": intent.revision, "data_sha256": intent.data_sha256},
-        runs, _version(), requirements=_requirements(reader, intent_id, report),
+        runs, _version(), chain_sha256, requirements=_requirements(reader, intent_id, report),
         pins=pins, approvals=approvals)
     documents = [statement(subjects, READINESS_TYPE, readiness)]
     documents += [statement(subjects, TEST_RESULT_TYPE, p) for p in predicates]
@@ -284,6 +295,44 @@ def _check_subject(attested: list[Any], observation: GitObservation) -> None:
                                 "uncommitted changes (or the attested ones).")
 
 
+def _check_chain(ledger: Any, walk: Callable[[int], ChainWalk] | None) -> bool:
+    """Whether the ledger's history up to the attested revision is the attested one.
+
+    Raises ``attestation_ledger_rewritten`` when it is not: the chain breaks at
+    or before the attested revision, the ledger ends before it, or the chain
+    recomputed from the stored versions differs from the attested value there
+    (a version was rewritten and the chain recomputed after it). False when
+    the bundle records no chain value or no walk is given.
+    """
+    attested = ledger.get("chain_sha256") if isinstance(ledger, dict) else None
+    revision = ledger.get("revision") if isinstance(ledger, dict) else None
+    if walk is None or not isinstance(attested, str) or not isinstance(revision, int) \
+            or isinstance(revision, bool) or revision < 0:
+        return False
+    found = walk(revision)
+    problem: tuple[int, str, str] | None = None
+    if found.broken is not None:
+        problem = (found.broken.ledger_revision, found.broken.reason, found.broken.message)
+    elif found.ledger_revision < revision:
+        problem = (found.ledger_revision + 1, "version_missing",
+                   (f"the ledger ends at revision {found.ledger_revision}, before the attested "
+                   f"revision {revision}"))
+    elif found.chain_sha256 != attested:
+        problem = (revision, "chain_differs",
+                   (f"the history up to revision {revision} hashes to another chain value than "
+                   "the attested one: a version at or before it was rewritten and the chain "
+                   "recomputed"))
+    if problem is None:
+        return True
+    raise AssayError(
+        f"the ledger's history up to the attested revision {revision} is not the attested one: "
+        f"{problem[2]}", code="attestation_ledger_rewritten",
+        details={"attested_revision": revision, "ledger_revision": problem[0],
+                 "reason": problem[1]},
+        action="Do not rely on this ledger: compare it with a backup; 'assay ledger verify' "
+               "names the first broken version.")
+
+
 def _run_error(code: str, message: str, run: Mapping[str, Any]) -> AssayError:
     return AssayError(message, code=code, details={"id": run.get("id"),
                                                    "revision": run.get("revision")},
@@ -292,12 +341,16 @@ def _run_error(code: str, message: str, run: Mapping[str, Any]) -> AssayError:
 
 
 def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
-                  observation: GitObservation, reviewer_keys: Sequence[SSlibKey] = ()
-                  ) -> dict[str, Any]:
+                  observation: GitObservation, reviewer_keys: Sequence[SSlibKey] = (),
+                  walk: Callable[[int], ChainWalk] | None = None) -> dict[str, Any]:
     """What a bundle attests, once every check of the module docstring passed.
 
     With ``reviewer_keys``, every pin and approval the readiness rests on must
     also carry a signature by one of them (:func:`check_reviews`).
+    ``walk(revision)`` walks the ledger's hash chain up to a ledger revision
+    (:meth:`~assay.ledger.store.Store.walk_chain`); without it, or for a
+    bundle that records no chain value, the history is not checked
+    (``chain_verified`` false).
     """
     documents = _statements(text, key)
     readiness = [(n, d) for n, d in documents if d.get("predicateType") == READINESS_TYPE]
@@ -336,6 +389,7 @@ def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
                                     "removed.")
         _check_run(reader, run, results[(run.get("id"), run.get("revision"))], principal)
     _check_carried(reader, predicate, principal)
+    chain_verified = _check_chain(predicate.get("ledger"), walk)
     moved_on = _moved_on(reader, intent, runs, principal)
     reviews = check_reviews(predicate, reviewer_keys) if reviewer_keys else []
     return {
@@ -351,6 +405,7 @@ def verify_bundle(text: bytes, key: SSlibKey, reader: Reader, *, principal: str,
                  for r in runs],
         "statements": len(documents),
         "reviews": reviews,
+        "chain_verified": chain_verified,
         "stale": bool(moved_on),
         "moved_on": moved_on,
     }

@@ -16,8 +16,8 @@ the same statements byte for byte.
   locator ``assay:evidence:NAME@REVISION``) and, when the run has per-test
   outcomes, ``passedTests`` and ``failedTests`` (errors count as failed).
 - :data:`READINESS_TYPE`, assay's own: the intent version, the ``work check``
-  verdict and the digest of the whole report, the ledger it was read from,
-  and every cited run with its data digest (the verifier's list).
+  verdict and the digest of the whole report, the ledger it was read from
+  (epoch, revision and the hash chain's value there), and every cited run with its data digest (the verifier's list).
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def test_result_predicate(record_id: str, revision: int, data: Mapping[str, Any]
 
 
 def readiness_predicate(report: Mapping[str, Any], intent: Mapping[str, Any],
-                        runs: Sequence[Mapping[str, Any]], generator: str, *,
+                        runs: Sequence[Mapping[str, Any]], generator: str,
+                        chain_sha256: str | None = None, *,
                         requirements: Sequence[Mapping[str, Any]] = (),
                         pins: Sequence[Mapping[str, Any]] = (),
                         approvals: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
@@ -119,15 +120,21 @@ def readiness_predicate(report: Mapping[str, Any], intent: Mapping[str, Any],
     checks and tests rest on and the ``approvals`` of those pins (each ``{id,
     revision, data_sha256, body, signature}``: the record's reviewed body and
     its reviewer signature, null when unsigned).
+    ``chain_sha256`` is the ledger's hash chain value at the revision read (its
+    chain head then), which lets a verifier later find any rewritten version at
+    or before it.
     """
     codes = list(dict.fromkeys(i["code"] for i in report["issues"]))
     basis = report["write_basis"]
+    ledger: dict[str, Any] = {"epoch": basis["epoch"], "revision": basis["ledger_revision"]}
+    if chain_sha256 is not None:
+        ledger["chain_sha256"] = chain_sha256
     return {
         "intent": {**dict(intent), "intent_sha256": report["intent_sha256"]},
         "verdict": "ready" if report["ready_to_review"] else "not_ready",
         "ready_to_review": bool(report["ready_to_review"]),
         "report": {"sha256": digest(report), "issue_codes": codes},
-        "ledger": {"epoch": basis["epoch"], "revision": basis["ledger_revision"]},
+        "ledger": ledger,
         "runs": [dict(r) for r in runs],
         "requirements": [dict(r) for r in requirements],
         "pins": [dict(p) for p in pins],

@@ -261,6 +261,11 @@ class AsOfReader:
                 return versions
         return []
 
+    def walk_chain(self, upto: int | None = None) -> Any:
+        """The hash chain walked as far as this earlier revision (see :meth:`Reader.walk_chain`)."""
+        bound = self.ledger_revision if upto is None else min(upto, self.ledger_revision)
+        return self._reader.walk_chain(bound)
+
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
         versions = self.history(record_id)
         if revision is not None:

@@ -48,6 +48,72 @@ BEGIN
 END
 $fn$;
 
+-- assay_version_digest: a version's seal, version_sha256 (see
+-- assay.ledger.record.version_digest, which builds the same text): SHA-256 of
+-- the RFC 8785 text of the object of its stored fields but the data, keys in
+-- order, every value a JSON string (to_json escapes exactly as RFC 8785 does),
+-- integer or null.
+CREATE OR REPLACE FUNCTION assay_version_digest(
+    p_id text, p_kind text, p_scope text, p_revision bigint, p_data_sha256 text, p_status text,
+    p_superseded_by text, p_links text, p_audience text, p_sources text, p_created_at text,
+    p_ledger_revision bigint, p_request_id text, p_origin text
+) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+    SELECT encode(sha256(convert_to(
+        '{"audience":' || coalesce(to_json(p_audience)::text, 'null')
+        || ',"created_at":' || coalesce(to_json(p_created_at)::text, 'null')
+        || ',"data_sha256":' || coalesce(to_json(p_data_sha256)::text, 'null')
+        || ',"id":' || coalesce(to_json(p_id)::text, 'null')
+        || ',"kind":' || coalesce(to_json(p_kind)::text, 'null')
+        || ',"ledger_revision":' || coalesce(p_ledger_revision::text, 'null')
+        || ',"links":' || coalesce(to_json(p_links)::text, 'null')
+        || ',"origin":' || coalesce(to_json(p_origin)::text, 'null')
+        || ',"request_id":' || coalesce(to_json(p_request_id)::text, 'null')
+        || ',"revision":' || coalesce(p_revision::text, 'null')
+        || ',"scope":' || coalesce(to_json(p_scope)::text, 'null')
+        || ',"sources":' || coalesce(to_json(p_sources)::text, 'null')
+        || ',"status":' || coalesce(to_json(p_status)::text, 'null')
+        || ',"superseded_by":' || coalesce(to_json(p_superseded_by)::text, 'null')
+        || '}', 'UTF8')), 'hex')
+$fn$;
+
+-- assay_chain_digest: a version's chain_sha256 from the previous version's
+-- and its own seal (assay.ledger.record.chain_digest).
+CREATE OR REPLACE FUNCTION assay_chain_digest(p_previous text, p_version_sha256 text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+    SELECT encode(sha256(convert_to(p_previous || p_version_sha256, 'UTF8')), 'hex')
+$fn$;
+
+-- assay_seal_version: every appended version is sealed by the server, whoever
+-- inserts it: its version_sha256, and its chain_sha256 continuing the version
+-- stored before it (under the write lock, the highest ledger revision below
+-- it; a batch appends in ledger revision order, and each row sees the rows
+-- the same statement appended before it). It runs with the ledger's schema as
+-- its search path (captured when it is created), so an insert from a session
+-- whose search path is elsewhere is sealed all the same, by these functions.
+CREATE OR REPLACE FUNCTION assay_seal_version() RETURNS trigger
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+DECLARE
+    v_previous text;
+BEGIN
+    NEW.version_sha256 := assay_version_digest(NEW.id, NEW.kind, NEW.scope, NEW.revision,
+        NEW.data_sha256, NEW.status, NEW.superseded_by, NEW.links, NEW.audience, NEW.sources,
+        NEW.created_at, NEW.ledger_revision, NEW.request_id, NEW.origin);
+    SELECT v.chain_sha256 INTO v_previous FROM record_versions v
+        WHERE v.ledger_revision < NEW.ledger_revision
+        ORDER BY v.ledger_revision DESC LIMIT 1;
+    IF NOT FOUND THEN
+        v_previous := repeat('0', 64);
+    END IF;
+    NEW.chain_sha256 := assay_chain_digest(coalesce(v_previous, ''), NEW.version_sha256);
+    RETURN NEW;
+END
+$fn$;
+
+CREATE OR REPLACE TRIGGER assay_seal_version BEFORE INSERT ON record_versions
+    FOR EACH ROW EXECUTE FUNCTION assay_seal_version();
+
 -- Functions of earlier releases that the ones below replace.
 DROP FUNCTION IF EXISTS assay_append(integer, text, text, text, text, text, text, text, text,
     text, text, text, text, text, bigint, text, text);

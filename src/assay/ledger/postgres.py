@@ -139,10 +139,11 @@ class PostgresStore(SqlLedger):
             script = resources.files("assay.ledger").joinpath("schema_postgres.sql").read_text("utf-8")
             for statement in _statements(script):
                 cur.execute(statement)
-            for statement in migration_steps(self.dialect, version):
-                cur.execute(statement)
+            # The functions first: a migration may seal existing versions with them.
             cur.execute(resources.files("assay.ledger").joinpath("function_postgres.sql")
                         .read_text("utf-8"))
+            for statement in migration_steps(self.dialect, version):
+                cur.execute(statement)
             _seed_meta(cur, "%s")
         self._set_path()
 

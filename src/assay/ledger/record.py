@@ -14,7 +14,7 @@ import gc
 import json
 from collections.abc import Sequence
 
-from assay.canonical import canonical_bytes, digest_bytes, read_integer
+from assay.canonical import canonical_bytes, canonical_text, digest_bytes, read_integer
 from assay.errors import AssayError
 from assay.value import frozen_value
 
@@ -24,11 +24,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUDIENCE_PREFIX",
+    "CHAIN_GENESIS",
     "LINK_RELATIONS",
     "MAX_DATA_DEPTH",
     "ORIGINS",
     "PROJECT_AUDIENCE",
     "RECORD_STATUSES",
+    "SEALED_FIELDS",
     "VERSION_COLUMNS",
     "VERSION_FIELDS",
     "Damage",
@@ -36,9 +38,11 @@ __all__ = [
     "Record",
     "RecordUnreadable",
     "SourceRef",
+    "chain_digest",
     "decode_stored",
     "nesting_depth",
     "stored_record",
+    "version_digest",
     "view_audiences",
 ]
 
@@ -70,6 +74,61 @@ VERSION_FIELDS = ("id", "kind", "scope", "revision", "data_text", "data_sha256",
                   "ledger_revision", "request_id", "origin")
 VERSION_COLUMNS = tuple("data" if name == "data_text" else name for name in VERSION_FIELDS)
 
+# A version's seal: ``version_sha256`` covers every stored field but the data
+# text (which ``data_sha256`` covers), so a direct edit of any metadata column
+# (status, audience, scope, origin, links...) makes the version unreadable.
+# ``chain_sha256`` links each version to the one stored before it in ledger
+# revision order, so rewriting a version in the middle changes every chain
+# value after it (see docs/ledger.md, "Tamper evidence").
+SEALED_FIELDS = tuple(name for name in VERSION_FIELDS if name != "data_text")
+# The chain value before the first version.
+CHAIN_GENESIS = "0" * 64
+_SEAL_KEYS = tuple(sorted(SEALED_FIELDS))  # ASCII names: bytewise order is RFC 8785's order
+# JSON string escaping as RFC 8785 writes it (the C encoder json.dumps uses).
+_quote: Any = json.encoder.encode_basestring
+_SEAL_PREFIXES = tuple(("{" if i == 0 else ",") + f'"{name}":' for i, name in enumerate(_SEAL_KEYS))
+
+
+def version_digest(fields: Any) -> str:
+    """The ``version_sha256`` of one version: SHA-256 of its seal's canonical text.
+
+    ``fields`` maps each name of :data:`SEALED_FIELDS` to its stored value,
+    ``links`` and ``sources`` as their stored canonical text. The seal is the
+    RFC 8785 text of the object of those fields, every value a JSON string,
+    integer or null (links and sources as strings, so the text is never
+    ambiguous). The PostgreSQL server builds the same text
+    (``assay_version_digest`` in function_postgres.sql): a string escaped as
+    JSON escapes it there and here alike (``"``, ``\\``, the short escapes,
+    ``\\u00xx`` for other control characters, nothing else), and a test
+    holds both to :func:`assay.canonical.canonical_text`. Cost: a few
+    microseconds (bench/bench_chain.py).
+    """
+    values = map(_json_value, map(fields.__getitem__, _SEAL_KEYS))
+    text = "".join(map(str.__add__, _SEAL_PREFIXES, values)) + "}"
+    return digest_bytes(text.encode("utf-8"))
+
+
+def _json_value(value: Any) -> str:
+    """A seal value's JSON text; TypeError for a value of a type assay never stores."""
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return str(value)
+    return str(_quote(value))
+
+
+def _seal_of(fields: Any) -> str:
+    """:func:`version_digest`, or "" when a stored field is of a type assay never writes."""
+    try:
+        return version_digest(fields)
+    except (TypeError, ValueError):
+        return ""
+
+
+def chain_digest(previous: str, version_sha256: str) -> str:
+    """The ``chain_sha256`` of a version: SHA-256 of the previous chain value then its own digest (hex text)."""
+    return digest_bytes((previous + version_sha256).encode("utf-8"))
+
 
 @frozen_value
 class Link:
@@ -98,6 +157,7 @@ class SourceRef:
 
 
 _UNREAD: Any = object()  # a Record's data not decoded yet
+_UNSEALED: Any = object()  # a Record built in memory: no stored seal to check
 
 # Stored data is read back only if it could be written today: the bounds of
 # :func:`validate_write`. Deeper data is refused on write, so that every
@@ -114,7 +174,7 @@ class _Fields:
     them to the list).
     """
 
-    __slots__ = (*VERSION_FIELDS, "_data", "_damage")
+    __slots__ = (*VERSION_FIELDS, "_data", "_damage", "_seal")
     id: str
     kind: str
     scope: str
@@ -132,6 +192,7 @@ class _Fields:
     data_text: str
     _data: Any
     _damage: Damage | None
+    _seal: Any
 
 
 class Record(_Fields):
@@ -145,6 +206,9 @@ class Record(_Fields):
     names why, and reading ``data`` raises :class:`RecordUnreadable` instead of
     handing out values nobody wrote. Listings therefore never fail on one bad
     row; whoever needs the data of that row gets a coded error naming it.
+    A stored version is also checked against its seal (``version_sha256``,
+    see :func:`version_digest`) once its data passes: a version whose
+    metadata was edited in place is unreadable too (``version_digest_mismatch``).
 
     Records built in memory (``data`` given, no ``data_text``) are taken as
     they are.
@@ -172,6 +236,7 @@ class Record(_Fields):
         data: Any = _UNREAD,
         data_text: str = "",
         damage: Damage | None = None,
+        seal: Any = _UNSEALED,
     ) -> None:
         # Straight to the slots: the guarding __setattr__ below costs more
         # than the rest of building a record.
@@ -181,6 +246,7 @@ class Record(_Fields):
             init(self, name, given[name])
         init(self, "_data", data)
         init(self, "_damage", damage)
+        init(self, "_seal", seal)
 
     @property
     def damage(self) -> Damage | None:
@@ -204,9 +270,24 @@ class Record(_Fields):
 
     def _decode(self) -> None:
         try:
-            self._data = decode_stored(self.data_text, self.data_sha256)
+            data = decode_stored(self.data_text, self.data_sha256)
         except _Damaged as exc:
             self._damage = exc.damage
+            return
+        if self._seal is not _UNSEALED and self._seal != _seal_of(self._sealed_fields()):
+            self._damage = Damage("version_digest_mismatch",
+                                  "the stored version does not hash to its recorded "
+                                  "version_sha256: its metadata or data digest was changed")
+            return
+        self._data = data
+
+    def _sealed_fields(self) -> dict[str, Any]:
+        """The values :func:`version_digest` covers, links and sources as canonical text."""
+        out = {name: getattr(self, name) for name in SEALED_FIELDS}
+        out["links"] = canonical_text([x.to_dict() for x in self.links]) if self.links else "[]"
+        out["sources"] = (canonical_text([x.to_dict() for x in self.sources]) if self.sources
+                          else "[]")
+        return out
 
     @property
     def is_machine_observed(self) -> bool:
@@ -244,7 +325,7 @@ class Record(_Fields):
     def __setattr__(self, name: str, value: Any) -> None:
         # Frozen after construction, like the other value objects; only the
         # lazily decoded data fills in later.
-        if name not in ("_data", "_damage") and hasattr(self, "_damage"):
+        if name not in ("_data", "_damage") and hasattr(self, "_seal"):
             raise AttributeError(f"Record is immutable: cannot set {name}")
         object.__setattr__(self, name, value)
 
@@ -263,11 +344,12 @@ class _Unsealed(_Fields):
 _SETTERS = tuple(getattr(_Fields, name).__set__ for name in VERSION_FIELDS)
 
 
-def stored_record(row: Sequence[Any], damage: Damage | None) -> Record:
+def stored_record(row: Sequence[Any], damage: Damage | None, seal: Any = _UNSEALED) -> Record:
     """A :class:`Record` of one stored version, its data not decoded yet (the backends' reads).
 
     ``row`` holds the version's fields in :data:`VERSION_FIELDS` order (links
-    and sources decoded). The same value ``Record(...)`` gives, built for
+    and sources decoded); ``seal`` is its stored ``version_sha256`` (None when
+    the column is empty, which no intact version has). The same value ``Record(...)`` gives, built for
     listings of thousands: the fields are plain slot stores on an unguarded
     twin of the same layout, which then becomes the immutable :class:`Record`
     (the guarded stores cost more than the rest of reading a version).
@@ -277,6 +359,7 @@ def stored_record(row: Sequence[Any], damage: Damage | None) -> Record:
         store(version, value)
     version._data = _UNREAD
     version._damage = damage
+    version._seal = seal
     version.__class__ = Record
     sealed: Record = version
     return sealed
@@ -286,7 +369,7 @@ def stored_record(row: Sequence[Any], damage: Damage | None) -> Record:
 class Damage:
     """Why a stored version's data cannot be used."""
 
-    reason: str  # digest_mismatch | not_json | unsafe_integer | lone_surrogate | too_deep | ...
+    reason: str  # digest_mismatch | version_digest_mismatch | not_json | unsafe_integer | ...
     message: str
 
     def to_dict(self, record_id: str, revision: int) -> dict[str, Any]:

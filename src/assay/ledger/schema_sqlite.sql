@@ -1,4 +1,4 @@
--- assay ledger schema, version 3 (SQLite).
+-- assay ledger schema, version 4 (SQLite).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -28,7 +28,12 @@ CREATE TABLE IF NOT EXISTS record_versions (
     sources         TEXT NOT NULL,
     origin          TEXT NOT NULL,
     created_at      TEXT NOT NULL,
-    request_id      TEXT
+    request_id      TEXT,
+    -- The version's seal over every column above but data (assay.ledger.record.version_digest)
+    -- and the hash chain over ledger revision order; a direct edit of a column
+    -- breaks the first, a resealed edit the second (docs/ledger.md, "Tamper evidence").
+    version_sha256  TEXT,
+    chain_sha256    TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, audience, revision);
 

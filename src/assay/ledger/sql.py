@@ -44,7 +44,9 @@ from contextlib import contextmanager
 
 from assay.errors import AssayError
 from assay.ledger.record import (
+    CHAIN_GENESIS,
     PROJECT_AUDIENCE,
+    SEALED_FIELDS,
     VERSION_COLUMNS,
     VERSION_FIELDS,
     Damage,
@@ -61,16 +63,36 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from assay.ledger.chain import ChainWalk
+
+# How many versions a chain walk reads per statement.
+_CHAIN_PAGE = 2000
+
 __all__ = ["MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps",
            "now_rfc3339"]
 
-# Every read selects a version's columns in VERSION_FIELDS order (see _record).
-_VERSION_COLUMNS = ", ".join("v." + column for column in VERSION_COLUMNS)
+# Every read selects a version's columns in VERSION_FIELDS order, then its
+# seal (see _record).
+_VERSION_COLUMNS = ", ".join("v." + column for column in (*VERSION_COLUMNS, "version_sha256"))
+_SEAL = len(VERSION_FIELDS)
 _ID = VERSION_FIELDS.index("id")
 _AUDIENCE = VERSION_FIELDS.index("audience")
 _LINKS = VERSION_FIELDS.index("links")
 _SOURCES = VERSION_FIELDS.index("sources")
 
+
+_SEALED = ", ".join(SEALED_FIELDS)
+# Seals every stored version, then chains them in ledger revision order (each
+# to the version stored before it), with the server's (PostgreSQL) or the
+# connection's (SQLite, registered from assay.ledger.record) digest functions.
+_SEAL_ALL = f"UPDATE record_versions SET version_sha256 = assay_version_digest({_SEALED})"
+_CHAIN_ALL = (
+    "UPDATE record_versions SET chain_sha256 = c.chain FROM (WITH RECURSIVE c(n, chain) AS "
+    f"(SELECT CAST(0 AS BIGINT), CAST('{CHAIN_GENESIS}' AS TEXT) UNION ALL SELECT v.ledger_revision, "
+    "assay_chain_digest(c.chain, v.version_sha256) FROM c JOIN record_versions v "
+    "ON v.ledger_revision = (SELECT min(x.ledger_revision) FROM record_versions x "
+    "WHERE x.ledger_revision > c.n)) SELECT n, chain FROM c) AS c "
+    "WHERE record_versions.ledger_revision = c.n")
 
 # What brings a ledger at an older schema version up to each version, per
 # dialect. A new ledger gets the current DDL and needs none of them.
@@ -84,6 +106,9 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
     # are a partition of their own, with their own revisions, links and
     # request ids. Existing versions keep their revisions; the link index is
     # rebuilt per partition and earlier request ids belong to no principal.
+    # 4: every version is sealed (version_sha256) and chained (chain_sha256);
+    # existing versions are sealed and chained as they stand, so the chain
+    # vouches for them from the migration on.
     "sqlite": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records"),
         3: ("DROP INDEX IF EXISTS record_versions_id",
@@ -108,6 +133,9 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
             "WHERE v.ledger_revision = q.ledger_revision), 'project'), q.revision, "
             "q.ledger_revision, q.data_sha256 FROM requests_v2 q"),
             "DROP TABLE requests_v2"),
+        4: ("ALTER TABLE record_versions ADD COLUMN version_sha256 TEXT",
+            "ALTER TABLE record_versions ADD COLUMN chain_sha256 TEXT",
+            _SEAL_ALL, _CHAIN_ALL),
     },
     "postgres": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records",
@@ -135,6 +163,9 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
             "DROP TABLE requests_v2",
             ("DROP FUNCTION IF EXISTS assay_put(text, text, text, text, text, text, text, text, "
             "text, text, text, text, text, bigint, text, text, text)")),
+        4: ("ALTER TABLE record_versions ADD COLUMN IF NOT EXISTS version_sha256 TEXT",
+            "ALTER TABLE record_versions ADD COLUMN IF NOT EXISTS chain_sha256 TEXT",
+            _SEAL_ALL, _CHAIN_ALL),
     },
 }
 
@@ -178,7 +209,7 @@ def _record(row: Sequence[Any]) -> Record:
                                             "not the JSON assay wrote")
     fields = list(row)
     fields[_LINKS], fields[_SOURCES] = links, sources
-    return stored_record(fields, damage)
+    return stored_record(fields, damage, row[_SEAL])
 
 
 def _plain_run(needle: str) -> str:
@@ -415,6 +446,35 @@ class SqlReader:
         rows = self._rows(f"SELECT COUNT(DISTINCT v.id) FROM {source}", params)
         return int(rows[0][0])
 
+    def walk_chain(self, upto: int | None = None) -> ChainWalk:
+        """Walk the hash chain up to ledger revision ``upto`` (default: this reader's revision).
+
+        The one read that is not confined to the reader's partitions: the
+        chain runs through all of them. What it returns names a broken
+        version's id and audience for the caller to show only to whom may
+        read it. Paged by ledger revision, so memory stays flat.
+        """
+        from assay.ledger.chain import CHAIN_COLUMNS, walk_chain
+
+        statement = self._ledger.sql(
+            f"SELECT {', '.join(CHAIN_COLUMNS)} FROM record_versions WHERE ledger_revision > ? "
+            "AND ledger_revision <= ? ORDER BY ledger_revision LIMIT ?")
+        last = CHAIN_COLUMNS.index("ledger_revision")
+        bound = self.ledger_revision if upto is None else min(upto, self.ledger_revision)
+        cur = self._cur
+
+        def rows() -> Iterator[Any]:
+            after = 0
+            while True:
+                cur.execute(statement, (after, bound, _CHAIN_PAGE))
+                page = cur.fetchall()
+                if not page:
+                    return
+                yield from page
+                after = int(page[-1][last])
+
+        return walk_chain(rows())
+
     def counts(self) -> tuple[int, int, dict[str, int]]:
         """Records, versions and current statuses as this reader sees them."""
         view, params = self._view("")
@@ -458,6 +518,11 @@ class SqlLedger(SqlWriter):
         with self._read_transaction() as cur:
             epoch, revision = self._head(cur)
             yield SqlReader(self, cur, epoch, revision, self.principal)
+
+    def walk_chain(self, upto: int | None = None) -> ChainWalk:
+        """Walk the hash chain up to ledger revision ``upto`` (default: all), in one read of its own."""
+        with self.reader() as r:
+            return r.walk_chain(upto)
 
     def info(self) -> LedgerInfo:
         with self.reader() as r:

@@ -104,6 +104,7 @@ class SqliteStore(SqlLedger):
                 return
         from importlib import resources  # only a new or older ledger needs its DDL
 
+        _register_digests(self._conn)
         cur.execute("BEGIN IMMEDIATE")
         try:
             # Statements run one by one: executescript() would commit midway.
@@ -233,6 +234,16 @@ def schema_too_new(version: int, location: str) -> AssayError:
         details={"schema_version": version, "supported": SCHEMA_VERSION},
         action="Upgrade assay to a version that knows this ledger's schema.",
     )
+
+
+def _register_digests(conn: sqlite3.Connection) -> None:
+    """The digest functions a migration seals existing versions with (as the PostgreSQL server has them)."""
+    from assay.ledger.record import SEALED_FIELDS, chain_digest, version_digest
+
+    conn.create_function("assay_version_digest", len(SEALED_FIELDS),
+                         lambda *values: version_digest(dict(zip(SEALED_FIELDS, values))),
+                         deterministic=True)
+    conn.create_function("assay_chain_digest", 2, chain_digest, deterministic=True)
 
 
 def _statements(script: str) -> list[str]:

@@ -72,6 +72,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any, Protocol
+
+    from assay.ledger.chain import ChainWalk
 else:
     Protocol = object
 
@@ -104,7 +106,7 @@ __all__ = [
     "view_audiences",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 @frozen_value
@@ -196,6 +198,15 @@ class Reader(Protocol):
         """
 
 
+    def walk_chain(self, upto: int | None = None) -> ChainWalk:
+        """Check the hash chain up to ledger revision ``upto`` (at most the reader's revision).
+
+        Reads every partition (the chain runs through them all); see
+        :mod:`assay.ledger.chain`. Whoever reports the result names another
+        principal's private version by its ledger revision only.
+        """
+
+
 class Store(Protocol):
     """A ledger backend, opened for one principal. See the module docstring for the invariants.
 
@@ -222,6 +233,9 @@ class Store(Protocol):
 
     def put_many(self, writes: Sequence[Write], *, basis: WriteBasis | None = None) -> list[Receipt]:
         """Commit several writes atomically, in order, or none of them."""
+
+    def walk_chain(self, upto: int | None = None) -> ChainWalk:
+        """:meth:`Reader.walk_chain` in a read view of its own (default: up to the head)."""
 
     def info(self) -> LedgerInfo:
         """Backend, epoch, ledger revision, schema version and counts (as the principal sees them)."""

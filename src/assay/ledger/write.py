@@ -21,6 +21,7 @@ from assay.errors import AssayError, EpochConflict, RequestConflict, RevisionCon
 from assay.ids import invisible_character, split_record_id, validate_principal
 from assay.ledger.record import (
     AUDIENCE_PREFIX,
+    CHAIN_GENESIS,
     LINK_RELATIONS,
     MAX_DATA_DEPTH,
     ORIGINS,
@@ -30,7 +31,9 @@ from assay.ledger.record import (
     VERSION_FIELDS,
     Link,
     SourceRef,
+    chain_digest,
     nesting_depth,
+    version_digest,
     view_audiences,
 )
 from assay.value import field, frozen_value
@@ -331,14 +334,14 @@ _CURRENT = "SELECT coalesce(max(revision), 0) FROM record_versions WHERE id = ? 
 
 # One write is two statements under the write lock: the record's current
 # revision in its partition (its highest, 0 when absent), read first so a
-# failed expectation is refused before anything is written; then the append.
-# The append leaves the ledger revision to SQLite's rowid (``ledger_revision``
-# is the INTEGER PRIMARY KEY): a NULL key takes the highest stored one plus
-# one, which the statement reports as ``lastrowid``. (One INSERT ... SELECT
-# with RETURNING costs more than both together.)
-_APPEND = (f"INSERT INTO record_versions ({', '.join(VERSION_COLUMNS)}) "
-           f"VALUES ({', '.join('NULL' if c == 'ledger_revision' else '?' for c in VERSION_COLUMNS)})")
-_APPENDED = tuple(name for name in VERSION_FIELDS if name != "ledger_revision")
+# failed expectation is refused before anything is written; then the append,
+# with its ledger revision (the highest stored one plus one, read once per
+# transaction with the chain value it continues, see _LAST) and its seal.
+_APPEND = (f"INSERT INTO record_versions ({', '.join(VERSION_COLUMNS)}, version_sha256, "
+           f"chain_sha256) VALUES ({', '.join('?' for _ in VERSION_COLUMNS)}, ?, ?)")
+# The last stored version: the ledger revision and chain value the next write continues.
+_LAST = ("SELECT ledger_revision, chain_sha256 FROM record_versions "
+         "ORDER BY ledger_revision DESC LIMIT 1")
 # Of a viewer's partitions holding an id, the one it sees: its own first.
 PREFERRED = "CASE WHEN {a}audience = 'project' THEN 1 ELSE 0 END"
 
@@ -359,7 +362,7 @@ def now_rfc3339() -> str:
     return f"{cached[1]}.{nanos // 1_000_000:03d}Z"
 
 
-def version_values(p: PreparedWrite, revision: int, ledger_revision: int | None,
+def version_values(p: PreparedWrite, revision: int, ledger_revision: int,
                    created_at: str) -> dict[str, Any]:
     """The stored fields of the version a prepared write appends, by name (:data:`VERSION_FIELDS`)."""
     w = p.write
@@ -453,6 +456,9 @@ class SqlWriter:
             if basis is not None:
                 self._check_basis(cur, self._epoch_of(cur), basis)
             now = now_rfc3339()
+            last = self._one(cur, _LAST)
+            ledger_revision, chain = (0, CHAIN_GENESIS) if last is None else (
+                int(last[0]), "" if last[1] is None else str(last[1]))
             for index, p in enumerate(prepared):
                 if receipts[index] is not None:
                     continue
@@ -467,9 +473,11 @@ class SqlWriter:
                         else "/expect_revision",
                     )
                 revision = current + 1
-                values = version_values(p, revision, None, now)
-                cur.execute(_APPEND, [values[name] for name in _APPENDED])
-                ledger_revision = int(cur.lastrowid)
+                ledger_revision += 1
+                values = version_values(p, revision, ledger_revision, now)
+                sealed = version_digest(values)
+                chain = chain_digest(chain, sealed)
+                cur.execute(_APPEND, [*(values[name] for name in VERSION_FIELDS), sealed, chain])
                 self._index_write(cur, p, revision, ledger_revision)
                 receipts[index] = Receipt(w.id, revision, ledger_revision, p.data_sha256,
                                           w.request_id, False)

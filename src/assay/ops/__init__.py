@@ -62,7 +62,8 @@ if TYPE_CHECKING:
 # BEGIN generated: DECLARED (tests/registry_tables.py)
 DECLARED: dict[str, tuple[str, ...]] = {
     "assay.ops.core": ("canonical", "describe", "init"),
-    "assay.ops.ledger": ("put", "get", "find", "retire", "supersede", "ledger.info"),
+    "assay.ops.ledger": ("put", "get", "find", "retire", "supersede", "ledger.info",
+                         "ledger.verify"),
     "assay.ops.intent": ("work.check", "work.status", "work.history", "work.attention",
                          "work.prepare-capture", "work.new", "work.accept", "work.checkpoint",
                          "work.resume", "decision.record", "decision.show"),

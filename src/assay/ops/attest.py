@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from assay.errors import AssayError
 from assay.ops import Argument, Bound, Invocation, Result, operation
 from assay.ops.outfile import OutFile, named_path
 
@@ -102,8 +103,18 @@ def attest(inv: Invocation, args: dict[str, Any]) -> Result:
     binding = live_binding(inv, observation=observation)
     # Attested is what the reviewer sees: the project's versions, never a private copy.
     with inv.reviewer_store().reader() as reader:
+        # The chain head at the revision attested: a later verification
+        # recomputes it, so a rewritten past cannot pass unseen.
+        walk = reader.walk_chain()
+        if walk.broken is not None or walk.ledger_revision != reader.ledger_revision:
+            raise AssayError(
+                "the ledger's history is broken; an attestation would vouch for it",
+                code="ledger_chain_broken",
+                details={} if walk.broken is None else walk.broken.to_dict(),
+                action="Run 'assay ledger verify' to find the broken version.")
         bundle = build_bundle(reader, binding, intent_id, project=project.name,
-                              observation=observation, signer=signer)
+                              observation=observation, signer=signer,
+                              chain_sha256=walk.chain_sha256)
         revision = reader.ledger_revision
     data = bundle.text.encode("utf-8")
     OutFile(out, "attestation_unwritable", "the attestation", ".attestation-").write(data)
@@ -175,9 +186,11 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "public `key`, that its subject is this repository now (HEAD is the attested commit, "
         "and the workspace is clean or has the attested digest), that the attested intent "
         "version and every cited run exist in this ledger with the attested digests and "
-        "results, and that no statement was added or removed; with `reviewer_key`, that every "
-        "pin and approval the readiness rests on is signed by one of those keys "
-        "(attestation_approval_unsigned). Every failure is a coded error; "
+        "results, that the ledger's history up to the attested revision is the attested one "
+        "(its hash chain recomputed there has the attested value, else "
+        "attestation_ledger_rewritten), and that no statement was added or removed; with "
+        "`reviewer_key`, that every pin and approval the readiness rests on is signed by one "
+        "of those keys (attestation_approval_unsigned). Every failure is a coded error; "
         "success returns what the attestation says, including its verdict, and whether the "
         "ledger has moved on since (`stale`: the intent or a record its acceptance cites has a "
         "newer revision, was retired or superseded; `moved_on` lists each)."
@@ -201,7 +214,7 @@ def key_generate(inv: Invocation, args: dict[str, Any]) -> Result:
         "intent": {"type": "object"}, "verdict": {"enum": ["ready", "not_ready"]},
         "ready_to_review": {"type": "boolean"}, "report_sha256": {"type": "string"},
         "runs": {"type": "array"}, "statements": {"type": "integer"},
-        "stale": {"type": "boolean"},
+        "chain_verified": {"type": "boolean"}, "stale": {"type": "boolean"},
         "moved_on": {"type": "array", "items": {"type": "object", "properties": {
             "id": {"type": "string"}, "role": {"enum": ["intent", "evidence"]},
             "attested_revision": {"type": "integer"},
@@ -221,7 +234,8 @@ def verify_attestation(inv: Invocation, args: dict[str, Any]) -> Result:
     observation = _observe(inv)
     with inv.reviewer_store().reader() as reader:
         data = verify_bundle(text, key, reader, principal=inv.principal,
-                             observation=observation, reviewer_keys=reviewers)
+                             observation=observation, reviewer_keys=reviewers,
+                             walk=reader.walk_chain)
         revision = reader.ledger_revision
     steps: tuple[str, ...] = ()
     if data["stale"]:

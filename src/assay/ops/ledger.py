@@ -543,3 +543,44 @@ def supersede(inv: Invocation, args: dict[str, Any]) -> Result:
 def ledger_info(inv: Invocation, args: dict[str, Any]) -> Result:
     info = inv.store().info()
     return Result(info.to_dict(), ledger_revision=info.ledger_revision)
+
+
+@operation(
+    "ledger.verify",
+    view="ledger:ledger_info",
+    summary="Walk the ledger's hash chain: every version against its seal and its place.",
+    description=(
+        "Checks every stored version in ledger revision order, in every partition: the "
+        "revisions run from 1 without a gap, each version's data hashes to its data digest, its "
+        "fields to its seal (version_sha256) and its chain value (chain_sha256) follows from "
+        "the one before. Answers the ledger revision walked and the chain head, or "
+        "ledger_chain_broken naming the first broken ledger revision and what is wrong there "
+        "(version_missing, data_digest_mismatch, version_digest_mismatch, chain_mismatch). "
+        "Another principal's private version is named by its ledger revision only."
+    ),
+    cli_note="Exit 1 when the chain is broken.",
+    writes=False,
+    bounds=Bound("summary", items=1, max_items=1, whole=True,
+                 recover="A fixed set of facts; nothing is ever left out."),
+    output_schema={"type": "object", "properties": {
+        "ok": {"type": "boolean"}, "ledger_revision": {"type": "integer"},
+        "versions": {"type": "integer"}, "chain_sha256": {"type": "string"}}},
+)
+def ledger_verify(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.ledger.record import view_audiences
+
+    store = inv.store()
+    walk = store.walk_chain()
+    broken = walk.broken
+    if broken is not None:
+        details: dict[str, Any] = broken.to_dict()
+        if broken.audience in view_audiences(store.principal):
+            details["id"] = broken.id
+        raise AssayError(
+            f"the ledger's history was changed at ledger revision {broken.ledger_revision}: "
+            f"{broken.message}", code="ledger_chain_broken", details=details,
+            action="Compare the ledger with a backup or an attestation's chain head "
+                   "('assay verify-attestation'); versions before this revision are intact.")
+    return Result({"ok": True, "ledger_revision": walk.ledger_revision,
+                   "versions": walk.versions, "chain_sha256": walk.chain_sha256},
+                  ledger_revision=walk.ledger_revision)
