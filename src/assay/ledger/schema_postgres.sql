@@ -1,4 +1,4 @@
--- assay ledger schema, version 3 (PostgreSQL).
+-- assay ledger schema, version 5 (PostgreSQL).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -31,7 +31,11 @@ CREATE TABLE IF NOT EXISTS record_versions (
     sources         TEXT NOT NULL,
     origin          TEXT NOT NULL,
     created_at      TEXT NOT NULL,
-    request_id      TEXT
+    request_id      TEXT,
+    -- The database role that wrote the version (session_user: the role that
+    -- authenticated, even inside the SECURITY DEFINER write functions); NULL
+    -- for versions written before schema 5 recorded it.
+    written_by      TEXT DEFAULT session_user
 );
 CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, audience, revision);
 
@@ -58,3 +62,4 @@ CREATE TABLE IF NOT EXISTS requests (
     data_sha256     TEXT NOT NULL,
     PRIMARY KEY (principal, request_id)
 );
+

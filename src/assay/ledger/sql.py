@@ -84,6 +84,7 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
     # are a partition of their own, with their own revisions, links and
     # request ids. Existing versions keep their revisions; the link index is
     # rebuilt per partition and earlier request ids belong to no principal.
+    # 5 (PostgreSQL only): the role that wrote each version (written_by).
     "sqlite": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records"),
         3: ("DROP INDEX IF EXISTS record_versions_id",
@@ -135,6 +136,12 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
             "DROP TABLE requests_v2",
             ("DROP FUNCTION IF EXISTS assay_put(text, text, text, text, text, text, text, text, "
             "text, text, text, text, text, bigint, text, text, text)")),
+        # 5: each version records the database role that wrote it. Versions
+        # written before keep NULL (unknown), not the migrating role. The
+        # row-level security policies and the checked write functions are
+        # (re)made by function_postgres.sql after every migration.
+        5: ("ALTER TABLE record_versions ADD COLUMN IF NOT EXISTS written_by TEXT",
+            "ALTER TABLE record_versions ALTER COLUMN written_by SET DEFAULT session_user"),
     },
 }
 
