@@ -171,6 +171,32 @@ def test_roles_agent_first_use_pin_allowed_but_not_over_a_reviewed_one(team: Tea
     assert raw_put(team, "agent", "gate-pin:knowledge:a", {"reviewed": False})[0] == "AS012"
 
 
+def test_roles_agent_may_only_extend_a_reviewed_pin(team: Team) -> None:
+    """Over a reviewer's pin, an agent's pin that keeps every entry is allowed; one that changes an entry is AS012."""
+    pinned = {"reviewed": True, "how": "gate_pin", "commands": {"unit": {"timeout": 60}}}
+    assert raw_put(team, "reviewer", "gate-pin:knowledge:a", pinned) is None
+    extended = {**pinned, "how": "extended", "commands": {"unit": {"timeout": 60}, "lint": {}}}
+    assert raw_put(team, "agent", "gate-pin:knowledge:a", extended) is None
+    changed = {**extended, "commands": {"unit": {"timeout": 600}, "lint": {}}}
+    assert raw_put(team, "agent", "gate-pin:knowledge:a", changed)[0] == "AS012"
+    dropped = {**extended, "commands": {"lint": {}}}
+    assert raw_put(team, "agent", "gate-pin:knowledge:a", dropped)[0] == "AS012"
+
+
+def test_roles_agent_accept_after_a_reviewer_pin_extends_it(team: Team) -> None:
+    """A reviewer pins before the first run; the agent's accept then adds the tests it ran, as before."""
+    agent = team.project("agent")
+    op(agent, "work.new", id=INTENT, brief="Ship the export",
+       requirement=["R1|rows|its tests pass"], verify_with=["R1=unit"])
+    op(team.project("reviewer"), "gate.pin", intent=[INTENT])
+    ran = op(agent, "evidence.run", name="unit", target=[f"{INTENT}#R1"])
+    op(agent, "work.accept", id=INTENT,
+       from_run=[f"{ran['receipt']['id']}@{ran['receipt']['revision']}"])
+    data = op(agent, "get", id=f"gate-pin:{INTENT}")["record"]["data"]
+    assert (data["pinned_by"], data["reviewed"]) == (team.roles["reviewer"], True)
+    assert data["requirements"]["R1"]["tests_pinned_by"] == team.roles["agent"]
+
+
 def test_roles_batch_refusal_points_at_the_write(team: Team) -> None:
     """A batch holding a reviewer's write: reviewer_required, nothing of the batch written."""
     from assay.errors import AssayError
@@ -333,3 +359,39 @@ def test_roles_member_cannot_migrate_an_older_ledger(team: Team) -> None:
     assert owner_sql("SELECT value FROM ledger_meta WHERE key = 'schema_version'",
                      schema=team.schema) == [("3",)]
     assert op(team.owner, "ledger.info")["schema_version"] == SCHEMA_VERSION
+
+
+# over MCP -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_roles_over_mcp(team: Team) -> None:
+    """MCP: ledger_grant only in the admin profile; a role's server answers as the role and refuses the rest."""
+    from mcp import Client
+
+    from assay.mcp.server import build_server
+
+    cwd = str(team.owner.root)
+    helper = team.project("helper").db
+    async with Client(build_server(db=helper)) as client:
+        roles = await client.call_tool("ledger_roles", {"cwd": cwd})
+        offered = await client.call_tool("ledger_grant", {"cwd": cwd, "role": "x", "agent": True})
+    async with Client(build_server(db=helper, principal=team.roles["reviewer"])) as client:
+        claimed = await client.call_tool("put", {"cwd": cwd, "id": "note:x", "data": {}})
+    async with Client(build_server(db=helper, profile="admin")) as client:
+        granted = await client.call_tool("ledger_grant", {"cwd": cwd, "role": team.roles["helper"],
+                                                          "reviewer": True})
+        approved = await client.call_tool("gate_approve", {"cwd": cwd, "gate": True,
+                                                           "reason": "mine"})
+    session = json.loads(roles.content[0].text)["data"]["session"]
+    assert session == {"role": team.roles["helper"], "owner": False, "reviewer": False}
+    errors = [json.loads(r.content[0].text)["error"] for r in (offered, claimed, granted)]
+    assert [(e["code"], e.get("pointer")) for e in errors] == [
+        ("tool_not_offered", None), ("principal_not_role", "/principal"),
+        ("ledger_admin_required", None)]
+    assert json.loads(approved.content[0].text)["ok"] is False

@@ -85,8 +85,9 @@ $fn$;
 -- Only the project partition and its own private one (else AS011). The
 -- reviewer-only writes need membership in assay_reviewer (else AS012): every
 -- version of a reviewer kind; retiring or superseding a version of a gate
--- kind; and a gate pin, except an unreviewed one ("reviewed": false) over no
--- pin or an unreviewed one: the pin a work accept records on first use.
+-- kind; and a gate pin, except the pins a work accept records on first use:
+-- an unreviewed one ("reviewed": false) over no pin or an unreviewed one, and
+-- over a reviewed pin an extension that keeps every entry it holds.
 -- The lists are assay.ledger.roles.REVIEWER_KINDS and GATE_KINDS (a test
 -- holds them equal). Called under the write lock, so the pin it reads is the
 -- current one. p_index is the write's place in a batch (NULL for one write).
@@ -97,6 +98,8 @@ CREATE OR REPLACE FUNCTION assay_check_write(
 LANGUAGE plpgsql AS $fn$
 DECLARE
     v_needs boolean;
+    v_current jsonb;
+    v_new jsonb;
 BEGIN
     IF p_role IS NULL THEN
         RETURN;
@@ -109,11 +112,20 @@ BEGIN
         OR (p_status <> 'current' AND p_kind = ANY (ARRAY['gate-approval', 'gate-binding',
             'gate-pin', 'gate-session', 'shell-claim', 'attestation-key']));
     IF NOT v_needs AND p_kind = 'gate-pin' THEN
-        v_needs := (p_data::jsonb ->> 'reviewed') IS DISTINCT FROM 'false'
-            OR EXISTS (SELECT 1 FROM (SELECT v.data FROM record_versions v
-                                      WHERE v.id = p_id AND v.audience = p_audience
-                                      ORDER BY v.revision DESC LIMIT 1) c
-                       WHERE (c.data::jsonb ->> 'reviewed') IS DISTINCT FROM 'false');
+        SELECT v.data::jsonb INTO v_current FROM record_versions v
+            WHERE v.id = p_id AND v.audience = p_audience ORDER BY v.revision DESC LIMIT 1;
+        v_new := p_data::jsonb;
+        IF v_current IS NULL OR (v_current ->> 'reviewed') = 'false' THEN
+            v_needs := (v_new ->> 'reviewed') IS DISTINCT FROM 'false';
+        ELSE
+            -- Over a reviewed pin, only an extension: every entry it holds is
+            -- kept (objects may gain entries, arrays items), only "how" changes.
+            v_needs := EXISTS (SELECT 1 FROM jsonb_each(v_current) o
+                               WHERE o.key <> 'how' AND NOT coalesce(
+                                   CASE WHEN jsonb_typeof(o.value) = 'object'
+                                        THEN v_new -> o.key @> o.value
+                                        ELSE v_new -> o.key = o.value END, false));
+        END IF;
     END IF;
     IF v_needs AND NOT assay_is_reviewer() THEN
         RAISE EXCEPTION USING ERRCODE = 'AS012', MESSAGE = json_build_object(
