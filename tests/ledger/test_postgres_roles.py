@@ -263,6 +263,24 @@ def test_roles_changed_check_needs_a_reviewer(team: Team) -> None:
     assert out["approvals"][0]["id"] == f"gate-approval:{INTENT}@2"
 
 
+def test_roles_agent_stop_is_gated_and_recorded_as_its_role(team: Team) -> None:
+    """The stop hook run as the agent's role judges its work and records the decision under that role."""
+    from assay.ops import Invocation, call
+
+    agent = team.project("agent")
+    accept_first_run(agent)
+    fixture = Path(__file__).parents[1] / "fixtures" / "hooks" / "claude-code" / "stop.json"
+    payload = {**json.loads(fixture.read_text(encoding="utf-8")), "cwd": str(team.owner.root)}
+    inv = Invocation(db=agent.db, surface="test")
+    try:
+        out = call("hook.stop", {"payload": payload}, inv)[0]["data"]
+    finally:
+        inv.close()
+    assert out["decision"]["event"] == "gate_allowed"
+    assert owner_sql("SELECT DISTINCT written_by FROM record_versions WHERE kind = 'gate-session'",
+                     schema=team.schema) == [(team.roles["agent"],)]
+
+
 def test_roles_agent_cannot_pin_or_bind_through_assay(team: Team) -> None:
     """gate pin and gate bind by a role that is neither gated nor a reviewer: reviewer_required."""
     helper = team.project("helper")
