@@ -197,6 +197,25 @@ def test_roles_agent_accept_after_a_reviewer_pin_extends_it(team: Team) -> None:
     assert data["requirements"]["R1"]["tests_pinned_by"] == team.roles["agent"]
 
 
+def test_roles_agent_accept_leaves_a_reviewed_gate_pin_alone_when_stronger(team: Team) -> None:
+    """A gate made stronger after a reviewer pinned it: the agent's accept succeeds and the pin stays the reviewer's."""
+    agent = team.project("agent")
+    op(agent, "work.new", id=INTENT, brief="Ship the export",
+       requirement=["R1|rows|its tests pass"], verify_with=["R1=unit"])
+    op(team.project("reviewer"), "gate.pin", intent=[INTENT])
+    before = op(agent, "get", id="gate-pin:gate")["record"]
+    text = (team.owner.root / "assay.toml").read_text(encoding="utf-8")
+    (team.owner.root / "assay.toml").write_text(text.replace("[gate]\n", "[gate]\nretry_cap = 9\n"),
+                                                encoding="utf-8")
+    ran = op(agent, "evidence.run", name="unit", target=[f"{INTENT}#R1"])
+    op(agent, "work.accept", id=INTENT,
+       from_run=[f"{ran['receipt']['id']}@{ran['receipt']['revision']}"])
+    after = op(agent, "get", id="gate-pin:gate")["record"]
+    assert (after["revision"], after["data"]["pinned_by"]) == (before["revision"],
+                                                               team.roles["reviewer"])
+    assert "gate_config_changed" not in issue_codes(agent)
+
+
 def test_roles_batch_refusal_points_at_the_write(team: Team) -> None:
     """A batch holding a reviewer's write: reviewer_required, nothing of the batch written."""
     from assay.errors import AssayError
