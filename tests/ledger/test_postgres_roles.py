@@ -432,3 +432,24 @@ async def test_roles_over_mcp(team: Team) -> None:
         ("tool_not_offered", None), ("principal_not_role", "/principal"),
         ("ledger_admin_required", None)]
     assert json.loads(approved.content[0].text)["ok"] is False
+
+
+def test_roles_migration_adds_written_by_without_inventing_writers(pg_url: str) -> None:
+    """A schema-3 ledger opened by its owner gains written_by: NULL for old versions, the role for new ones."""
+    from assay.ledger import Write, open_store
+
+    schema = pg_url.rpartition("assay_schema=")[2]
+    store = open_store(pg_url)
+    store.put(Write(id="note:old", data={}, scope="project:demo"))
+    store.close()
+    owner_sql("ALTER TABLE record_versions DROP COLUMN written_by", schema=schema)
+    owner_sql("UPDATE ledger_meta SET value = '3' WHERE key = 'schema_version'", schema=schema)
+    store = open_store(pg_url)
+    try:
+        assert store.info().schema_version == SCHEMA_VERSION
+        store.put(Write(id="note:new", data={}, scope="project:demo"))
+    finally:
+        store.close()
+    owner = owner_sql("SELECT session_user")[0][0]
+    assert owner_sql("SELECT id, written_by FROM record_versions ORDER BY id", schema=schema) == [
+        ("note:new", owner), ("note:old", None)]
