@@ -74,7 +74,7 @@ EXIT_BY_CODE: dict[str, int] = {
     **dict.fromkeys((
         "project_not_found", "invalid_config", "invalid_db_url", "ledger_not_found",
         "memory_disabled", "gate_disabled", "recovery_disabled", "evidence_command_disabled",
-        "discriminate_unavailable", "attest_unavailable",
+        "discriminate_unavailable", "attest_unavailable", "roles_need_postgres",
     ), EXIT_SETUP),
     # A thing the call names is not there (or not readable by the caller).
     **dict.fromkeys((
@@ -83,6 +83,7 @@ EXIT_BY_CODE: dict[str, int] = {
         "evidence_target_not_found", "unknown_evidence_command", "unknown_ref",
         "goal_not_found", "todo_not_found", "session_not_found", "state_unavailable",
         "gate_not_found", "packet_not_found", "file_not_found", "key_not_found",
+        "role_not_found",
     ), EXIT_NOT_FOUND),
     "aborted": EXIT_ABORTED,
 }

@@ -53,6 +53,8 @@ def _reads(bound: dict[str, int], envelope: Any, intent: dict[str, Any]) -> dict
                  {"kind": "knowledge", "limit": 1}],
         "ledger.info": [{}],
         "ledger.verify": [{}],
+        # Roles exist on PostgreSQL only, and their answer quotes no record text.
+        "ledger.roles": [],
         "work.check": [{"id": "knowledge:export"}],
         "work.status": [{"limit": bound["limit"]}, {"limit": 1}],
         "work.history": [{"id": "knowledge:export", "limit": bound["limit"]},

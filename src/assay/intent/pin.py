@@ -689,11 +689,16 @@ def _write(target: str, record: Record | None, scope: str, data: dict[str, Any],
 
 
 def first_use_writes(reader: Reader, state: ProjectState, intent_id: str, document: Any,
-                     acceptance: Mapping[str, Any], principal: str, scope: str) -> list[Write]:
+                     acceptance: Mapping[str, Any], principal: str, scope: str, *,
+                     over_reviewed_gate: bool = True) -> list[Write]:
     """The pin writes a ``work accept`` makes (trust on first use; see the module docstring).
 
     Nothing when there is nothing new to pin, or when a pin record exists
     but cannot be used (``work check`` reports it; only a reviewer re-pins).
+    Without ``over_reviewed_gate`` (a PostgreSQL role whose server refuses
+    it a changed reviewed pin), a stronger gate is not recorded over a
+    reviewer's gate pin: it stays as the reviewer pinned it, which a
+    stronger gate never fails.
     """
     out = []
     record = read_pin(reader, intent_id)
@@ -717,6 +722,7 @@ def first_use_writes(reader: Reader, state: ProjectState, intent_id: str, docume
             out.append(_write(GATE_TARGET, None, scope, _gate_pin_data(
                 state, principal, "first_accept", None)))
         elif gate_base is not None and gate_base.get("gate") != state.gate \
+                and (over_reviewed_gate or gate_base.get("reviewed") is False) \
                 and not gate_changes(gate_base.get("gate") or {}, state.gate):
             # A reviewer's signature covered the pin as it was: it does not carry over.
             data = {**{k: v for k, v in gate_base.items() if k != "signature"},

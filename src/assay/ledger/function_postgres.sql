@@ -113,6 +113,92 @@ $fn$;
 
 CREATE OR REPLACE TRIGGER assay_seal_version BEFORE INSERT ON record_versions
     FOR EACH ROW EXECUTE FUNCTION assay_seal_version();
+-- assay_writer: the role a write is checked against. NULL for the ledger's
+-- owner (a member of the role owning record_versions, or a superuser), which
+-- acts as any principal, as the owner of the database can anyway; for any
+-- other role its session_user, which the write's principal ('' or omitted
+-- included) must be: else AS010. Every other check of a write is skipped for
+-- the owner only.
+CREATE OR REPLACE FUNCTION assay_writer(p_principal text) RETURNS text
+LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+    IF pg_has_role(session_user, (SELECT c.relowner FROM pg_class c
+                                  WHERE c.oid = 'record_versions'::regclass), 'MEMBER') THEN
+        RETURN NULL;
+    END IF;
+    IF p_principal <> '' AND p_principal <> session_user::text THEN
+        RAISE EXCEPTION USING ERRCODE = 'AS010', MESSAGE = json_build_object(
+            'principal', p_principal, 'role', session_user)::text;
+    END IF;
+    RETURN session_user::text;
+END
+$fn$;
+
+-- assay_is_reviewer: whether the session's role is a member of assay_reviewer
+-- (false while that group role does not exist).
+CREATE OR REPLACE FUNCTION assay_is_reviewer() RETURNS boolean
+LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'assay_reviewer') THEN
+        RETURN false;
+    END IF;
+    RETURN pg_has_role(session_user, 'assay_reviewer', 'MEMBER');
+END
+$fn$;
+
+-- assay_check_write: what a role other than the owner (p_role) may write.
+-- Only the project partition and its own private one (else AS011). The
+-- reviewer-only writes need membership in assay_reviewer (else AS012): every
+-- version of a reviewer kind; retiring or superseding a version of a gate
+-- kind; and a gate pin, except the pins a work accept records on first use:
+-- an unreviewed one ("reviewed": false) over no pin or an unreviewed one, and
+-- over a reviewed pin an extension that keeps every entry it holds.
+-- The lists are assay.ledger.roles.REVIEWER_KINDS and GATE_KINDS (a test
+-- holds them equal). Called under the write lock, so the pin it reads is the
+-- current one. p_index is the write's place in a batch (NULL for one write).
+CREATE OR REPLACE FUNCTION assay_check_write(
+    p_role text, p_kind text, p_status text, p_id text, p_audience text, p_data text,
+    p_index integer
+) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    v_needs boolean;
+    v_current jsonb;
+    v_new jsonb;
+BEGIN
+    IF p_role IS NULL THEN
+        RETURN;
+    END IF;
+    IF p_audience <> 'project' AND p_audience <> 'private:' || p_role THEN
+        RAISE EXCEPTION USING ERRCODE = 'AS011', MESSAGE = json_build_object(
+            'audience', p_audience, 'role', p_role, 'index', p_index)::text;
+    END IF;
+    v_needs := p_kind = ANY (ARRAY['gate-approval', 'gate-binding', 'attestation-key'])
+        OR (p_status <> 'current' AND p_kind = ANY (ARRAY['gate-approval', 'gate-binding',
+            'gate-pin', 'gate-session', 'shell-claim', 'attestation-key']));
+    IF NOT v_needs AND p_kind = 'gate-pin' THEN
+        SELECT v.data::jsonb INTO v_current FROM record_versions v
+            WHERE v.id = p_id AND v.audience = p_audience ORDER BY v.revision DESC LIMIT 1;
+        v_new := p_data::jsonb;
+        IF v_current IS NULL OR (v_current ->> 'reviewed') = 'false' THEN
+            v_needs := (v_new ->> 'reviewed') IS DISTINCT FROM 'false';
+        ELSE
+            -- Over a reviewed pin, only an extension: every entry it holds is
+            -- kept (objects may gain entries, arrays items), only "how" changes.
+            v_needs := EXISTS (SELECT 1 FROM jsonb_each(v_current) o
+                               WHERE o.key <> 'how' AND NOT coalesce(
+                                   CASE WHEN jsonb_typeof(o.value) = 'object'
+                                        THEN v_new -> o.key @> o.value
+                                        ELSE v_new -> o.key = o.value END, false));
+        END IF;
+    END IF;
+    IF v_needs AND NOT assay_is_reviewer() THEN
+        RAISE EXCEPTION USING ERRCODE = 'AS012', MESSAGE = json_build_object(
+            'kind', p_kind, 'id', p_id, 'status', p_status, 'role', p_role,
+            'index', p_index)::text;
+    END IF;
+END
+$fn$;
 
 -- Functions of earlier releases that the ones below replace.
 DROP FUNCTION IF EXISTS assay_append(integer, text, text, text, text, text, text, text, text,
@@ -130,10 +216,15 @@ DROP FUNCTION IF EXISTS assay_put_many(text, text[], text, text, text, bigint, t
 -- next ledger revision is the highest stored one plus one, and the record's
 -- next revision its partition's highest plus one.
 -- p_principal is '' for a handle opened without a principal; its view is the
--- project partition only.
--- Conflicts raise SQLSTATE AS001 (request), AS002 (revision), AS003 (epoch)
--- with a JSON message; raising aborts the call's transaction, so a refused
--- write changes nothing.
+-- project partition only. For a role other than the owner, the request ids
+-- are its role's whatever p_principal says (see assay_writer).
+-- It runs as the owner (SECURITY DEFINER, with the search path of the
+-- ledger's schema then pg_temp fixed at creation): the only way other roles
+-- write. assay_check_write decides what the calling role may write.
+-- Conflicts raise SQLSTATE AS001 (request), AS002 (revision), AS003 (epoch),
+-- refusals AS010 (principal), AS011 (audience), AS012 (reviewer), each with a
+-- JSON message; raising aborts the call's transaction, so a refused write
+-- changes nothing.
 CREATE OR REPLACE FUNCTION assay_put(
     p_id text, p_kind text, p_scope text, p_data text, p_data_sha256 text, p_status text,
     p_superseded_by text, p_links text, p_audience text, p_sources text, p_origin text,
@@ -141,14 +232,17 @@ CREATE OR REPLACE FUNCTION assay_put(
     p_basis_epoch text, p_basis text, p_basis_ledger_revision bigint, p_principal text
 ) RETURNS TABLE (o_revision bigint, o_ledger_revision bigint, o_replayed boolean,
                  o_data_sha256 text)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
 DECLARE
     v_request record;
+    v_role text := assay_writer(p_principal);
+    v_principal text := coalesce(v_role, p_principal);
 BEGIN
     PERFORM pg_advisory_xact_lock(1634956130, 'record_versions'::regclass::oid::int);
+    PERFORM assay_check_write(v_role, p_kind, p_status, p_id, p_audience, p_data, NULL);
     IF p_request_id IS NOT NULL THEN
         SELECT q.* INTO v_request FROM requests q
-            WHERE q.principal = p_principal AND q.request_id = p_request_id;
+            WHERE q.principal = v_principal AND q.request_id = p_request_id;
         IF FOUND THEN
             IF v_request.body_sha256 <> p_body_sha256 THEN
                 RAISE EXCEPTION USING ERRCODE = 'AS001', MESSAGE = json_build_object(
@@ -165,7 +259,7 @@ BEGIN
     END IF;
     IF p_basis_epoch IS NOT NULL THEN
         PERFORM assay_check_basis(p_basis_epoch, p_basis, p_basis_ledger_revision,
-            CASE WHEN p_principal = '' THEN 'project' ELSE 'private:' || p_principal END);
+            CASE WHEN p_principal = '' THEN 'project' ELSE 'private:' || v_principal END);
     END IF;
     INSERT INTO record_versions (ledger_revision, id, revision, kind, scope, data, data_sha256,
         status, superseded_by, links, audience, sources, origin, created_at, request_id)
@@ -191,7 +285,7 @@ BEGIN
     IF p_request_id IS NOT NULL THEN
         INSERT INTO requests (principal, request_id, body_sha256, id, audience, revision,
                               ledger_revision, data_sha256)
-            VALUES (p_principal, p_request_id, p_body_sha256, p_id, p_audience, o_revision,
+            VALUES (v_principal, p_request_id, p_body_sha256, p_id, p_audience, o_revision,
                     o_ledger_revision, p_data_sha256);
     END IF;
     o_replayed := false;
@@ -225,8 +319,10 @@ CREATE OR REPLACE FUNCTION assay_put_many(
     p_basis_ledger_revision bigint, p_principal text
 ) RETURNS TABLE (o_index integer, o_revision bigint, o_ledger_revision bigint,
                  o_replayed boolean, o_data_sha256 text)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
 DECLARE
+    v_role text := assay_writer(p_principal);
+    v_principal text := coalesce(v_role, p_principal);
     v_count integer := cardinality(p_ids);
     v_fresh boolean[];
     v_current bigint[];
@@ -235,10 +331,17 @@ DECLARE
     v_bad record;
 BEGIN
     PERFORM pg_advisory_xact_lock(1634956130, 'record_versions'::regclass::oid::int);
+    IF v_role IS NOT NULL THEN
+        FOR v_bad IN SELECT e.* FROM unnest(p_kinds, p_statuses, p_ids, p_audiences, p_data)
+                     WITH ORDINALITY e(kind, status, id, audience, data, n) ORDER BY e.n LOOP
+            PERFORM assay_check_write(v_role, v_bad.kind, v_bad.status, v_bad.id,
+                                      v_bad.audience, v_bad.data, (v_bad.n - 1)::integer);
+        END LOOP;
+    END IF;
     IF p_request_ids IS NOT NULL THEN
         SELECT r.n, r.request_id, q.id, q.revision INTO v_bad
             FROM unnest(p_request_ids, p_body_sha256) WITH ORDINALITY r(request_id, body, n)
-            JOIN requests q ON q.principal = p_principal AND q.request_id = r.request_id
+            JOIN requests q ON q.principal = v_principal AND q.request_id = r.request_id
             WHERE q.body_sha256 <> r.body
             ORDER BY r.n LIMIT 1;
         IF FOUND THEN
@@ -249,10 +352,10 @@ BEGIN
         RETURN QUERY SELECT (r.n - 1)::integer, q.revision, q.ledger_revision, true,
                             q.data_sha256
             FROM unnest(p_request_ids) WITH ORDINALITY r(request_id, n)
-            JOIN requests q ON q.principal = p_principal AND q.request_id = r.request_id;
+            JOIN requests q ON q.principal = v_principal AND q.request_id = r.request_id;
         SELECT array_agg(q.request_id IS NULL ORDER BY r.n) INTO v_fresh
             FROM unnest(p_request_ids) WITH ORDINALITY r(request_id, n)
-            LEFT JOIN requests q ON q.principal = p_principal AND q.request_id = r.request_id;
+            LEFT JOIN requests q ON q.principal = v_principal AND q.request_id = r.request_id;
         IF NOT (true = ANY (v_fresh)) THEN
             RETURN;
         END IF;
@@ -261,7 +364,7 @@ BEGIN
     END IF;
     IF p_basis_epoch IS NOT NULL THEN
         PERFORM assay_check_basis(p_basis_epoch, p_basis, p_basis_ledger_revision,
-            CASE WHEN p_principal = '' THEN 'project' ELSE 'private:' || p_principal END);
+            CASE WHEN p_principal = '' THEN 'project' ELSE 'private:' || v_principal END);
     END IF;
     SELECT coalesce(max(v.ledger_revision), 0) INTO v_base FROM record_versions v;
     SELECT array_agg(s.revision ORDER BY s.n), array_agg(s.ledger_revision ORDER BY s.n)
@@ -312,7 +415,7 @@ BEGIN
     IF p_request_ids IS NOT NULL THEN
         INSERT INTO requests (principal, request_id, body_sha256, id, audience, revision,
                               ledger_revision, data_sha256)
-            SELECT p_principal, e.request_id, e.body, e.id, e.audience, v_current[e.n] + 1,
+            SELECT v_principal, e.request_id, e.body, e.id, e.audience, v_current[e.n] + 1,
                    v_ledger_revisions[e.n], e.data_sha256
             FROM unnest(p_ids, p_audiences, p_request_ids, p_body_sha256, p_data_sha256)
                  WITH ORDINALITY e(id, audience, request_id, body, data_sha256, n)
@@ -324,3 +427,22 @@ BEGIN
         WHERE v_fresh[e.n];
 END
 $fn$;
+
+-- Row-level security: a role that is not the ledger's owner (nor a
+-- superuser) reads, even with raw SQL, only the project partition and its
+-- own private partition (private:<its role>), and its own request ids. The
+-- owner is exempt (the policies are not forced): it migrates and answers for
+-- every principal. No policy allows INSERT, UPDATE or DELETE: other roles
+-- write only through the SECURITY DEFINER functions of function_postgres.sql.
+-- The tables and their partition columns are listed in assay.ledger.roles.
+ALTER TABLE record_versions ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS assay_read ON record_versions;
+CREATE POLICY assay_read ON record_versions FOR SELECT
+    USING (audience = 'project' OR audience = 'private:' || session_user);
+ALTER TABLE record_links ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS assay_read ON record_links;
+CREATE POLICY assay_read ON record_links FOR SELECT
+    USING (audience = 'project' OR audience = 'private:' || session_user);
+ALTER TABLE requests ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS assay_read ON requests;
+CREATE POLICY assay_read ON requests FOR SELECT USING (principal = session_user);

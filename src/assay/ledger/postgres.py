@@ -82,7 +82,15 @@ class PostgresStore(SqlLedger):
     busy_timeout_ms = LOCK_TIMEOUT_MS
     _lock_timeout_ms = LOCK_TIMEOUT_MS
 
-    def __init__(self, url: str, *, principal: str | None = None, create: bool = True) -> None:
+    # The role this session authenticated as (session_user), and whether it
+    # is bound to it: true for any role but the ledger's owner (a member of
+    # the role owning the tables, or a superuser), whose principal is then
+    # that role alone (see assay.ledger.roles).
+    role = ""
+    role_bound = False
+
+    def __init__(self, url: str, *, principal: str | None = None, create: bool = True,
+                 default_principal: bool = False) -> None:
         self.principal = principal
         self._url = url
         self._create = create
@@ -107,6 +115,11 @@ class PostgresStore(SqlLedger):
         except BaseException:
             self._conn.close()
             raise
+        if self.role_bound and principal is not None and principal != self.role:
+            if not default_principal:
+                self._conn.close()
+                raise principal_not_role(principal, self.role)
+            self.principal = self.role
         # The cursor every write goes through: a cursor keeps the dumpers it
         # found for each parameter type, so a new cursor per write (as
         # connection.execute makes) would look all nineteen up again.
@@ -120,14 +133,22 @@ class PostgresStore(SqlLedger):
             cur = self._conn.cursor()
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             # The schema name is checked by _split_url; a missing schema reads as NULL.
-            cur.execute(f"SELECT to_regclass('{self.schema}.ledger_meta') IS NOT NULL")
+            # A role that does not own the tables yet will own them when it
+            # creates them (NULL membership: no tables).
+            cur.execute(f"SELECT to_regclass('{self.schema}.ledger_meta') IS NOT NULL, "
+                        "session_user, coalesce(pg_has_role(session_user, (SELECT c.relowner "
+                        f"FROM pg_class c WHERE c.oid = to_regclass('{self.schema}."
+                        "record_versions')), 'MEMBER'), true)")
             exists = cur.fetchone()
-            if not (exists and exists[0]) and not self._create:
+            assert exists is not None  # one row, always
+            self.role, self.role_bound = str(exists[1]), not exists[2]
+            if not exists[0] and not self._create:
                 raise ledger_not_found(self.location)
-            cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-            cur.execute(f"SET LOCAL search_path TO {self.schema}")
+            if not exists[0]:
+                cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+            cur.execute(f"SET LOCAL search_path TO {self.schema}, pg_temp")
             version = 0
-            if exists is not None and exists[0]:
+            if exists[0]:
                 cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'")
                 row = cur.fetchone()
                 version = int(row[0]) if row else 0
@@ -136,6 +157,10 @@ class PostgresStore(SqlLedger):
                 if version == SCHEMA_VERSION:
                     self._set_path()
                     return
+                if self.role_bound:
+                    raise admin_required(
+                        f"the ledger at {self.location} is at schema version {version} and "
+                        f"needs migrating to {SCHEMA_VERSION} by its owner, not {self.role}")
             script = resources.files("assay.ledger").joinpath("schema_postgres.sql").read_text("utf-8")
             for statement in _statements(script):
                 cur.execute(statement)
@@ -148,7 +173,7 @@ class PostgresStore(SqlLedger):
         self._set_path()
 
     def _set_path(self) -> None:
-        self._conn.execute(f"SET search_path TO {self.schema}; "
+        self._conn.execute(f"SET search_path TO {self.schema}, pg_temp; "
                            "SET default_transaction_isolation TO 'read committed'")
 
     def _bound_locks(self) -> None:
@@ -261,6 +286,57 @@ class PostgresStore(SqlLedger):
         """Another handle on this ledger, reading and writing as ``principal``."""
         return PostgresStore(self._url, principal=principal, create=self._create)
 
+    def roles(self) -> dict[str, Any]:
+        """The roles and privileges of this ledger, and where this session stands (as data)."""
+        from assay.ledger.roles import AGENT_ROLE, REVIEWER_ROLE, describe
+
+        out = describe(self.schema)
+        try:
+            rows = self._conn.execute(
+                "SELECT g.rolname, m.rolname FROM pg_roles g LEFT JOIN pg_auth_members a "
+                "ON a.roleid = g.oid LEFT JOIN pg_roles m ON m.oid = a.member "
+                "WHERE g.rolname IN (%s, %s) ORDER BY g.rolname, m.rolname COLLATE \"C\"",
+                (AGENT_ROLE, REVIEWER_ROLE)).fetchall()
+            reviewer = self._conn.execute("SELECT assay_is_reviewer()").fetchone()
+        except psycopg.Error as exc:
+            raise _unavailable(exc) from None
+        groups = out["groups"]
+        assert isinstance(groups, dict)
+        for name, group in groups.items():
+            group["exists"] = any(row[0] == name for row in rows)
+            group["members"] = [row[1] for row in rows if row[0] == name and row[1] is not None]
+        out["session"] = {"role": self.role, "owner": not self.role_bound,
+                          "reviewer": bool(reviewer and reviewer[0]) or not self.role_bound}
+        return out
+
+    def grant(self, role: str, group: str) -> list[str]:
+        """Make ``role`` a member of ``group``'s role (agent or reviewer), setting the groups up.
+
+        Only the ledger's owner may (``ledger_admin_required``); ``role`` must
+        be an existing role (``role_not_found``). Idempotent: the statements
+        run are returned, and running them again changes nothing.
+        """
+        from assay.ledger.roles import grant_statements
+
+        if self.role_bound:
+            raise admin_required(f"{self.role} does not own the ledger at {self.location}: "
+                                 "only its owner grants roles")
+        try:
+            found = self._conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                                       (role,)).fetchone()
+            if found is None:
+                raise AssayError(f"no database role {role!r} on this server", code="role_not_found",
+                                 pointer="/role", details={"role": role},
+                                 action="Create the login role first (CREATE ROLE NAME LOGIN), "
+                                        "then grant it.")
+            statements = grant_statements(self.schema, role, group)
+            with self._conn.transaction():
+                for statement in statements:
+                    self._conn.execute(statement)
+        except psycopg.Error as exc:
+            raise _unavailable(exc) from None
+        return statements
+
     def close(self) -> None:
         self._conn.close()
 
@@ -269,6 +345,22 @@ class PostgresStore(SqlLedger):
 _PUT_MANY = ("SELECT * FROM assay_put_many(%b::text[], %b::text[], %b::text[], %b::text[], "
              "%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], "
              "%b::text[], %b::text[], %b::bigint[], %s, %s, %s, %s::bigint, %s)")
+
+
+def principal_not_role(principal: str, role: str) -> AssayError:
+    """The error for a principal other than the role the session authenticated as."""
+    return AssayError(
+        f"on this PostgreSQL ledger the principal is the role the connection authenticated as "
+        f"({role}), not {principal}", code="principal_not_role", pointer="/principal",
+        details={"principal": principal, "role": role},
+        action=f"Omit --as and ASSAY_PRINCIPAL (or name {role}); to act as another principal, "
+               "connect as its role.")
+
+
+def admin_required(message: str) -> AssayError:
+    return AssayError(message, code="ledger_admin_required",
+                      action="Run it connected as the ledger's owner (the role that created the "
+                             "ledger's schema) or a superuser.")
 
 
 def _unavailable(exc: psycopg.Error) -> AssayError:
@@ -284,6 +376,8 @@ def _unavailable(exc: psycopg.Error) -> AssayError:
         return AssayError(f"the ledger refused a value: {detail}", code="invalid_input",
                           action="Remove control characters from the ids, filters and fields, "
                                  "and keep numbers within range.")
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return admin_required(f"the ledger refused the statement: {detail}")
     if isinstance(exc, psycopg.errors.DiskFull):
         return UnavailableError(f"the ledger's disk is full: {detail}",
                                 code="ledger_disk_full", action="Free disk space, then retry the write.")
@@ -304,9 +398,27 @@ def _unavailable(exc: psycopg.Error) -> AssayError:
 def _conflict(exc: psycopg.Error, write: Write, *, batch: bool = False) -> AssayError:
     """Translate the server function's conflict signals into assay's errors."""
     state = getattr(exc, "sqlstate", None)
-    if state not in ("AS001", "AS002", "AS003"):
+    if state not in ("AS001", "AS002", "AS003", "AS010", "AS011", "AS012"):
         return _unavailable(exc)
     info = json.loads(exc.diag.message_primary or "{}")
+    where = f"/writes/{info['index']}" if batch and info.get("index") is not None else ""
+    if state == "AS010":
+        return principal_not_role(info["principal"], info["role"])
+    if state == "AS011":
+        return AssayError(
+            f"{info['role']} may write only project records or its own private:{info['role']} "
+            f"records, not {info['audience']}", code="audience_not_allowed",
+            pointer=f"{where}/audience",
+            action=f"Use --audience project or --audience private:{info['role']}.")
+    if state == "AS012":
+        status = "" if info["status"] == "current" else f" (to {info['status']})"
+        return AssayError(
+            f"{info['role']} is not a member of assay_reviewer: it cannot write {info['id']}"
+            f"{status}, a reviewer's record", code="reviewer_required", pointer="/principal",
+            details={"role": info["role"], "id": info["id"], "kind": info["kind"],
+                     **({"index": info["index"]} if where else {})},
+            action="Ask a reviewer (a member of assay_reviewer) to run it, connected as their "
+                   "own role.")
     if state == "AS001":
         return RequestConflict(
             f"request id {info['request_id']!r} was already used with a different body",

@@ -1,4 +1,4 @@
--- assay ledger schema, version 4 (PostgreSQL).
+-- assay ledger schema, version 5 (PostgreSQL).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -36,7 +36,11 @@ CREATE TABLE IF NOT EXISTS record_versions (
     -- and the hash chain over ledger revision order; a direct edit of a column
     -- breaks the first, a resealed edit the second (docs/ledger.md, "Tamper evidence").
     version_sha256  TEXT,
-    chain_sha256    TEXT
+    chain_sha256    TEXT,
+    -- The database role that wrote the version (session_user: the role that
+    -- authenticated, even inside the SECURITY DEFINER write functions); NULL
+    -- for versions written before schema 5 recorded it.
+    written_by      TEXT DEFAULT session_user
 );
 CREATE UNIQUE INDEX IF NOT EXISTS record_versions_id ON record_versions (id, audience, revision);
 
@@ -63,3 +67,4 @@ CREATE TABLE IF NOT EXISTS requests (
     data_sha256     TEXT NOT NULL,
     PRIMARY KEY (principal, request_id)
 );
+

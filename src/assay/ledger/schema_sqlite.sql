@@ -1,4 +1,4 @@
--- assay ledger schema, version 4 (SQLite).
+-- assay ledger schema, version 5 (SQLite; version 5 changed only PostgreSQL).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL

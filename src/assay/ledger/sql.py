@@ -109,6 +109,7 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
     # 4: every version is sealed (version_sha256) and chained (chain_sha256);
     # existing versions are sealed and chained as they stand, so the chain
     # vouches for them from the migration on.
+    # 5 (PostgreSQL only): the role that wrote each version (written_by).
     "sqlite": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records"),
         3: ("DROP INDEX IF EXISTS record_versions_id",
@@ -166,6 +167,12 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
         4: ("ALTER TABLE record_versions ADD COLUMN IF NOT EXISTS version_sha256 TEXT",
             "ALTER TABLE record_versions ADD COLUMN IF NOT EXISTS chain_sha256 TEXT",
             _SEAL_ALL, _CHAIN_ALL),
+        # 5: each version records the database role that wrote it. Versions
+        # written before keep NULL (unknown), not the migrating role. The
+        # row-level security policies and the checked write functions are
+        # (re)made by function_postgres.sql after every migration.
+        5: ("ALTER TABLE record_versions ADD COLUMN IF NOT EXISTS written_by TEXT",
+            "ALTER TABLE record_versions ALTER COLUMN written_by SET DEFAULT session_user"),
     },
 }
 

@@ -106,7 +106,7 @@ __all__ = [
     "view_audiences",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 @frozen_value
@@ -254,12 +254,16 @@ _SCHEME = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-"
 
 
 def open_store(url: str | os.PathLike[str], *, base: str | os.PathLike[str] | None = None,
-               principal: str | None = None, create: bool = True) -> Store:
+               principal: str | None = None, create: bool = True,
+               default_principal: bool = False) -> Store:
     """Open the ledger at ``url``, for ``principal``; create it first only when ``create``.
 
     The handle reads and writes as ``principal`` (see
     :mod:`assay.ledger.store` on private partitions); without one it reads
-    only project records.
+    only project records. On PostgreSQL, a session whose role does not own
+    the ledger is bound to its role (:mod:`assay.ledger.roles`): another
+    ``principal`` is ``principal_not_role``, unless ``default_principal``
+    says it was only a default (assay.toml), which the role then replaces.
 
     ``postgresql://...`` (or ``postgres://``) opens the PostgreSQL backend; an
     optional ``assay_schema=NAME`` query parameter selects the schema (default
@@ -276,7 +280,8 @@ def open_store(url: str | os.PathLike[str], *, base: str | os.PathLike[str] | No
     if text.startswith(("postgresql://", "postgres://")):
         from assay.ledger.postgres import PostgresStore
 
-        return PostgresStore(text, principal=principal, create=create)
+        return PostgresStore(text, principal=principal, create=create,
+                             default_principal=default_principal)
     scheme, slashes, _ = text.partition("://")
     if (slashes and scheme[:1].isascii() and scheme[:1].isalpha() and not scheme.strip(_SCHEME)
             and scheme.lower() != "sqlite"):

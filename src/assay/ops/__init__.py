@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 DECLARED: dict[str, tuple[str, ...]] = {
     "assay.ops.core": ("canonical", "describe", "init"),
     "assay.ops.ledger": ("put", "get", "find", "retire", "supersede", "ledger.info",
-                         "ledger.verify"),
+                         "ledger.verify", "ledger.roles", "ledger.grant"),
     "assay.ops.intent": ("work.check", "work.status", "work.history", "work.attention",
                          "work.prepare-capture", "work.new", "work.accept", "work.checkpoint",
                          "work.resume", "decision.record", "decision.show"),
@@ -646,19 +646,43 @@ class Invocation:
         """Who the call acts as: ``--as``, then ``ASSAY_PRINCIPAL``, then assay.toml.
 
         Every source is held to the one principal grammar
-        (:func:`assay.ids.validate_principal`); assay.toml checks its own.
+        (:func:`assay.ids.validate_principal`); assay.toml checks its own. On a
+        PostgreSQL ledger reached as a role other than its owner, the
+        principal is that role (:mod:`assay.ledger.roles`): ``--as`` and
+        ``ASSAY_PRINCIPAL`` may only name it (else ``principal_not_role``), and
+        assay.toml's is not used. The ledger is opened to learn so.
         """
+        if self._store is None and self._on_postgres():
+            try:
+                self.store()
+            except AssayError as exc:
+                if exc.code != "ledger_not_found":
+                    raise
+        if self._store is not None and getattr(self._store, "role_bound", False):
+            return str(self._store.principal)
+        return self._claimed_principal()[0]
+
+    def _claimed_principal(self) -> tuple[str, bool]:
+        """The principal the call names, and whether it was only assay.toml's default."""
         from assay.ids import validate_principal
 
         for value, where, label in ((self._principal, "/principal", ""),
                                     (os.environ.get("ASSAY_PRINCIPAL"), None, "ASSAY_PRINCIPAL: ")):
             if value:
                 try:
-                    return validate_principal(value, field=where or "")
+                    return validate_principal(value, field=where or ""), False
                 except AssayError as exc:
                     raise UsageError(label + exc.message, code="invalid_principal",
                                      pointer=where, action=exc.action) from None
-        return self.project().principal
+        return self.project().principal, True
+
+    def _on_postgres(self) -> bool:
+        """Whether the call's ledger is a PostgreSQL one (False when there is no project)."""
+        try:
+            url = self.ledger_url()
+        except AssayError:
+            return False
+        return url.startswith(("postgresql://", "postgres://"))
 
     def ledger_url(self) -> str:
         """The ledger to open: ``--db``, then ``ASSAY_DB``, then assay.toml, then the default."""
@@ -676,8 +700,10 @@ class Invocation:
         if self._store is None:
             from assay.ledger import open_store
 
+            principal, default = self._claimed_principal()
             self._store = open_store(self.ledger_url(), base=self.project().root,
-                                     principal=self.principal, create=self.creates_ledger)
+                                     principal=principal, create=self.creates_ledger,
+                                     default_principal=default)
         return self._store
 
     def reviewer_store(self) -> Store:

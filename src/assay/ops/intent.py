@@ -518,7 +518,8 @@ def work_accept(inv: Invocation, args: dict[str, Any]) -> Result:
         record = read.record
         # Trust on first use: what the intent now relies on and nobody pinned yet.
         pins = first_use_writes(reader, binding.state, record.id, read.document,
-                                merged["data"]["acceptance"], binding.principal, record.scope)
+                                merged["data"]["acceptance"], binding.principal, record.scope,
+                                over_reviewed_gate=not getattr(store, "role_bound", False))
     receipts = store.put_many([Write(
         id=record.id, data=merged["data"], scope=record.scope, links=record.links,
         audience=record.audience, sources=record.sources,

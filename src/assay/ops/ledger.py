@@ -584,3 +584,75 @@ def ledger_verify(inv: Invocation, args: dict[str, Any]) -> Result:
     return Result({"ok": True, "ledger_revision": walk.ledger_revision,
                    "versions": walk.versions, "chain_sha256": walk.chain_sha256},
                   ledger_revision=walk.ledger_revision)
+def _postgres_store(inv: Invocation) -> Any:
+    """The call's ledger when it is a PostgreSQL one (else ``roles_need_postgres``)."""
+    store = inv.store()
+    if store.backend != "postgresql":
+        raise UsageError(
+            f"database roles exist only on a PostgreSQL ledger, and this one is {store.backend}",
+            code="roles_need_postgres", pointer="/db",
+            action="Use a postgresql:// ledger (--db, ASSAY_DB or [ledger] url); on SQLite a "
+                   "principal is a label, and signed approvals are the boundary.")
+    return store
+
+
+@operation(
+    "ledger.roles",
+    summary="Show the database roles of a PostgreSQL ledger and what each may read and write.",
+    description=(
+        "On a PostgreSQL ledger the principal is the role the connection authenticated as. This "
+        "answers, as data, the two group roles (assay_agent, assay_reviewer) with their "
+        "privileges and member roles, the row-level security policy of each private table, the "
+        "kinds only a reviewer writes, and the session's own role (owner, reviewer or not). "
+        "roles_need_postgres on SQLite."),
+    writes=False,
+    bounds=Bound("summary", items=1, max_items=1, whole=True,
+                 recover="A fixed description and the members of two group roles."),
+    output_schema={"type": "object", "properties": {
+        "schema": {"type": "string"}, "groups": {"type": "object"},
+        "row_level_security": {"type": "object"}, "reviewer_kinds": {"type": "array"},
+        "gate_kinds": {"type": "array"}, "session": {"type": "object"}}},
+)
+def ledger_roles(inv: Invocation, args: dict[str, Any]) -> Result:
+    return Result(_postgres_store(inv).roles())
+
+
+@operation(
+    "ledger.grant",
+    summary="Make a database role an agent or a reviewer of a PostgreSQL ledger.",
+    description=(
+        "The ledger owner's operation. Creates the assay_agent and assay_reviewer group roles "
+        "when missing (NOLOGIN), gives them the minimum privileges on this ledger's schema "
+        "(SELECT through row-level security, EXECUTE on the write functions, no INSERT, UPDATE "
+        "or DELETE), and makes ROLE a member of the one named. Idempotent. Refused to any other "
+        "role (ledger_admin_required), for a role the server does not have (role_not_found), "
+        "and on SQLite (roles_need_postgres)."),
+    writes=True,
+    admin=True,
+    idempotent=True,
+    arguments=(
+        Argument("role", {"type": "string", "minLength": 1, "maxLength": 63},
+                 "The existing database role (a login role) to grant.", binding="literal",
+                 required=True),
+        Argument("agent", {"type": "boolean"}, "Make it a member of assay_agent.",
+                 binding="flag"),
+        Argument("reviewer", {"type": "boolean"}, "Make it a member of assay_reviewer.",
+                 binding="flag"),
+    ),
+    output_schema={"type": "object", "properties": {
+        "role": {"type": "string"}, "group": {"type": "string"}, "schema": {"type": "string"},
+        "statements": {"type": "array", "items": {"type": "string"}}}},
+)
+def ledger_grant(inv: Invocation, args: dict[str, Any]) -> Result:
+    from assay.ledger.roles import GROUPS
+
+    chosen = [name for name in ("agent", "reviewer") if args.get(name)]
+    if len(chosen) != 1:
+        raise UsageError("name exactly one of --agent and --reviewer", code="grant_group_required",
+                         pointer="/agent" if not chosen else "/reviewer",
+                         action="Run 'assay ledger grant --agent -- ROLE' or "
+                                "'assay ledger grant --reviewer -- ROLE'.")
+    store = _postgres_store(inv)
+    statements = store.grant(args["role"], chosen[0])
+    return Result({"role": args["role"], "group": GROUPS[chosen[0]], "schema": store.schema,
+                   "statements": statements})
