@@ -34,7 +34,7 @@ from assay.errors import (
     RevisionConflict,
     UnavailableError,
 )
-from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
+from assay.ledger.sql import FUNCTIONS_FROM, SqlLedger, migration_steps, now_rfc3339
 from assay.ledger.sqlite import _seed_meta, _statements, schema_too_new
 from assay.ledger.store import SCHEMA_VERSION, ledger_not_found
 from assay.ledger.write import PreparedWrite, Receipt, Write, WriteBasis
@@ -164,10 +164,14 @@ class PostgresStore(SqlLedger):
             script = resources.files("assay.ledger").joinpath("schema_postgres.sql").read_text("utf-8")
             for statement in _statements(script):
                 cur.execute(statement)
-            # The functions first: a migration may seal existing versions with them.
+            # The migrations before FUNCTIONS_FROM add columns the functions and
+            # policies use; the ones from it on may call those functions (schema
+            # 4 seals the existing versions with them).
+            for statement in migration_steps(self.dialect, version, below=FUNCTIONS_FROM):
+                cur.execute(statement)
             cur.execute(resources.files("assay.ledger").joinpath("function_postgres.sql")
                         .read_text("utf-8"))
-            for statement in migration_steps(self.dialect, version):
+            for statement in migration_steps(self.dialect, version, start=FUNCTIONS_FROM):
                 cur.execute(statement)
             _seed_meta(cur, "%s")
         self._set_path()

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 # How many versions a chain walk reads per statement.
 _CHAIN_PAGE = 2000
 
-__all__ = ["MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps",
+__all__ = ["FUNCTIONS_FROM", "MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps",
            "now_rfc3339"]
 
 # Every read selects a version's columns in VERSION_FIELDS order, then its
@@ -177,10 +177,22 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
 }
 
 
-def migration_steps(dialect: str, version: int) -> list[str]:
-    """The statements that bring a ledger at schema ``version`` (0: new) to the current one."""
+# The first migration that may call the server's functions (function_postgres.sql:
+# schema 4 seals existing versions with them); the ones before run first, since
+# those functions and policies need the columns they add.
+FUNCTIONS_FROM = 4
+
+
+def migration_steps(dialect: str, version: int, *, below: int | None = None,
+                    start: int = 0) -> list[str]:
+    """The statements that bring a ledger at schema ``version`` (0: new) to the current one.
+
+    ``start`` and ``below`` keep the migrations whose target schema is in
+    ``[start, below)``: a backend can run its functions between two phases.
+    """
     steps = MIGRATIONS[dialect]
-    return [step for target in sorted(steps) if 0 < version < target for step in steps[target]]
+    return [step for target in sorted(steps) if 0 < version < target and start <= target
+            and (below is None or target < below) for step in steps[target]]
 
 
 # The ledger revision: the highest version key (0 for an empty ledger).
