@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUDIENCE_PREFIX",
+    "DATA_KEYS",
+    "INDEX_TABLES",
     "LINK_RELATIONS",
     "MAX_DATA_DEPTH",
     "ORIGINS",
@@ -36,7 +38,9 @@ __all__ = [
     "Record",
     "RecordUnreadable",
     "SourceRef",
+    "data_keys",
     "decode_stored",
+    "key_value",
     "nesting_depth",
     "stored_record",
     "view_audiences",
@@ -69,6 +73,47 @@ VERSION_FIELDS = ("id", "kind", "scope", "revision", "data_text", "data_sha256",
                   "superseded_by", "links", "audience", "sources", "created_at",
                   "ledger_revision", "request_id", "origin")
 VERSION_COLUMNS = tuple("data" if name == "data_text" else name for name in VERSION_FIELDS)
+
+# The top-level data fields the ledger indexes for the current version of each
+# record (the ``record_keys`` table), so the reads agents make on every call
+# find their records through an index instead of searching the data:
+# orientation records (``context_role``), the todos of a goal (``goal_id``),
+# a decision stream (``key``), intents (``intent``), loop heads (``schema``)
+# and the gate sessions it gave up on (``gave_up``). A fixed list: a new
+# entry needs a schema migration that indexes the existing records.
+DATA_KEYS = ("context_role", "gave_up", "goal_id", "intent", "key", "schema")
+# The tables written beside ``record_versions`` in the same transaction as
+# each version, derived from it alone (rebuildable, never an authority).
+INDEX_TABLES = ("record_links", "record_keys")
+# A string value is indexed as itself up to this many UTF-8 bytes; a longer
+# one (or one holding NUL, which PostgreSQL text cannot hold) by its digest.
+_KEY_BYTES = 256
+
+
+def key_value(value: Any) -> str | None:
+    """How a data field's value is stored in ``record_keys``: a string as itself, else None.
+
+    A string longer than 256 UTF-8 bytes, starting with U+0001 or holding NUL
+    becomes U+0001 followed by the SHA-256 of its UTF-8 bytes: bounded, and
+    no other string is stored the same way.
+    """
+    if not isinstance(value, str):
+        return None
+    raw = value.encode("utf-8")
+    if len(raw) <= _KEY_BYTES and "\x00" not in value and not value.startswith("\x01"):
+        return value
+    return "\x01" + digest_bytes(raw)
+
+
+def data_keys(data: Any) -> tuple[tuple[str, str | None], ...]:
+    """The ``(field, stored value)`` rows of :data:`DATA_KEYS` that ``data`` holds at top level.
+
+    A field present with a value that is not a string is a row with value
+    None (its presence is what a read asks for).
+    """
+    if not isinstance(data, dict):
+        return ()
+    return tuple((name, key_value(data[name])) for name in DATA_KEYS if name in data)
 
 
 @frozen_value

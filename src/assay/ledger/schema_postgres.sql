@@ -1,4 +1,4 @@
--- assay ledger schema, version 3 (PostgreSQL).
+-- assay ledger schema, version 6 (PostgreSQL).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -44,6 +44,20 @@ CREATE TABLE IF NOT EXISTS record_links (
     PRIMARY KEY (id, audience, rel, target)
 );
 CREATE INDEX IF NOT EXISTS record_links_target ON record_links (target, rel);
+
+-- The indexed data fields (assay.ledger.record.DATA_KEYS) of each record's
+-- current version, for the reads that name a record by one of them (a
+-- goal's todos, orientation records, a decision stream). Written in the
+-- same transaction as the version; value is NULL for a value that is not a
+-- string (see assay.ledger.record.key_value).
+CREATE TABLE IF NOT EXISTS record_keys (
+    id       TEXT COLLATE "C" NOT NULL,
+    audience TEXT NOT NULL,
+    field    TEXT NOT NULL,
+    value    TEXT,
+    PRIMARY KEY (id, audience, field)
+);
+CREATE INDEX IF NOT EXISTS record_keys_value ON record_keys (field, value);
 
 -- Request ids belong to the principal that used them ('' for a handle
 -- opened without one).

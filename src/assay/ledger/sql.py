@@ -44,6 +44,7 @@ from contextlib import contextmanager
 
 from assay.errors import AssayError
 from assay.ledger.record import (
+    DATA_KEYS,
     PROJECT_AUDIENCE,
     VERSION_COLUMNS,
     VERSION_FIELDS,
@@ -51,6 +52,8 @@ from assay.ledger.record import (
     Link,
     Record,
     SourceRef,
+    data_keys,
+    key_value,
     stored_record,
     view_audiences,
 )
@@ -61,7 +64,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps",
+__all__ = ["MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "index_keys", "migration_steps",
            "now_rfc3339"]
 
 # Every read selects a version's columns in VERSION_FIELDS order (see _record).
@@ -108,6 +111,7 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
             "WHERE v.ledger_revision = q.ledger_revision), 'project'), q.revision, "
             "q.ledger_revision, q.data_sha256 FROM requests_v2 q"),
             "DROP TABLE requests_v2"),
+        6: (),
     },
     "postgres": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records",
@@ -135,8 +139,32 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
             "DROP TABLE requests_v2",
             ("DROP FUNCTION IF EXISTS assay_put(text, text, text, text, text, text, text, text, "
             "text, text, text, text, text, bigint, text, text, text)")),
+        6: (),
     },
 }
+
+# The versions whose data may hold an indexed field (a cheap text test first).
+_MAY_HOLD_KEYS = " OR ".join(f"v.data LIKE '%\"{name}\":%'" for name in DATA_KEYS)
+
+
+def index_keys(cur: Any, mark: str) -> None:
+    """Fill ``record_keys`` from every current version (the migration to schema 6).
+
+    A version whose stored data no longer parses is left unindexed, as the
+    read that finds it by its data would not use it either.
+    """
+    cur.execute("SELECT v.id, v.audience, v.data FROM record_versions v "
+                f"WHERE ({_MAY_HOLD_KEYS}) AND {_IS_CURRENT}")
+    rows: list[tuple[str, str, str, str | None]] = []
+    for record_id, audience, text in cur.fetchall():
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        rows.extend((record_id, audience, name, value) for name, value in data_keys(data))
+    if rows:
+        cur.executemany("INSERT INTO record_keys (id, audience, field, value) "
+                        f"VALUES ({mark}, {mark}, {mark}, {mark})", rows)
 
 
 def migration_steps(dialect: str, version: int) -> list[str]:
@@ -160,6 +188,16 @@ _IS_CURRENT = ("v.revision = (SELECT max(x.revision) FROM record_versions x "
 # holds a version of that id of its own.
 _NOT_SHADOWED = ("NOT (v.audience = 'project' AND EXISTS (SELECT 1 FROM record_versions y "
                  "WHERE y.id = v.id AND y.audience = ?))")
+
+
+def _successor(prefix: str) -> str:
+    """The least string above every string that starts with ``prefix`` (code point order)."""
+    last = ord(prefix[-1])
+    if last == 0x10FFFF:
+        raise AssayError("an id prefix cannot end in U+10FFFF", code="invalid_argument",
+                         pointer="/prefix")
+    # Surrogates are never in an id: skip over them.
+    return prefix[:-1] + chr(0xE000 if last == 0xD7FF else last + 1)
 
 
 def _record(row: Sequence[Any]) -> Record:
@@ -317,6 +355,7 @@ class SqlReader:
     def _matching(self, *, scopes: Sequence[str] | None, kind: str | None, status: str | None,
                   link: tuple[str | None, str] | None, query: str | None,
                   audiences: Sequence[str] | None, after: str | None,
+                  data_field: tuple[str, str | None] | None = None, prefix: str | None = None,
                   ) -> tuple[str, list[Any]] | None:
         """The FROM/WHERE text (and parameters) of the current records ``find`` matches.
 
@@ -327,6 +366,22 @@ class SqlReader:
         view, params = self._view()
         where: list[str] = [view, _IS_CURRENT]
         joins = ""
+        source = "record_versions v"
+        if data_field is not None:
+            # The key index names the candidates: only the versions of records
+            # whose current version holds the field are read.
+            name, value = data_field
+            if name not in DATA_KEYS:
+                raise AssayError(f"{name!r} is not an indexed data field", code="invalid_argument",
+                                 pointer="/data_field")
+            source = "record_keys k JOIN record_versions v ON v.id = k.id AND v.audience = k.audience"
+            key_where = ["k.field = ?"]
+            key_params: list[Any] = [name]
+            if value is not None:
+                key_where.append("k.value = ?")
+                key_params.append(key_value(value))
+            where = key_where + where
+            params = key_params + params
         if len(self._audiences) > 1:
             where.append(_NOT_SHADOWED)
             params.append(self._audiences[1])
@@ -338,6 +393,12 @@ class SqlReader:
             # read from the (id, audience, revision) index in order.
             where.append("v.id >= ? AND v.id < ?")
             params.extend([kind + ":", kind + ";"])
+        if prefix is not None:
+            # Like a kind: the ids that start with prefix are a range of the index.
+            if not prefix:
+                return None
+            where.append("v.id >= ? AND v.id < ?")
+            params.extend([prefix, _successor(prefix)])
         if after is not None:
             where.append("v.id > ?")
             params.append(after)
@@ -372,7 +433,7 @@ class SqlReader:
             else:
                 where.append("(strpos(lower(v.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
                 params.extend([needle, needle])
-        return f"record_versions v{joins} WHERE " + " AND ".join(where), params
+        return f"{source}{joins} WHERE " + " AND ".join(where), params
 
     def find(
         self,
@@ -385,9 +446,12 @@ class SqlReader:
         limit: int = 100,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
     ) -> list[Record]:
         matching = self._matching(scopes=scopes, kind=kind, status=status, link=link,
-                                  query=query, audiences=audiences, after=after)
+                                  query=query, audiences=audiences, after=after, data_field=data_field,
+                                  prefix=prefix)
         if matching is None:
             return []
         source, params = matching
@@ -404,9 +468,12 @@ class SqlReader:
         query: str | None = None,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
     ) -> int:
         matching = self._matching(scopes=scopes, kind=kind, status=status, link=link,
-                                  query=query, audiences=audiences, after=after)
+                                  query=query, audiences=audiences, after=after, data_field=data_field,
+                                  prefix=prefix)
         if matching is None:
             return 0
         source, params = matching

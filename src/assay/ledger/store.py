@@ -104,7 +104,7 @@ __all__ = [
     "view_audiences",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 6
 
 
 @frozen_value
@@ -167,6 +167,8 @@ class Reader(Protocol):
         limit: int = 100,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
     ) -> list[Record]:
         """Current records matching every filter given, ordered by id.
 
@@ -175,6 +177,14 @@ class Reader(Protocol):
         ``audiences`` keeps only records whose audience is one of them; it is
         applied before ``limit``, so a hidden record never shortens a page.
         ``after`` keeps only ids that sort after it (bytewise): the next page.
+        ``prefix`` keeps only ids that start with it (a range of the id index).
+        ``data_field`` is ``(name, value)``, ``name`` one of
+        :data:`~assay.ledger.record.DATA_KEYS`: records whose data is an
+        object holding ``name`` at top level, with the string ``value`` (None:
+        any value). It is answered from the key index, written with each
+        version, so such a read costs what its matches cost, not the ledger;
+        the same holds for ``kind``, ``prefix`` and ``link``, while ``query``
+        alone reads every current record of what the other filters leave.
         """
 
     def find_count(
@@ -187,6 +197,8 @@ class Reader(Protocol):
         query: str | None = None,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
     ) -> int:
         """How many records :meth:`find` would return with these filters and no limit.
 

@@ -30,6 +30,7 @@ from assay.ledger.record import (
     VERSION_FIELDS,
     Link,
     SourceRef,
+    data_keys,
     nesting_depth,
     view_audiences,
 )
@@ -192,9 +193,11 @@ if TYPE_CHECKING:
         body_sha256: str | None  # None without a request id
         links_text: str
         sources_text: str
+        keys: tuple[tuple[str, str | None], ...]  # record_keys rows (see data_keys)
 else:
     PreparedWrite = namedtuple("PreparedWrite", ("write", "kind", "data_text", "data_sha256",
-                                                 "body_sha256", "links_text", "sources_text"))
+                                                 "body_sha256", "links_text", "sources_text",
+                                                 "keys"))
 
 
 _CONTROL = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"  # compiled (and cached by re) when first needed
@@ -322,6 +325,7 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
         digest_bytes(canonical_text(write.body(data_sha256)).encode("utf-8")),
         links_text=canonical_text([link.to_dict() for link in write.links]) if write.links else "[]",
         sources_text=canonical_text([s.to_dict() for s in write.sources]) if write.sources else "[]",
+        keys=data_keys(write.data),
     )
 
 
@@ -517,11 +521,16 @@ class SqlWriter:
                 )
 
     def _index_write(self, cur: Any, p: PreparedWrite, revision: int, ledger_revision: int) -> None:
-        """Point the link index at the new version's links; remember its request id."""
+        """Point the link and key indexes at the new version; remember its request id."""
         w = p.write
         if revision > 1:
             cur.execute(self.sql("DELETE FROM record_links WHERE id = ? AND audience = ?"),
                         (w.id, w.audience))
+            cur.execute(self.sql("DELETE FROM record_keys WHERE id = ? AND audience = ?"),
+                        (w.id, w.audience))
+        for name, value in p.keys:
+            cur.execute(self.sql("INSERT INTO record_keys (id, audience, field, value) "
+                                 "VALUES (?, ?, ?, ?)"), (w.id, w.audience, name, value))
         for link in {(link.rel, link.target) for link in w.links}:
             cur.execute(self.sql("INSERT INTO record_links (id, audience, rel, target) "
                                  "VALUES (?, ?, ?, ?)"), (w.id, w.audience, *link))
