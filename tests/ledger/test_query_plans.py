@@ -26,12 +26,12 @@ for folder in ("gate", "context"):
     if str(TESTS / folder) not in sys.path:
         sys.path.insert(0, str(TESTS / folder))
 
-from context_docs import EXPLICIT  # noqa: E402
-from gate_helpers import gate_project, op, payload, prove, record_intent, stop  # noqa: E402
+from context_docs import EXPLICIT
+from gate_helpers import gate_project, op, payload, prove, record_intent, stop
 
-from assay.ledger import Link, Write, open_store  # noqa: E402
-from assay.ledger.record import INDEX_TABLES  # noqa: E402
-from assay.ledger.sql import SqlReader  # noqa: E402
+from assay.ledger import Link, Write, open_store
+from assay.ledger.record import INDEX_TABLES
+from assay.ledger.sql import SqlReader
 
 SCOPE = "project:demo"
 LEDGER_TABLES = ("record_versions", *INDEX_TABLES)
@@ -80,7 +80,7 @@ def busy(tmp_path: Path, ledger_url: str) -> Any:
         for kind in FILLER_KINDS:
             for start in range(0, count, 1000):
                 store.put_many([_filler(kind, n) for n in range(start, start + 1000)])
-        store.put_many([_filler("todo", n) for n in range(0, 1000)])  # second versions
+        store.put_many([_filler("todo", n) for n in range(1000)])  # second versions
     finally:
         store.close()
     _analyze(ledger_url)
