@@ -455,7 +455,11 @@ class SqlReader:
         if matching is None:
             return []
         source, params = matching
-        sql = f"SELECT DISTINCT {_VERSION_COLUMNS} FROM {source} ORDER BY v.id LIMIT ?"
+        # Only a link join can meet one version twice (two edges to the
+        # target); without DISTINCT, PostgreSQL walks the id index in order
+        # and stops at the limit instead of sorting every match first.
+        distinct = "DISTINCT " if link is not None else ""
+        sql = f"SELECT {distinct}{_VERSION_COLUMNS} FROM {source} ORDER BY v.id LIMIT ?"
         return [_record(r) for r in self._rows(sql, [*params, int(limit)])]
 
     def find_count(
