@@ -71,7 +71,9 @@ def busy(tmp_path: Path, ledger_url: str) -> Any:
         op(project, "todo.add", goal_id="parser", text=f"todo {name}", todo_id=name)
     op(project, "put", id="knowledge:orientation", data=json.dumps(
         {"context_role": "orientation", "text": "read this first"}))
-    op(project, "loop.start", task="fix the export", loop="lp-export", criterion=["tests pass"])
+    started = op(project, "loop.start", task="fix the export", loop="lp-export",
+                 criterion=["tests pass"])
+    project.handle = json.dumps(started["submissionHandle"])  # type: ignore[attr-defined]
     op(project, "note.add", text="the export keeps commas")
     backend = "postgres" if ledger_url.startswith("postgres") else "sqlite"
     store = open_store(ledger_url)
@@ -173,6 +175,9 @@ READS: dict[str, Any] = {
     "loop.status": lambda p: op(p, "loop.status", loop="lp-export"),
     "note.list": lambda p: op(p, "note.list"),
     "hook.stop": lambda p: stop(p, payload("claude-code", "stop", p)),
+    "loop.next": lambda p: op(p, "loop.next", handle=p.handle, evaluation={
+        "outcome": "partial", "output_summary": "round work", "constraint_violations": [],
+        "should_continue": True}),
 }
 
 
