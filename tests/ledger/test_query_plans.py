@@ -153,11 +153,26 @@ def _pg_nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def _pg_scans(url: str, statements: list[tuple[str, tuple[Any, ...]]]) -> list[str]:
     bad = []
     with _pg(url) as conn:
+        # The leading column of each index: a condition on a later column alone
+        # still walks the whole index.
+        leading = dict(conn.execute(
+            "SELECT c.relname, a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] "
+            "WHERE i.indrelid::regclass::text = ANY(%s)", (list(LEDGER_TABLES),)).fetchall())
         for sql, params in statements:
             plan = conn.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()[0][0]["Plan"]
             for node in _pg_nodes(plan):
-                if node["Node Type"] == "Seq Scan" and node.get("Relation Name") in LEDGER_TABLES:
+                if node.get("Relation Name") not in LEDGER_TABLES:
+                    continue
+                if node["Node Type"] == "Seq Scan":
                     bad.append(f"Seq Scan on {node['Relation Name']}  <-  {sql} {params}")
+                # An index walked whole (no condition bounds it) is a scan too,
+                # except the ledger's head: the highest key, read backward.
+                elif "Index" in node["Node Type"] and node.get("Scan Direction") != "Backward":
+                    lead = leading[node["Index Name"]]
+                    if not re.search(rf"\b{lead} (=|>=|>|<=|<) ", node.get("Index Cond", "")):
+                        bad.append(f"{node['Node Type']} of {node['Index Name']} without a "
+                                   f"condition on {lead}  <-  {sql} {params}")
     return bad
 
 

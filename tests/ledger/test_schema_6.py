@@ -13,7 +13,7 @@ import pytest
 
 from assay.errors import AssayError
 from assay.ledger import Write, open_store
-from assay.ledger.record import DATA_KEYS, INDEX_TABLES, data_keys, key_value
+from assay.ledger.record import DATA_KEYS, INDEX_TABLES, NOT_A_STRING, data_keys, key_value
 from assay.ledger.store import SCHEMA_VERSION
 
 SCOPE = "project:demo"
@@ -198,12 +198,14 @@ def test_key_index_follows_the_current_version(store: Any) -> None:
 
 def test_key_index_matches_long_and_nul_values_exactly(store: Any) -> None:
     """Values past the stored bound or holding NUL are found by their exact value only."""
-    values = ["x" * 300, "x" * 301, "a\x00b", "\x01lead", "é" * 200]
+    values = ["x" * 300, "x" * 301, "a\x00b", "\x01lead", "\x02", "é" * 200, ""]
     for i, value in enumerate(values):
         store.put(Write(id=f"todo:v{i}", data={"goal_id": value}, scope=SCOPE))
     for i, value in enumerate(values):
         assert _found(store, data_field=("goal_id", value)) == [f"todo:v{i}"]
     assert _found(store, data_field=("goal_id", "a")) == []
+    store.put(Write(id="todo:not-a-string", data={"goal_id": 7}, scope=SCOPE))
+    assert _found(store, data_field=("goal_id", "\x02")) == ["todo:v4"]
 
 
 def test_find_refuses_a_field_that_is_not_indexed(store: Any) -> None:
@@ -227,7 +229,7 @@ def test_find_prefix_is_exact(store: Any) -> None:
 def test_data_keys_cover_only_top_level_fields() -> None:
     """data_keys reads the indexed fields at the top level of an object only."""
     assert data_keys({"goal_id": "g", "nested": {"key": "k"}, "intent": {"a": 1}}) == (
-        ("goal_id", "g"), ("intent", None))
+        ("goal_id", "g"), ("intent", NOT_A_STRING))
     assert data_keys(["goal_id"]) == ()
     assert key_value("x" * 256) == "x" * 256
     assert key_value("x" * 257) != "x" * 257 and len(key_value("x" * 257) or "") == 65

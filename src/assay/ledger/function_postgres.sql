@@ -122,11 +122,10 @@ BEGIN
     END IF;
     IF o_revision > 1 THEN
         DELETE FROM record_links l WHERE l.id = p_id AND l.audience = p_audience;
-        DELETE FROM record_keys k WHERE k.id = p_id AND k.audience = p_audience;
     END IF;
     IF p_keys IS NOT NULL THEN
-        INSERT INTO record_keys (id, audience, field, value)
-            SELECT p_id, p_audience, x->>0, x->>1 FROM json_array_elements(p_keys::json) x;
+        INSERT INTO record_keys (field, value, ledger_revision)
+            SELECT x->>0, x->>1, o_ledger_revision FROM json_array_elements(p_keys::json) x;
     END IF;
     IF p_links <> '[]' THEN
         INSERT INTO record_links (id, audience, rel, target)
@@ -247,16 +246,11 @@ BEGIN
             USING unnest(p_ids, p_audiences) WITH ORDINALITY e(id, audience, n)
             WHERE v_fresh[e.n] AND v_current[e.n] > 0 AND l.id = e.id
               AND l.audience = e.audience;
-        DELETE FROM record_keys k
-            USING unnest(p_ids, p_audiences) WITH ORDINALITY e(id, audience, n)
-            WHERE v_fresh[e.n] AND v_current[e.n] > 0 AND k.id = e.id
-              AND k.audience = e.audience;
     END IF;
     IF p_keys IS NOT NULL THEN
-        INSERT INTO record_keys (id, audience, field, value)
-            SELECT e.id, e.audience, x->>0, x->>1
-            FROM unnest(p_ids, p_audiences, p_keys) WITH ORDINALITY e(id, audience, keys, n),
-                 json_array_elements(e.keys::json) x
+        INSERT INTO record_keys (field, value, ledger_revision)
+            SELECT x->>0, x->>1, v_ledger_revisions[e.n]
+            FROM unnest(p_keys) WITH ORDINALITY e(keys, n), json_array_elements(e.keys::json) x
             WHERE v_fresh[e.n] AND e.keys IS NOT NULL;
     END IF;
     IF EXISTS (SELECT 1 FROM unnest(p_links) x WHERE x <> '[]') THEN

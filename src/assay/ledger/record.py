@@ -28,6 +28,7 @@ __all__ = [
     "INDEX_TABLES",
     "LINK_RELATIONS",
     "MAX_DATA_DEPTH",
+    "NOT_A_STRING",
     "ORIGINS",
     "PROJECT_AUDIENCE",
     "RECORD_STATUSES",
@@ -74,8 +75,8 @@ VERSION_FIELDS = ("id", "kind", "scope", "revision", "data_text", "data_sha256",
                   "ledger_revision", "request_id", "origin")
 VERSION_COLUMNS = tuple("data" if name == "data_text" else name for name in VERSION_FIELDS)
 
-# The top-level data fields the ledger indexes for the current version of each
-# record (the ``record_keys`` table), so the reads agents make on every call
+# The top-level data fields the ledger indexes for every version (the
+# ``record_keys`` table), so the reads agents make on every call
 # find their records through an index instead of searching the data:
 # orientation records (``context_role``), the todos of a goal (``goal_id``),
 # a decision stream (``key``), intents (``intent``), loop heads (``schema``)
@@ -88,29 +89,29 @@ INDEX_TABLES = ("record_links", "record_keys")
 # A string value is indexed as itself up to this many UTF-8 bytes; a longer
 # one (or one holding NUL, which PostgreSQL text cannot hold) by its digest.
 _KEY_BYTES = 256
+# The stored value of a field whose value is not a string (its presence is
+# what a read asks for).
+NOT_A_STRING = "\x02"
 
 
-def key_value(value: Any) -> str | None:
-    """How a data field's value is stored in ``record_keys``: a string as itself, else None.
+def key_value(value: Any) -> str:
+    """How a data field's value is stored in ``record_keys``.
 
-    A string longer than 256 UTF-8 bytes, starting with U+0001 or holding NUL
-    becomes U+0001 followed by the SHA-256 of its UTF-8 bytes: bounded, and
-    no other string is stored the same way.
+    A string is stored as itself, unless it is longer than 256 UTF-8 bytes,
+    holds NUL or starts with a control character: then as U+0001 followed by
+    the SHA-256 of its UTF-8 bytes (bounded, and stored like no other
+    string). Any other value is :data:`NOT_A_STRING`.
     """
     if not isinstance(value, str):
-        return None
+        return NOT_A_STRING
     raw = value.encode("utf-8")
-    if len(raw) <= _KEY_BYTES and "\x00" not in value and not value.startswith("\x01"):
+    if len(raw) <= _KEY_BYTES and "\x00" not in value and not (value and value[0] < " "):
         return value
     return "\x01" + digest_bytes(raw)
 
 
-def data_keys(data: Any) -> tuple[tuple[str, str | None], ...]:
-    """The ``(field, stored value)`` rows of :data:`DATA_KEYS` that ``data`` holds at top level.
-
-    A field present with a value that is not a string is a row with value
-    None (its presence is what a read asks for).
-    """
+def data_keys(data: Any) -> tuple[tuple[str, str], ...]:
+    """The ``(field, stored value)`` rows of :data:`DATA_KEYS` that ``data`` holds at top level."""
     if not isinstance(data, dict):
         return ()
     return tuple((name, key_value(data[name])) for name in DATA_KEYS if name in data)

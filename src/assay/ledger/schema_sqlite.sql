@@ -42,19 +42,18 @@ CREATE TABLE IF NOT EXISTS record_links (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS record_links_target ON record_links (target, rel);
 
--- The indexed data fields (assay.ledger.record.DATA_KEYS) of each record's
--- current version, for the reads that name a record by one of them (a
--- goal's todos, orientation records, a decision stream). Written in the
--- same transaction as the version; value is NULL for a value that is not a
--- string (see assay.ledger.record.key_value).
+-- The indexed data fields (assay.ledger.record.DATA_KEYS) of every version,
+-- for the reads that name records by one of them (a goal's todos,
+-- orientation records, a decision stream): a read joins each row to its
+-- version and keeps the current ones. Appended in the same transaction as
+-- the version, never updated, like the versions themselves. value is as
+-- assay.ledger.record.key_value stores it.
 CREATE TABLE IF NOT EXISTS record_keys (
-    id       TEXT NOT NULL,
-    audience TEXT NOT NULL,
-    field    TEXT NOT NULL,
-    value    TEXT,
-    PRIMARY KEY (id, audience, field)
+    field           TEXT NOT NULL,
+    value           TEXT NOT NULL,
+    ledger_revision INTEGER NOT NULL,
+    PRIMARY KEY (field, value, ledger_revision)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS record_keys_value ON record_keys (field, value);
 
 -- Request ids belong to the principal that used them ('' for a handle
 -- opened without one).

@@ -150,21 +150,22 @@ _MAY_HOLD_KEYS = " OR ".join(f"v.data LIKE '%\"{name}\":%'" for name in DATA_KEY
 def index_keys(cur: Any, mark: str) -> None:
     """Fill ``record_keys`` from every current version (the migration to schema 6).
 
-    A version whose stored data no longer parses is left unindexed, as the
-    read that finds it by its data would not use it either.
+    Only current versions: a read keeps only those. A version whose stored
+    data no longer parses is left unindexed (a read of its data would not
+    use it either).
     """
-    cur.execute("SELECT v.id, v.audience, v.data FROM record_versions v "
+    cur.execute("SELECT v.ledger_revision, v.data FROM record_versions v "
                 f"WHERE ({_MAY_HOLD_KEYS}) AND {_IS_CURRENT}")
-    rows: list[tuple[str, str, str, str | None]] = []
-    for record_id, audience, text in cur.fetchall():
+    rows: list[tuple[str, str, int]] = []
+    for ledger_revision, text in cur.fetchall():
         try:
             data = json.loads(text)
         except ValueError:
             continue
-        rows.extend((record_id, audience, name, value) for name, value in data_keys(data))
+        rows.extend((name, value, ledger_revision) for name, value in data_keys(data))
     if rows:
-        cur.executemany("INSERT INTO record_keys (id, audience, field, value) "
-                        f"VALUES ({mark}, {mark}, {mark}, {mark})", rows)
+        cur.executemany("INSERT INTO record_keys (field, value, ledger_revision) "
+                        f"VALUES ({mark}, {mark}, {mark})", rows)
 
 
 def migration_steps(dialect: str, version: int) -> list[str]:
@@ -368,13 +369,13 @@ class SqlReader:
         joins = ""
         source = "record_versions v"
         if data_field is not None:
-            # The key index names the candidates: only the versions of records
-            # whose current version holds the field are read.
+            # The key index names the candidates: only versions that hold
+            # the field are read (and of those, the current ones kept).
             name, value = data_field
             if name not in DATA_KEYS:
                 raise AssayError(f"{name!r} is not an indexed data field", code="invalid_argument",
                                  pointer="/data_field")
-            source = "record_keys k JOIN record_versions v ON v.id = k.id AND v.audience = k.audience"
+            source = "record_keys k JOIN record_versions v ON v.ledger_revision = k.ledger_revision"
             key_where = ["k.field = ?"]
             key_params: list[Any] = [name]
             if value is not None:
