@@ -237,8 +237,10 @@ class RecordSnapshot:
                 break
         return out
 
-    def find_count(self, *, after: str | None = None, **filters: Any) -> int:
-        return len(self.find(after=after, limit=len(self._history) + 1, **filters))
+    def find_count(self, *, after: str | None = None, at_most: int | None = None,
+                   **filters: Any) -> int:
+        limit = len(self._history) + 1 if at_most is None else at_most
+        return len(self.find(after=after, limit=limit, **filters))
 
 
 def _holds(record: Record, name: str, value: str | None) -> bool:

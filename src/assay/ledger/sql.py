@@ -475,6 +475,7 @@ class SqlReader:
         after: str | None = None,
         data_field: tuple[str, str | None] | None = None,
         prefix: str | None = None,
+        at_most: int | None = None,
     ) -> int:
         matching = self._matching(scopes=scopes, kind=kind, status=status, link=link,
                                   query=query, audiences=audiences, after=after, data_field=data_field,
@@ -484,7 +485,13 @@ class SqlReader:
         source, params = matching
         # A record is one id in this view (a shadowed project version is
         # excluded), so counting distinct ids counts the records find returns.
-        rows = self._rows(f"SELECT COUNT(DISTINCT v.id) FROM {source}", params)
+        if at_most is None:
+            rows = self._rows(f"SELECT COUNT(DISTINCT v.id) FROM {source}", params)
+        else:
+            # Only a link join meets one version twice (see find).
+            distinct = "DISTINCT " if link is not None else ""
+            rows = self._rows(f"SELECT COUNT(*) FROM (SELECT {distinct}v.id FROM {source} "
+                              "LIMIT ?) c", [*params, max(0, int(at_most))])
         return int(rows[0][0])
 
     def counts(self) -> tuple[int, int, dict[str, int]]:

@@ -199,12 +199,14 @@ class Reader(Protocol):
         after: str | None = None,
         data_field: tuple[str, str | None] | None = None,
         prefix: str | None = None,
+        at_most: int | None = None,
     ) -> int:
         """How many records :meth:`find` would return with these filters and no limit.
 
         Counts only what this reader may read (its partitions, then
         ``audiences``), so a count never reveals a record hidden from it.
-        Cost: one counting query over the same rows.
+        Cost: one counting query over the same rows; with ``at_most``, it
+        stops there (the answer is then at most ``at_most``).
         """
 
 
