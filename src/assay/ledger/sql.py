@@ -394,10 +394,8 @@ class SqlReader:
             # read from the (id, audience, revision) index in order.
             where.append("v.id >= ? AND v.id < ?")
             params.extend([kind + ":", kind + ";"])
-        if prefix is not None:
+        if prefix:
             # Like a kind: the ids that start with prefix are a range of the index.
-            if not prefix:
-                return None
             where.append("v.id >= ? AND v.id < ?")
             params.extend([prefix, _successor(prefix)])
         if after is not None:
