@@ -222,6 +222,7 @@ def test_find_prefix_is_exact(store: Any) -> None:
         store.put(Write(id=record_id, data={}, scope=SCOPE))
     assert _found(store, prefix="loop:a:gate:") == ["loop:a:gate:1", "loop:a:gate:2",
                                                     "loop:a:gate:\u00e9"]
+    assert len(_found(store, prefix="")) == 6
     assert _found(store, prefix="loop:a:gate") == ["loop:a:gate", "loop:a:gate:1", "loop:a:gate:2",
                                                    "loop:a:gate:\u00e9"]
 

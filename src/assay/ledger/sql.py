@@ -87,6 +87,9 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
     # are a partition of their own, with their own revisions, links and
     # request ids. Existing versions keep their revisions; the link index is
     # rebuilt per partition and earlier request ids belong to no principal.
+    # 6: the indexed data fields of each version (record_keys). The schema
+    # script creates the table; :func:`index_keys` fills it from the current
+    # versions (SQLite cannot compute the digest of a long value in SQL).
     "sqlite": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records"),
         3: ("DROP INDEX IF EXISTS record_versions_id",
