@@ -124,8 +124,9 @@ BEGIN
         DELETE FROM record_links l WHERE l.id = p_id AND l.audience = p_audience;
     END IF;
     IF p_keys IS NOT NULL THEN
-        INSERT INTO record_keys (field, value, ledger_revision)
-            SELECT x->>0, x->>1, o_ledger_revision FROM json_array_elements(p_keys::json) x;
+        INSERT INTO record_keys (field, value, ledger_revision, audience)
+            SELECT x->>0, x->>1, o_ledger_revision, p_audience
+            FROM json_array_elements(p_keys::json) x;
     END IF;
     IF p_links <> '[]' THEN
         INSERT INTO record_links (id, audience, rel, target)
@@ -248,9 +249,10 @@ BEGIN
               AND l.audience = e.audience;
     END IF;
     IF p_keys IS NOT NULL THEN
-        INSERT INTO record_keys (field, value, ledger_revision)
-            SELECT x->>0, x->>1, v_ledger_revisions[e.n]
-            FROM unnest(p_keys) WITH ORDINALITY e(keys, n), json_array_elements(e.keys::json) x
+        INSERT INTO record_keys (field, value, ledger_revision, audience)
+            SELECT x->>0, x->>1, v_ledger_revisions[e.n], e.audience
+            FROM unnest(p_keys, p_audiences) WITH ORDINALITY e(keys, audience, n),
+                 json_array_elements(e.keys::json) x
             WHERE v_fresh[e.n] AND e.keys IS NOT NULL;
     END IF;
     IF EXISTS (SELECT 1 FROM unnest(p_links) x WHERE x <> '[]') THEN

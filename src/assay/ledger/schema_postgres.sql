@@ -50,11 +50,13 @@ CREATE INDEX IF NOT EXISTS record_links_target ON record_links (target, rel);
 -- orientation records, a decision stream): a read joins each row to its
 -- version and keeps the current ones. Appended in the same transaction as
 -- the version, never updated, like the versions themselves. value is as
--- assay.ledger.record.key_value stores it.
+-- assay.ledger.record.key_value stores it; audience is the version's (so a
+-- row-level policy on audience can cover this table as it covers versions).
 CREATE TABLE IF NOT EXISTS record_keys (
     field           TEXT NOT NULL,
     value           TEXT NOT NULL,
     ledger_revision BIGINT NOT NULL,
+    audience        TEXT NOT NULL,
     PRIMARY KEY (field, value, ledger_revision)
 );
 

@@ -157,18 +157,18 @@ def index_keys(cur: Any, mark: str) -> None:
     data no longer parses is left unindexed (a read of its data would not
     use it either).
     """
-    cur.execute("SELECT v.ledger_revision, v.data FROM record_versions v "
+    cur.execute("SELECT v.ledger_revision, v.audience, v.data FROM record_versions v "
                 f"WHERE ({_MAY_HOLD_KEYS}) AND {_IS_CURRENT}")
-    rows: list[tuple[str, str, int]] = []
-    for ledger_revision, text in cur.fetchall():
+    rows: list[tuple[str, str, int, str]] = []
+    for ledger_revision, audience, text in cur.fetchall():
         try:
             data = json.loads(text)
         except ValueError:
             continue
-        rows.extend((name, value, ledger_revision) for name, value in data_keys(data))
+        rows.extend((name, value, ledger_revision, audience) for name, value in data_keys(data))
     if rows:
-        cur.executemany("INSERT INTO record_keys (field, value, ledger_revision) "
-                        f"VALUES ({mark}, {mark}, {mark})", rows)
+        cur.executemany("INSERT INTO record_keys (field, value, ledger_revision, audience) "
+                        f"VALUES ({mark}, {mark}, {mark}, {mark})", rows)
 
 
 def migration_steps(dialect: str, version: int) -> list[str]:

@@ -345,8 +345,8 @@ _APPEND = (f"INSERT INTO record_versions ({', '.join(VERSION_COLUMNS)}) "
            f"VALUES ({', '.join('NULL' if c == 'ledger_revision' else '?' for c in VERSION_COLUMNS)})")
 _APPENDED = tuple(name for name in VERSION_FIELDS if name != "ledger_revision")
 # The record_keys rows of a version, by how many there are.
-_INSERT_KEYS = {n: "INSERT INTO record_keys (field, value, ledger_revision) VALUES "
-                + ", ".join(["(?, ?, ?)"] * n) for n in range(1, len(DATA_KEYS) + 1)}
+_INSERT_KEYS = {n: "INSERT INTO record_keys (field, value, ledger_revision, audience) VALUES "
+                + ", ".join(["(?, ?, ?, ?)"] * n) for n in range(1, len(DATA_KEYS) + 1)}
 # Of a viewer's partitions holding an id, the one it sees: its own first.
 PREFERRED = "CASE WHEN {a}audience = 'project' THEN 1 ELSE 0 END"
 
@@ -533,7 +533,8 @@ class SqlWriter:
         if p.keys:
             # One statement for all of them (each statement adds to a put's cost).
             cur.execute(self.sql(_INSERT_KEYS[len(p.keys)]),
-                        [x for name, value in p.keys for x in (name, value, ledger_revision)])
+                        [x for name, value in p.keys
+                         for x in (name, value, ledger_revision, w.audience)])
         for link in {(link.rel, link.target) for link in w.links}:
             cur.execute(self.sql("INSERT INTO record_links (id, audience, rel, target) "
                                  "VALUES (?, ?, ?, ?)"), (w.id, w.audience, *link))
