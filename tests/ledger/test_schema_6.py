@@ -215,6 +215,13 @@ def test_find_refuses_a_field_that_is_not_indexed(store: Any) -> None:
     assert (info.value.code, info.value.pointer) == ("invalid_argument", "/data_field")
 
 
+def test_find_by_a_value_with_a_lone_surrogate_is_lone_surrogate(store: Any) -> None:
+    """A data-field value UTF-8 cannot encode is lone_surrogate, as any other read filter."""
+    with store.reader() as r, pytest.raises(AssayError) as info:
+        r.find(data_field=("key", "k\udcff"))
+    assert info.value.code == "lone_surrogate"
+
+
 def test_find_prefix_is_exact(store: Any) -> None:
     """prefix keeps exactly the ids that start with it, bytewise, across kinds."""
     for record_id in ("loop:a:gate:1", "loop:a:gate:2", "loop:a:gatf", "loop:a:gate",

@@ -194,6 +194,13 @@ _NOT_SHADOWED = ("NOT (v.audience = 'project' AND EXISTS (SELECT 1 FROM record_v
                  "WHERE y.id = v.id AND y.audience = ?))")
 
 
+def _lone_surrogate() -> AssayError:
+    # An id or filter with a lone surrogate (from argv bytes that are not
+    # UTF-8, or a JSON escape) can name nothing in the ledger.
+    return AssayError("a read filter holds a lone surrogate, which UTF-8 cannot encode",
+                      code="lone_surrogate", action="Pass ids and filters as valid UTF-8 text.")
+
+
 def _successor(prefix: str) -> str:
     """The least string above every string that starts with ``prefix`` (code point order)."""
     last = ord(prefix[-1])
@@ -281,11 +288,7 @@ class SqlReader:
         try:
             self._cur.execute(self._ledger.sql(sql), tuple(params))
         except UnicodeEncodeError:
-            # An id or filter with a lone surrogate (from argv bytes that are
-            # not UTF-8, or a JSON escape) can name nothing in the ledger.
-            raise AssayError("a read filter holds a lone surrogate, which UTF-8 cannot encode",
-                             code="lone_surrogate",
-                             action="Pass ids and filters as valid UTF-8 text.") from None
+            raise _lone_surrogate() from None
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         self._execute(sql, params)
@@ -383,7 +386,10 @@ class SqlReader:
             key_params: list[Any] = [name]
             if value is not None:
                 key_where.append("k.value = ?")
-                key_params.append(key_value(value))
+                try:
+                    key_params.append(key_value(value))
+                except UnicodeEncodeError:
+                    raise _lone_surrogate() from None
             where = key_where + where
             params = key_params + params
         if len(self._audiences) > 1:
