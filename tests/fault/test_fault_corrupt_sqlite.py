@@ -39,7 +39,12 @@ def _filled(tmp_path: Path, count: int = 150) -> tuple[Project, list[dict]]:
     try:
         for i in range(count):
             if i % 50:
-                receipts.append(store.put(Write(id=f"knowledge:k{i}", data={"i": i, "pad": "x" * 400},
+                # Every tenth record names an intent, so a read of the intents
+                # (work status) meets versions throughout the file.
+                data: dict = {"i": i, "pad": "x" * 400}
+                if i % 10 == 1:
+                    data["intent"] = {"brief": f"intent {i}"}
+                receipts.append(store.put(Write(id=f"knowledge:k{i}", data=data,
                                                 scope="project:demo")).to_dict())
     finally:
         store.close()

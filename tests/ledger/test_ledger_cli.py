@@ -136,7 +136,7 @@ def test_cli_private_records_are_invisible_to_others(project: Project) -> None:
     assert result.error["code"] == "record_not_found"
     assert project.ok("find", "--as", "bob", "--", "mine")["data"] == {
         "count": 0, "more": False, "records": [], "complete": True, "truncated": False,
-        "omitted": {"records": 0}, "read_more": []}
+        "omitted": {"records": 0}, "read_more": [], "omitted_at_least": False}
 
 
 def test_cli_sources_are_pinned_to_digests(project: Project) -> None:

@@ -8,7 +8,8 @@ from assay.ledger import Link, Write, open_store
 
 pytestmark = pytest.mark.postgres
 SCOPE = "project:demo"
-_PUT_MANY_ARGS = ", ".join(["text[]"] * 13 + ["bigint[]", "text", "text", "text", "bigint", "text"])
+_PUT_MANY_ARGS = ", ".join(["text[]"] * 13 + ["bigint[]", "text", "text", "text", "bigint", "text",
+                                              "text[]"])
 
 
 def test_postgres_put_many_installs_its_function_on_an_older_ledger(pg_url: str) -> None:

@@ -220,9 +220,9 @@ def load_todos(reader: Any, access: Any, goal_id: str) -> list[Record]:
     scopes or audience do not exist for the caller. Malformed todo data of
     this goal fails the read (``todo_record_invalid``).
     """
-    needle = f'"goal_id":"{goal_id}"'
     found = reader.find(kind="todo", scopes=list(access.scopes), status="current",
-                        query=needle, limit=10_000_000, audiences=access.audiences)
+                        data_field=("goal_id", goal_id), limit=10_000_000,
+                        audiences=access.audiences)
     out: list[Record] = []
     for record in found:
         if not access.can_read(record):

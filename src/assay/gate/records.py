@@ -230,7 +230,7 @@ def gate_view(reader: Reader, scopes: Sequence[str], intent_id: str, *,
 def gave_up_counts(reader: Reader, scopes: Sequence[str]) -> dict[str, int]:
     """Per intent, how many sessions the stop gate gave up on with nothing proven since."""
     counts: dict[str, int] = {}
-    for record in reader.find(scopes=list(scopes), kind=SESSION_KIND, query='"gave_up":{',
+    for record in reader.find(scopes=list(scopes), kind=SESSION_KIND, data_field=("gave_up", None),
                               limit=_SCAN_LIMIT):
         data = session_state(record)
         for intent_id in ((data or {}).get("gave_up") or {}).get("intents", []):

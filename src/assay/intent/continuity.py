@@ -454,7 +454,7 @@ def _orientation(state: _Projection) -> list[_Seed]:
     """Seeds of the orientation band: records whose data marks them orientation."""
     try:
         found = state.reader.find(scopes=list(state.binding.context_scopes),
-                                  query=f'"context_role":"{ORIENTATION}"', status="current",
+                                  data_field=("context_role", ORIENTATION), status="current",
                                   limit=MAX_NODES + 1)
     except UnavailableError:
         return []

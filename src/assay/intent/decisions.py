@@ -213,7 +213,8 @@ def read_stream(reader: Reader, key: str, scopes: Sequence[str], principal: str,
     """
     found = {r.id: r for r in include}
     try:
-        candidates = reader.find(kind=DECISION_KIND, scopes=list(scopes), query=key, limit=limit)
+        candidates = reader.find(kind=DECISION_KIND, scopes=list(scopes), data_field=("key", key),
+                                 limit=limit)
     except UnavailableError:
         candidates = []
     for record in candidates:

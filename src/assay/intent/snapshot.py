@@ -198,6 +198,8 @@ class RecordSnapshot:
         limit: int = 100,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
     ) -> list[Record]:
         out = []
         # Code point order is UTF-8 byte order: the backends' order.
@@ -210,6 +212,10 @@ class RecordSnapshot:
             if audiences is not None and record.audience not in audiences:
                 continue
             if kind is not None and record.kind != kind:
+                continue
+            if prefix is not None and not record_id.startswith(prefix):
+                continue
+            if data_field is not None and not _holds(record, *data_field):
                 continue
             if status is not None and record.status != status:
                 continue
@@ -231,8 +237,24 @@ class RecordSnapshot:
                 break
         return out
 
-    def find_count(self, *, after: str | None = None, **filters: Any) -> int:
-        return len(self.find(after=after, limit=len(self._history) + 1, **filters))
+    def find_count(self, *, after: str | None = None, at_most: int | None = None,
+                   **filters: Any) -> int:
+        limit = len(self._history) + 1 if at_most is None else at_most
+        return len(self.find(after=after, limit=limit, **filters))
+
+
+def _holds(record: Record, name: str, value: str | None) -> bool:
+    """Whether ``record`` holds the indexed data field as the backends' key index says it does.
+
+    A damaged version is judged by its stored text (the index was written
+    from its data before the damage).
+    """
+    from assay.ledger.record import data_keys, key_value
+
+    if record.damage is not None:
+        return f'"{name}":' in (record.data_text or "")
+    return any(k == name and (value is None or v == key_value(value))
+               for k, v in data_keys(record.data))
 
 
 class AsOfReader:

@@ -32,7 +32,7 @@ def intent_records(reader: Reader, binding: ProjectBinding) -> list[Record]:
     names an intent: it is reported as unreadable, never silently dropped.
     """
     found = reader.find(scopes=list(binding.evidence_scopes), kind="knowledge",
-                        query='"intent":', limit=_SCAN_LIMIT)
+                        data_field=("intent", None), limit=_SCAN_LIMIT)
     return [r for r in found if r.status == "current" and is_readable(r, binding.principal)
             and (r.damage is not None or (isinstance(r.data, dict) and "intent" in r.data))]
 

@@ -204,13 +204,18 @@ $fn$;
 DROP FUNCTION IF EXISTS assay_append(integer, text, text, text, text, text, text, text, text,
     text, text, text, text, text, bigint, text, text);
 DROP FUNCTION IF EXISTS assay_put_many(text, text[], text, text, text, bigint, text);
+-- (schema 6 added the indexed data fields, p_keys, to both.)
+DROP FUNCTION IF EXISTS assay_put(text, text, text, text, text, text, text, text, text, text,
+    text, text, text, bigint, text, text, text, bigint, text);
+DROP FUNCTION IF EXISTS assay_put_many(text[], text[], text[], text[], text[], text[], text[],
+    text[], text[], text[], text[], text[], text[], bigint[], text, text, text, bigint, text);
 
 -- assay_put: one guarded write in one round trip (PostgreSQL).
 -- It applies exactly the rules of assay.ledger.sql.SqlLedger._commit for a
 -- single write (take the write lock, replay or refuse the request id of the
 -- writing principal, check the write basis against the writer's view, append
 -- the version with the next revisions of its (id, audience) partition, check
--- the expected revision, index links and the request id), and the store
+-- the expected revision, index links, data keys and the request id), and the store
 -- conformance suite holds both paths to the same behaviour.
 -- Under the lock, each statement's snapshot sees every earlier write: the
 -- next ledger revision is the highest stored one plus one, and the record's
@@ -229,7 +234,8 @@ CREATE OR REPLACE FUNCTION assay_put(
     p_id text, p_kind text, p_scope text, p_data text, p_data_sha256 text, p_status text,
     p_superseded_by text, p_links text, p_audience text, p_sources text, p_origin text,
     p_request_id text, p_body_sha256 text, p_expect bigint, p_now text,
-    p_basis_epoch text, p_basis text, p_basis_ledger_revision bigint, p_principal text
+    p_basis_epoch text, p_basis text, p_basis_ledger_revision bigint, p_principal text,
+    p_keys text
 ) RETURNS TABLE (o_revision bigint, o_ledger_revision bigint, o_replayed boolean,
                  o_data_sha256 text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
@@ -277,6 +283,11 @@ BEGIN
     IF o_revision > 1 THEN
         DELETE FROM record_links l WHERE l.id = p_id AND l.audience = p_audience;
     END IF;
+    IF p_keys IS NOT NULL THEN
+        INSERT INTO record_keys (field, value, ledger_revision, audience)
+            SELECT x->>0, x->>1, o_ledger_revision, p_audience
+            FROM json_array_elements(p_keys::json) x;
+    END IF;
     IF p_links <> '[]' THEN
         INSERT INTO record_links (id, audience, rel, target)
             SELECT DISTINCT p_id, p_audience, x->>'rel', x->>'target'
@@ -306,7 +317,8 @@ $fn$;
 -- the links and record the request ids with one statement each, all from the
 -- parameters (no statement reads back what the batch appended).
 -- The writes come as one array per field, in batch order (sent in binary:
--- no field is escaped into or parsed out of JSON); p_superseded_by,
+-- no field is escaped into or parsed out of JSON, except each write's p_keys:
+-- its record_keys rows as a JSON array of [field, value], NULL for none); p_superseded_by,
 -- p_request_ids, p_body_sha256 and p_expect are NULL when no write of the
 -- batch has one (unnest pads a NULL array with NULLs). Answers one row per write
 -- with its place in the batch (o_index, from 0). Any conflict raises and
@@ -316,7 +328,7 @@ CREATE OR REPLACE FUNCTION assay_put_many(
     p_statuses text[], p_superseded_by text[], p_links text[], p_audiences text[],
     p_sources text[], p_origins text[], p_request_ids text[], p_body_sha256 text[],
     p_expect bigint[], p_now text, p_basis_epoch text, p_basis text,
-    p_basis_ledger_revision bigint, p_principal text
+    p_basis_ledger_revision bigint, p_principal text, p_keys text[]
 ) RETURNS TABLE (o_index integer, o_revision bigint, o_ledger_revision bigint,
                  o_replayed boolean, o_data_sha256 text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
@@ -405,6 +417,13 @@ BEGIN
             WHERE v_fresh[e.n] AND v_current[e.n] > 0 AND l.id = e.id
               AND l.audience = e.audience;
     END IF;
+    IF p_keys IS NOT NULL THEN
+        INSERT INTO record_keys (field, value, ledger_revision, audience)
+            SELECT x->>0, x->>1, v_ledger_revisions[e.n], e.audience
+            FROM unnest(p_keys, p_audiences) WITH ORDINALITY e(keys, audience, n),
+                 json_array_elements(e.keys::json) x
+            WHERE v_fresh[e.n] AND e.keys IS NOT NULL;
+    END IF;
     IF EXISTS (SELECT 1 FROM unnest(p_links) x WHERE x <> '[]') THEN
         INSERT INTO record_links (id, audience, rel, target)
             SELECT DISTINCT e.id, e.audience, x->>'rel', x->>'target'
@@ -442,6 +461,10 @@ CREATE POLICY assay_read ON record_versions FOR SELECT
 ALTER TABLE record_links ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS assay_read ON record_links;
 CREATE POLICY assay_read ON record_links FOR SELECT
+    USING (audience = 'project' OR audience = 'private:' || session_user);
+ALTER TABLE record_keys ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS assay_read ON record_keys;
+CREATE POLICY assay_read ON record_keys FOR SELECT
     USING (audience = 'project' OR audience = 'private:' || session_user);
 ALTER TABLE requests ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS assay_read ON requests;

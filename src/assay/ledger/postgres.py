@@ -34,7 +34,7 @@ from assay.errors import (
     RevisionConflict,
     UnavailableError,
 )
-from assay.ledger.sql import FUNCTIONS_FROM, SqlLedger, migration_steps, now_rfc3339
+from assay.ledger.sql import FUNCTIONS_FROM, SqlLedger, index_keys, migration_steps, now_rfc3339
 from assay.ledger.sqlite import _seed_meta, _statements, schema_too_new
 from assay.ledger.store import SCHEMA_VERSION, ledger_not_found
 from assay.ledger.write import PreparedWrite, Receipt, Write, WriteBasis
@@ -169,6 +169,8 @@ class PostgresStore(SqlLedger):
             # 4 seals the existing versions with them).
             for statement in migration_steps(self.dialect, version, below=FUNCTIONS_FROM):
                 cur.execute(statement)
+            if 0 < version < 6:
+                index_keys(cur, "%s")
             cur.execute(resources.files("assay.ledger").joinpath("function_postgres.sql")
                         .read_text("utf-8"))
             for statement in migration_steps(self.dialect, version, start=FUNCTIONS_FROM):
@@ -221,13 +223,14 @@ class PostgresStore(SqlLedger):
             self._bound_locks()
             row = self._writes.execute(
                 "SELECT * FROM assay_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s::bigint, %s, %s, %s, %s::bigint, %s)",
+                "%s::bigint, %s, %s, %s, %s::bigint, %s, %s)",
                 (w.id, p.kind, w.scope, p.data_text, p.data_sha256, w.status, w.superseded_by,
                  p.links_text, w.audience, p.sources_text, w.origin, w.request_id, p.body_sha256,
                  w.expect_revision, now_rfc3339(),
                  basis.epoch if basis else None,
                  json.dumps(dict(basis.records)) if basis else None,
-                 basis.ledger_revision if basis else 0, self.principal or ""),
+                 basis.ledger_revision if basis else 0, self.principal or "",
+                 json.dumps(p.keys) if p.keys else None),
             ).fetchone()
         except psycopg.Error as exc:
             raise _conflict(exc, w) from None
@@ -260,7 +263,9 @@ class PostgresStore(SqlLedger):
             expect if expect.count(None) < len(writes) else None,
             now_rfc3339(), basis.epoch if basis else None,
             json.dumps(dict(basis.records)) if basis else None,
-            basis.ledger_revision if basis else 0, self.principal or "")
+            basis.ledger_revision if basis else 0, self.principal or "",
+            [json.dumps(p.keys) if p.keys else None for p in prepared]
+            if any(p.keys for p in prepared) else None)
         statement = _PUT_MANY
         try:
             self._bound_locks()
@@ -348,7 +353,7 @@ class PostgresStore(SqlLedger):
 # Every array in binary (%b): no text escaping of the data on either side.
 _PUT_MANY = ("SELECT * FROM assay_put_many(%b::text[], %b::text[], %b::text[], %b::text[], "
              "%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], "
-             "%b::text[], %b::text[], %b::bigint[], %s, %s, %s, %s::bigint, %s)")
+             "%b::text[], %b::text[], %b::bigint[], %s, %s, %s, %s::bigint, %s, %b::text[])")
 
 
 def principal_not_role(principal: str, role: str) -> AssayError:

@@ -25,8 +25,11 @@ if TYPE_CHECKING:
 __all__ = [
     "AUDIENCE_PREFIX",
     "CHAIN_GENESIS",
+    "DATA_KEYS",
+    "INDEX_TABLES",
     "LINK_RELATIONS",
     "MAX_DATA_DEPTH",
+    "NOT_A_STRING",
     "ORIGINS",
     "PROJECT_AUDIENCE",
     "RECORD_STATUSES",
@@ -39,7 +42,9 @@ __all__ = [
     "RecordUnreadable",
     "SourceRef",
     "chain_digest",
+    "data_keys",
     "decode_stored",
+    "key_value",
     "nesting_depth",
     "stored_record",
     "version_digest",
@@ -128,6 +133,46 @@ def _seal_of(fields: Any) -> str:
 def chain_digest(previous: str, version_sha256: str) -> str:
     """The ``chain_sha256`` of a version: SHA-256 of the previous chain value then its own digest (hex text)."""
     return digest_bytes((previous + version_sha256).encode("utf-8"))
+# The top-level data fields the ledger indexes for every version (the
+# ``record_keys`` table), so the reads agents make on every call
+# find their records through an index instead of searching the data:
+# orientation records (``context_role``), the todos of a goal (``goal_id``),
+# a decision stream (``key``), intents (``intent``), loop heads (``schema``)
+# and the gate sessions it gave up on (``gave_up``). A fixed list: a new
+# entry needs a schema migration that indexes the existing records.
+DATA_KEYS = ("context_role", "gave_up", "goal_id", "intent", "key", "schema")
+# The tables written beside ``record_versions`` in the same transaction as
+# each version, derived from it alone (rebuildable, never an authority).
+INDEX_TABLES = ("record_links", "record_keys")
+# A string value is indexed as itself up to this many UTF-8 bytes; a longer
+# one (or one holding NUL, which PostgreSQL text cannot hold) by its digest.
+_KEY_BYTES = 256
+# The stored value of a field whose value is not a string (its presence is
+# what a read asks for).
+NOT_A_STRING = "\x02"
+
+
+def key_value(value: Any) -> str:
+    """How a data field's value is stored in ``record_keys``.
+
+    A string is stored as itself, unless it is longer than 256 UTF-8 bytes,
+    holds NUL or starts with a control character: then as U+0001 followed by
+    the SHA-256 of its UTF-8 bytes (bounded, and stored like no other
+    string). Any other value is :data:`NOT_A_STRING`.
+    """
+    if not isinstance(value, str):
+        return NOT_A_STRING
+    raw = value.encode("utf-8")
+    if len(raw) <= _KEY_BYTES and "\x00" not in value and not (value and value[0] < " "):
+        return value
+    return "\x01" + digest_bytes(raw)
+
+
+def data_keys(data: Any) -> tuple[tuple[str, str], ...]:
+    """The ``(field, stored value)`` rows of :data:`DATA_KEYS` that ``data`` holds at top level."""
+    if not isinstance(data, dict):
+        return ()
+    return tuple((name, key_value(data[name])) for name in DATA_KEYS if name in data)
 
 
 @frozen_value

@@ -67,6 +67,7 @@ READ_TABLES = ("ledger_meta",)
 PRIVATE_TABLES: Mapping[str, str] = {
     "record_versions": "audience",
     "record_links": "audience",
+    "record_keys": "audience",
     "requests": "principal",
 }
 

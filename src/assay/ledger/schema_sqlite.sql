@@ -1,4 +1,4 @@
--- assay ledger schema, version 5 (SQLite; version 5 changed only PostgreSQL).
+-- assay ledger schema, version 6 (SQLite; version 5 changed only PostgreSQL).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -46,6 +46,21 @@ CREATE TABLE IF NOT EXISTS record_links (
     PRIMARY KEY (id, audience, rel, target)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS record_links_target ON record_links (target, rel);
+
+-- The indexed data fields (assay.ledger.record.DATA_KEYS) of every version,
+-- for the reads that name records by one of them (a goal's todos,
+-- orientation records, a decision stream): a read joins each row to its
+-- version and keeps the current ones. Appended in the same transaction as
+-- the version, never updated, like the versions themselves. value is as
+-- assay.ledger.record.key_value stores it; audience is the version's (so a
+-- row-level policy on audience can cover this table as it covers versions).
+CREATE TABLE IF NOT EXISTS record_keys (
+    field           TEXT NOT NULL,
+    value           TEXT NOT NULL,
+    ledger_revision INTEGER NOT NULL,
+    audience        TEXT NOT NULL,
+    PRIMARY KEY (field, value, ledger_revision)
+) WITHOUT ROWID;
 
 -- Request ids belong to the principal that used them ('' for a handle
 -- opened without one).

@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from assay.errors import AssayError
 from assay.ledger.record import (
     CHAIN_GENESIS,
+    DATA_KEYS,
     PROJECT_AUDIENCE,
     SEALED_FIELDS,
     VERSION_COLUMNS,
@@ -53,6 +54,8 @@ from assay.ledger.record import (
     Link,
     Record,
     SourceRef,
+    data_keys,
+    key_value,
     stored_record,
     view_audiences,
 )
@@ -68,7 +71,8 @@ if TYPE_CHECKING:
 # How many versions a chain walk reads per statement.
 _CHAIN_PAGE = 2000
 
-__all__ = ["FUNCTIONS_FROM", "MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "migration_steps",
+__all__ = ["FUNCTIONS_FROM", "MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "index_keys",
+           "migration_steps",
            "now_rfc3339"]
 
 # Every read selects a version's columns in VERSION_FIELDS order, then its
@@ -110,6 +114,9 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
     # existing versions are sealed and chained as they stand, so the chain
     # vouches for them from the migration on.
     # 5 (PostgreSQL only): the role that wrote each version (written_by).
+    # 6: the indexed data fields of each version (record_keys). The schema
+    # script creates the table; :func:`index_keys` fills it from the current
+    # versions (SQLite cannot compute the digest of a long value in SQL).
     "sqlite": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records"),
         3: ("DROP INDEX IF EXISTS record_versions_id",
@@ -137,6 +144,7 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
         4: ("ALTER TABLE record_versions ADD COLUMN version_sha256 TEXT",
             "ALTER TABLE record_versions ADD COLUMN chain_sha256 TEXT",
             _SEAL_ALL, _CHAIN_ALL),
+        6: (),
     },
     "postgres": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records",
@@ -173,8 +181,33 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
         # (re)made by function_postgres.sql after every migration.
         5: ("ALTER TABLE record_versions ADD COLUMN IF NOT EXISTS written_by TEXT",
             "ALTER TABLE record_versions ALTER COLUMN written_by SET DEFAULT session_user"),
+        6: (),
     },
 }
+
+# The versions whose data may hold an indexed field (a cheap text test first).
+_MAY_HOLD_KEYS = " OR ".join(f"v.data LIKE '%\"{name}\":%'" for name in DATA_KEYS)
+
+
+def index_keys(cur: Any, mark: str) -> None:
+    """Fill ``record_keys`` from every current version (the migration to schema 6).
+
+    Only current versions: a read keeps only those. A version whose stored
+    data no longer parses is left unindexed (a read of its data would not
+    use it either).
+    """
+    cur.execute("SELECT v.ledger_revision, v.audience, v.data FROM record_versions v "
+                f"WHERE ({_MAY_HOLD_KEYS}) AND {_IS_CURRENT}")
+    rows: list[tuple[str, str, int, str]] = []
+    for ledger_revision, audience, text in cur.fetchall():
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        rows.extend((name, value, ledger_revision, audience) for name, value in data_keys(data))
+    if rows:
+        cur.executemany("INSERT INTO record_keys (field, value, ledger_revision, audience) "
+                        f"VALUES ({mark}, {mark}, {mark}, {mark})", rows)
 
 
 # The first migration that may call the server's functions (function_postgres.sql:
@@ -210,6 +243,23 @@ _IS_CURRENT = ("v.revision = (SELECT max(x.revision) FROM record_versions x "
 # holds a version of that id of its own.
 _NOT_SHADOWED = ("NOT (v.audience = 'project' AND EXISTS (SELECT 1 FROM record_versions y "
                  "WHERE y.id = v.id AND y.audience = ?))")
+
+
+def _lone_surrogate() -> AssayError:
+    # An id or filter with a lone surrogate (from argv bytes that are not
+    # UTF-8, or a JSON escape) can name nothing in the ledger.
+    return AssayError("a read filter holds a lone surrogate, which UTF-8 cannot encode",
+                      code="lone_surrogate", action="Pass ids and filters as valid UTF-8 text.")
+
+
+def _successor(prefix: str) -> str:
+    """The least string above every string that starts with ``prefix`` (code point order)."""
+    last = ord(prefix[-1])
+    if last == 0x10FFFF:
+        raise AssayError("an id prefix cannot end in U+10FFFF", code="invalid_argument",
+                         pointer="/prefix")
+    # Surrogates are never in an id: skip over them.
+    return prefix[:-1] + chr(0xE000 if last == 0xD7FF else last + 1)
 
 
 def _record(row: Sequence[Any]) -> Record:
@@ -289,11 +339,7 @@ class SqlReader:
         try:
             self._cur.execute(self._ledger.sql(sql), tuple(params))
         except UnicodeEncodeError:
-            # An id or filter with a lone surrogate (from argv bytes that are
-            # not UTF-8, or a JSON escape) can name nothing in the ledger.
-            raise AssayError("a read filter holds a lone surrogate, which UTF-8 cannot encode",
-                             code="lone_surrogate",
-                             action="Pass ids and filters as valid UTF-8 text.") from None
+            raise _lone_surrogate() from None
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         self._execute(sql, params)
@@ -367,6 +413,7 @@ class SqlReader:
     def _matching(self, *, scopes: Sequence[str] | None, kind: str | None, status: str | None,
                   link: tuple[str | None, str] | None, query: str | None,
                   audiences: Sequence[str] | None, after: str | None,
+                  data_field: tuple[str, str | None] | None = None, prefix: str | None = None,
                   ) -> tuple[str, list[Any]] | None:
         """The FROM/WHERE text (and parameters) of the current records ``find`` matches.
 
@@ -377,6 +424,25 @@ class SqlReader:
         view, params = self._view()
         where: list[str] = [view, _IS_CURRENT]
         joins = ""
+        source = "record_versions v"
+        if data_field is not None:
+            # The key index names the candidates: only versions that hold
+            # the field are read (and of those, the current ones kept).
+            name, value = data_field
+            if name not in DATA_KEYS:
+                raise AssayError(f"{name!r} is not an indexed data field", code="invalid_argument",
+                                 pointer="/data_field")
+            source = "record_keys k JOIN record_versions v ON v.ledger_revision = k.ledger_revision"
+            key_where = ["k.field = ?"]
+            key_params: list[Any] = [name]
+            if value is not None:
+                key_where.append("k.value = ?")
+                try:
+                    key_params.append(key_value(value))
+                except UnicodeEncodeError:
+                    raise _lone_surrogate() from None
+            where = key_where + where
+            params = key_params + params
         if len(self._audiences) > 1:
             where.append(_NOT_SHADOWED)
             params.append(self._audiences[1])
@@ -388,6 +454,10 @@ class SqlReader:
             # read from the (id, audience, revision) index in order.
             where.append("v.id >= ? AND v.id < ?")
             params.extend([kind + ":", kind + ";"])
+        if prefix:
+            # Like a kind: the ids that start with prefix are a range of the index.
+            where.append("v.id >= ? AND v.id < ?")
+            params.extend([prefix, _successor(prefix)])
         if after is not None:
             where.append("v.id > ?")
             params.append(after)
@@ -422,7 +492,7 @@ class SqlReader:
             else:
                 where.append("(strpos(lower(v.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
                 params.extend([needle, needle])
-        return f"record_versions v{joins} WHERE " + " AND ".join(where), params
+        return f"{source}{joins} WHERE " + " AND ".join(where), params
 
     def find(
         self,
@@ -435,13 +505,20 @@ class SqlReader:
         limit: int = 100,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
     ) -> list[Record]:
         matching = self._matching(scopes=scopes, kind=kind, status=status, link=link,
-                                  query=query, audiences=audiences, after=after)
+                                  query=query, audiences=audiences, after=after, data_field=data_field,
+                                  prefix=prefix)
         if matching is None:
             return []
         source, params = matching
-        sql = f"SELECT DISTINCT {_VERSION_COLUMNS} FROM {source} ORDER BY v.id LIMIT ?"
+        # Only a link join can meet one version twice (two edges to the
+        # target); without DISTINCT, PostgreSQL walks the id index in order
+        # and stops at the limit instead of sorting every match first.
+        distinct = "DISTINCT " if link is not None else ""
+        sql = f"SELECT {distinct}{_VERSION_COLUMNS} FROM {source} ORDER BY v.id LIMIT ?"
         return [_record(r) for r in self._rows(sql, [*params, int(limit)])]
 
     def find_count(
@@ -454,15 +531,25 @@ class SqlReader:
         query: str | None = None,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
+        at_most: int | None = None,
     ) -> int:
         matching = self._matching(scopes=scopes, kind=kind, status=status, link=link,
-                                  query=query, audiences=audiences, after=after)
+                                  query=query, audiences=audiences, after=after, data_field=data_field,
+                                  prefix=prefix)
         if matching is None:
             return 0
         source, params = matching
         # A record is one id in this view (a shadowed project version is
         # excluded), so counting distinct ids counts the records find returns.
-        rows = self._rows(f"SELECT COUNT(DISTINCT v.id) FROM {source}", params)
+        if at_most is None:
+            rows = self._rows(f"SELECT COUNT(DISTINCT v.id) FROM {source}", params)
+        else:
+            # Only a link join meets one version twice (see find).
+            distinct = "DISTINCT " if link is not None else ""
+            rows = self._rows(f"SELECT COUNT(*) FROM (SELECT {distinct}v.id FROM {source} "
+                              "LIMIT ?) c", [*params, max(0, int(at_most))])
         return int(rows[0][0])
 
     def walk_chain(self, upto: int | None = None) -> ChainWalk:

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from assay.errors import AssayError, UnavailableError
-from assay.ledger.sql import SqlLedger, migration_steps, now_rfc3339
+from assay.ledger.sql import SqlLedger, index_keys, migration_steps, now_rfc3339
 from assay.ledger.store import SCHEMA_VERSION, ledger_not_found
 from assay.ledger.write_queue import WriteQueue
 
@@ -113,6 +113,8 @@ class SqliteStore(SqlLedger):
                 cur.execute(statement)
             for statement in migration_steps(self.dialect, version):
                 cur.execute(statement)
+            if 0 < version < 6:
+                index_keys(cur, "?")
             _seed_meta(cur, "?")
             cur.execute("COMMIT")
         except BaseException:

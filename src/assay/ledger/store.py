@@ -106,7 +106,7 @@ __all__ = [
     "view_audiences",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 @frozen_value
@@ -169,6 +169,8 @@ class Reader(Protocol):
         limit: int = 100,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
     ) -> list[Record]:
         """Current records matching every filter given, ordered by id.
 
@@ -177,6 +179,14 @@ class Reader(Protocol):
         ``audiences`` keeps only records whose audience is one of them; it is
         applied before ``limit``, so a hidden record never shortens a page.
         ``after`` keeps only ids that sort after it (bytewise): the next page.
+        ``prefix`` keeps only ids that start with it (a range of the id index).
+        ``data_field`` is ``(name, value)``, ``name`` one of
+        :data:`~assay.ledger.record.DATA_KEYS`: records whose data is an
+        object holding ``name`` at top level, with the string ``value`` (None:
+        any value). It is answered from the key index, written with each
+        version, so such a read costs what its matches cost, not the ledger;
+        the same holds for ``kind``, ``prefix`` and ``link``, while ``query``
+        alone reads every current record of what the other filters leave.
         """
 
     def find_count(
@@ -189,12 +199,16 @@ class Reader(Protocol):
         query: str | None = None,
         audiences: Sequence[str] | None = None,
         after: str | None = None,
+        data_field: tuple[str, str | None] | None = None,
+        prefix: str | None = None,
+        at_most: int | None = None,
     ) -> int:
         """How many records :meth:`find` would return with these filters and no limit.
 
         Counts only what this reader may read (its partitions, then
         ``audiences``), so a count never reveals a record hidden from it.
-        Cost: one counting query over the same rows.
+        Cost: one counting query over the same rows; with ``at_most``, it
+        stops there (the answer is then at most ``at_most``).
         """
 
 

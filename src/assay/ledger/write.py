@@ -22,6 +22,7 @@ from assay.ids import invisible_character, split_record_id, validate_principal
 from assay.ledger.record import (
     AUDIENCE_PREFIX,
     CHAIN_GENESIS,
+    DATA_KEYS,
     LINK_RELATIONS,
     MAX_DATA_DEPTH,
     ORIGINS,
@@ -32,6 +33,7 @@ from assay.ledger.record import (
     Link,
     SourceRef,
     chain_digest,
+    data_keys,
     nesting_depth,
     version_digest,
     view_audiences,
@@ -195,9 +197,11 @@ if TYPE_CHECKING:
         body_sha256: str | None  # None without a request id
         links_text: str
         sources_text: str
+        keys: tuple[tuple[str, str], ...]  # record_keys rows (see data_keys)
 else:
     PreparedWrite = namedtuple("PreparedWrite", ("write", "kind", "data_text", "data_sha256",
-                                                 "body_sha256", "links_text", "sources_text"))
+                                                 "body_sha256", "links_text", "sources_text",
+                                                 "keys"))
 
 
 _CONTROL = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"  # compiled (and cached by re) when first needed
@@ -325,6 +329,7 @@ def validate_write(write: Write, *, index: int | None = None) -> PreparedWrite:
         digest_bytes(canonical_text(write.body(data_sha256)).encode("utf-8")),
         links_text=canonical_text([link.to_dict() for link in write.links]) if write.links else "[]",
         sources_text=canonical_text([s.to_dict() for s in write.sources]) if write.sources else "[]",
+        keys=data_keys(write.data),
     )
 
 
@@ -342,6 +347,9 @@ _APPEND = (f"INSERT INTO record_versions ({', '.join(VERSION_COLUMNS)}, version_
 # The last stored version: the ledger revision and chain value the next write continues.
 _LAST = ("SELECT ledger_revision, chain_sha256 FROM record_versions "
          "ORDER BY ledger_revision DESC LIMIT 1")
+# The record_keys rows of a version, by how many there are.
+_INSERT_KEYS = {n: "INSERT INTO record_keys (field, value, ledger_revision, audience) VALUES "
+                + ", ".join(["(?, ?, ?, ?)"] * n) for n in range(1, len(DATA_KEYS) + 1)}
 # Of a viewer's partitions holding an id, the one it sees: its own first.
 PREFERRED = "CASE WHEN {a}audience = 'project' THEN 1 ELSE 0 END"
 
@@ -525,11 +533,16 @@ class SqlWriter:
                 )
 
     def _index_write(self, cur: Any, p: PreparedWrite, revision: int, ledger_revision: int) -> None:
-        """Point the link index at the new version's links; remember its request id."""
+        """Point the link index at the new version, index its data keys; remember its request id."""
         w = p.write
         if revision > 1:
             cur.execute(self.sql("DELETE FROM record_links WHERE id = ? AND audience = ?"),
                         (w.id, w.audience))
+        if p.keys:
+            # One statement for all of them (each statement adds to a put's cost).
+            cur.execute(self.sql(_INSERT_KEYS[len(p.keys)]),
+                        [x for name, value in p.keys
+                         for x in (name, value, ledger_revision, w.audience)])
         for link in {(link.rel, link.target) for link in w.links}:
             cur.execute(self.sql("INSERT INTO record_links (id, audience, rel, target) "
                                  "VALUES (?, ?, ?, ?)"), (w.id, w.audience, *link))

@@ -95,7 +95,7 @@ def heads_in(reader: Reader, scope: str | None, *, damaged: bool = False) -> lis
     damaged loop never hides the others; with ``damaged`` the damaged heads
     are returned instead (their data cannot be read: only id and revision).
     """
-    found = reader.find(scopes=[scope] if scope else None, kind="loop", query=HEAD_SCHEMA,
+    found = reader.find(scopes=[scope] if scope else None, kind="loop", data_field=("schema", HEAD_SCHEMA),
                         limit=10_000)
     heads = [r for r in found if r.id.count(":") == 1]
     if damaged:
@@ -590,7 +590,7 @@ def round_gates(store: Store, head: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The gate decisions recorded in the held round, by gate id."""
     prefix = f"loop:{head['loopId']}:gate:"
     with store.reader() as reader:
-        found = reader.find(kind="loop", query=prefix, limit=1000)
+        found = reader.find(prefix=prefix, limit=1000)
     return [dict(r.data) for r in found if r.id.startswith(prefix)
             and isinstance(r.data, dict) and r.data.get("round") == head["round"]
             and r.data.get("branchId", head.get("branchId")) == head.get("branchId")]

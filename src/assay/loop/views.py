@@ -302,11 +302,10 @@ def audit(store: Store, loop_id: str, *, from_round: int = 1,
                         "stopReason": d.get("stopReason"),
                         "rejectedAt": d.get("rejectedAt")})
             n += 1
-        directives = [r.data for r in reader.find(kind="loop-recovery",
-                                                  query=f"loop-recovery:{loop_id}:", limit=1000)
+        directives = [r.data for r in reader.find(prefix=f"loop-recovery:{loop_id}:",
+                                                  limit=1000)
                       if r.id.startswith(f"loop-recovery:{loop_id}:")]
-        gates = [r.data for r in reader.find(kind="loop", query=f"loop:{loop_id}:gate:",
-                                             limit=1000)
+        gates = [r.data for r in reader.find(prefix=f"loop:{loop_id}:gate:", limit=1000)
                  if r.id.startswith(f"loop:{loop_id}:gate:")]
     if not (rounds or rejections or directives or gates):
         raise AssayError(f"no audit data: loop {loop_id!r} has no committed round, rejected "

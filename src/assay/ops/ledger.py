@@ -393,6 +393,8 @@ def history_page(versions: list[Any], args: dict[str, Any]) -> dict[str, Any]:
 
 FIND_LIMIT = 100
 MAX_FIND_LIMIT = 1000
+# find counts the matches after its page exactly up to this many.
+MAX_OMITTED_COUNT = 10_000
 _FIND_FILTERS = ("query", "scope", "kind", "status", "link", "limit")
 
 
@@ -401,8 +403,9 @@ _FIND_FILTERS = ("query", "scope", "kind", "status", "link", "limit")
     summary="Find current records by scope, kind, status, link or a text query.",
     description=("Matches the query case-insensitively in ids and canonical data. "
                  "Records come in id order after the id named by after, at most limit of them; "
-                 "omitted counts the other matches after the page, and read_more holds the "
-                 "next page's read."),
+                 "omitted counts the other matches after the page (exactly up to 10,000; "
+                 "past that omitted_at_least is true), and read_more holds the next page's "
+                 "read."),
     writes=False,
     bounds=Bound("record", items=FIND_LIMIT, max_items=MAX_FIND_LIMIT,
                  arguments=("limit", "after"), recover=(
@@ -423,7 +426,10 @@ _FIND_FILTERS = ("query", "scope", "kind", "status", "link", "limit")
     ),
     output_schema={"type": "object", "properties": {
         "records": {"type": "array", "items": _RECORD}, "count": {"type": "integer"},
-        "more": {"type": "boolean"}, **PAGE_FACTS_SCHEMA}},
+        "more": {"type": "boolean"}, **PAGE_FACTS_SCHEMA,
+        "omitted_at_least": {"type": "boolean", "description": (
+            f"True when more than {MAX_OMITTED_COUNT:,} records match after the page: "
+            f"omitted.records is then {MAX_OMITTED_COUNT:,}, a lower bound.")}}},
 )
 def find(inv: Invocation, args: dict[str, Any]) -> Result:
     access = inv.access()
@@ -448,7 +454,14 @@ def find(inv: Invocation, args: dict[str, Any]) -> Result:
     with inv.store().reader() as reader:
         check_at_revision(reader, args.get("at_revision"))
         records = reader.find(limit=limit, **filters)
-        omitted = reader.find_count(**filters) - len(records) if len(records) == limit else 0
+        omitted = 0
+        if len(records) == limit:
+            # Counting every match would read every match: past the bound the
+            # count says "at least" (the next page's read is the same).
+            omitted = reader.find_count(**{**filters, "after": records[-1].id},
+                                        at_most=MAX_OMITTED_COUNT + 1)
+        at_least = omitted > MAX_OMITTED_COUNT
+        omitted = min(omitted, MAX_OMITTED_COUNT)
         reads = []
         if omitted:
             reads.append(recovering_read("find", {
@@ -456,7 +469,7 @@ def find(inv: Invocation, args: dict[str, Any]) -> Result:
                 "next_page"))
         facts = page_facts({"records": omitted}, reads)
         return Result({"records": [r.to_dict() for r in records], "count": len(records),
-                       "more": facts["truncated"], **facts},
+                       "more": facts["truncated"], **facts, "omitted_at_least": at_least},
                       ledger_revision=reader.ledger_revision)
 
 
