@@ -77,7 +77,7 @@ def raw_put(team: Team, who: str, record_id: str, data: dict[str, Any], *,
     kind = record_id.partition(":")[0]
     try:
         team.sql(who, "SELECT * FROM assay_put(%s, %s, 'project:demo', %s, 'x', %s, NULL, '[]', "
-                      "%s, '[]', 'claim', NULL, NULL, NULL, 'now', NULL, NULL, 0, %s)",
+                      "%s, '[]', 'claim', NULL, NULL, NULL, 'now', NULL, NULL, 0, %s, NULL)",
                  (record_id, kind, json.dumps(data), status, audience, principal))
     except psycopg.Error as exc:
         return exc.sqlstate, json.loads(exc.diag.message_primary or "{}")

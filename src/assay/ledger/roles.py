@@ -54,9 +54,9 @@ GATE_KINDS = ("gate-approval", "gate-binding", "gate-pin", "gate-session", "shel
 # with their argument types as PostgreSQL names them in GRANT.
 WRITE_FUNCTIONS = (
     ("assay_put(text, text, text, text, text, text, text, text, text, text, text, text, text, "
-    "bigint, text, text, text, bigint, text)"),
+    "bigint, text, text, text, bigint, text, text)"),
     ("assay_put_many(text[], text[], text[], text[], text[], text[], text[], text[], text[], "
-    "text[], text[], text[], text[], bigint[], text, text, text, bigint, text)"),
+    "text[], text[], text[], text[], bigint[], text, text, text, bigint, text, text[])"),
     "assay_write_lock()",
 )
 # Tables every member role reads in full.
