@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from assay.canonical import canonical_text
 from assay.errors import AssayError
 from assay.ops import Invocation, call
-from assay_testing import make_project
+from assay_testing import examples, make_project
 
 IDS = ["knowledge:a", "knowledge:b", "note:c"]
 
@@ -92,7 +92,7 @@ def _check(sequence: list[tuple[Any, ...]], dbs: tuple[str | None, str | None]) 
                 _OPEN.popitem()[1].close()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sequence=writes)
 def test_privacy_property_reads_ignore_others_private_writes(sequence: list[tuple[Any, ...]]) -> None:
     """For random writes by two principals with random audiences, bob's every read is unchanged by alice's private writes."""
@@ -104,7 +104,7 @@ def test_privacy_property_reads_ignore_others_private_writes_on_postgresql(pg_ur
     """The same property on PostgreSQL (two schemas, one per replay)."""
     other = pg_url.replace("assay_schema=", "assay_schema=w")
 
-    @settings(max_examples=20, deadline=None,
+    @settings(max_examples=examples(20), deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
     @given(sequence=writes)
     def run(sequence: list[tuple[Any, ...]]) -> None:
