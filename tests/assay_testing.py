@@ -76,7 +76,11 @@ class Project:
 
     def run(self, *args: str, input: str | bytes | None = None, env: dict[str, str] | None = None,
             timeout: float = 120, process: bool = False) -> CliResult:
-        """Run ``assay ARGS`` in the project; ``process=True`` starts the real console script."""
+        """Run ``assay ARGS`` in the project; ``process=True`` starts the real console script.
+
+        ``timeout`` bounds the child process; an in-process call is bounded by
+        pytest-timeout like the rest of its test.
+        """
         full_env = {**os.environ, **(env or {})}
         full_env.pop("ASSAY_DB", None)
         if self.db:
@@ -136,6 +140,7 @@ def run_in_process(args: list[str], *, cwd: Path | str, env: dict[str, str],
                 pipe.detach()
     return CliResult(code, out.getvalue().decode("utf-8", "replace"),
                      err.getvalue().decode("utf-8", "replace"))
+
 
 def make_project(root: Path, *, name: str = "demo", db: str | None = None,
                  extra_toml: str = "", git: bool = False, ledger: bool = True) -> Project:
