@@ -1,12 +1,19 @@
 """Test helpers shared by every test directory (a uniquely named module, not a conftest).
 
-``Project`` drives the real ``assay`` console script of the running
-interpreter's environment in a project directory.
+``Project`` drives the ``assay`` command line in a project directory. By
+default it calls the CLI's own dispatch function in this process, with the
+command's standard streams, environment and working directory swapped in and
+restored afterwards (see :func:`run_in_process`); ``Project.run(...,
+process=True)``, the commands in :data:`SUBPROCESS_COMMANDS` and
+``ASSAY_TEST_SUBPROCESS=1`` run the real console script instead. Tests about
+the process boundary itself (exit statuses at start-up, signals, the MCP
+stdio server, the stop hook's command) use the subprocess.
 """
 
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import pty
@@ -23,6 +30,20 @@ from typing import Any
 
 PG_URL = os.environ.get("ASSAY_TEST_POSTGRES_URL")
 ASSAY = str(Path(sys.executable).with_name("assay"))
+# Launchers that own the process (a stdio server, a story on the terminal) always run for real.
+SUBPROCESS_COMMANDS = frozenset({"mcp", "demo"})
+ALWAYS_SUBPROCESS = os.environ.get("ASSAY_TEST_SUBPROCESS", "") not in ("", "0")
+# Hypothesis budgets (profiles registered in tests/conftest.py): the default run
+# draws a fifth of each property's examples, HYPOTHESIS_PROFILE=thorough all of them.
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+
+
+def examples(thorough: int) -> int:
+    """A property's example budget: ``thorough`` under the thorough profile, a fifth by default.
+
+    The default keeps at least 10 (or ``thorough`` itself when smaller).
+    """
+    return thorough if THOROUGH else min(thorough, max(10, thorough // 5))
 
 
 def postgres_url(schema: str) -> str:
@@ -54,12 +75,19 @@ class Project:
     db: str | None = None
 
     def run(self, *args: str, input: str | bytes | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> CliResult:
+            timeout: float = 120, process: bool = False) -> CliResult:
+        """Run ``assay ARGS`` in the project; ``process=True`` starts the real console script.
+
+        ``timeout`` bounds the child process; an in-process call is bounded by
+        pytest-timeout like the rest of its test.
+        """
         full_env = {**os.environ, **(env or {})}
         full_env.pop("ASSAY_DB", None)
         if self.db:
             full_env["ASSAY_DB"] = self.db
         data = input.encode() if isinstance(input, str) else input
+        if not (process or ALWAYS_SUBPROCESS or args[:1] and args[0] in SUBPROCESS_COMMANDS):
+            return run_in_process(list(args), cwd=self.root, env=full_env, stdin=data or b"")
         proc = subprocess.run([ASSAY, *args], cwd=self.root, input=data, capture_output=True,
                               env=full_env, timeout=timeout, check=False)
         return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"),
@@ -70,6 +98,48 @@ class Project:
         result = self.run(*args, **kw)
         assert result.code == 0, (result.code, result.stdout, result.stderr)
         return result.json
+
+
+def run_in_process(args: list[str], *, cwd: Path | str, env: dict[str, str],
+                   stdin: bytes = b"") -> CliResult:
+    """Run the CLI's dispatch on ``args`` here, as the console script would in a child process.
+
+    The child's view is rebuilt for the call and taken down after it: the
+    working directory, ``os.environ`` (replaced whole, so child processes the
+    command starts see it too), and pipes for the three standard streams
+    (UTF-8; stdout strict and stderr ``backslashreplace``, as Python sets up
+    pipes). Exit statuses come from the return value or a ``SystemExit``.
+    """
+    from assay.cli import dispatch
+
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    out, err = io.BytesIO(), io.BytesIO()
+    pipes = (io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
+             io.TextIOWrapper(out, encoding="utf-8", errors="strict", write_through=True),
+             io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace",
+                              write_through=True))
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = pipes
+        try:
+            code = dispatch(args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for pipe in pipes:  # flushed, then let go without closing the buffers read below
+            if not pipe.closed:
+                pipe.flush()
+                pipe.detach()
+    return CliResult(code, out.getvalue().decode("utf-8", "replace"),
+                     err.getvalue().decode("utf-8", "replace"))
 
 
 def make_project(root: Path, *, name: str = "demo", db: str | None = None,

@@ -3,6 +3,10 @@
 PostgreSQL tests run against ``ASSAY_TEST_POSTGRES_URL``, each in its own
 fresh schema that is dropped afterwards. Without that variable they skip with
 a reason; with it set, an unreachable server fails them (CI sets it).
+
+Hypothesis has two profiles: ``default`` (a small budget, for every run) and
+``thorough`` (``HYPOTHESIS_PROFILE=thorough``: the full budgets of
+:func:`assay_testing.examples`, and more examples for properties without one).
 """
 
 from __future__ import annotations
@@ -13,8 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
-from assay_testing import PG_URL, Project, make_project, postgres_url
+from assay_testing import PG_URL, THOROUGH, Project, make_project, postgres_url
+
+settings.register_profile("default", max_examples=20, deadline=None)
+settings.register_profile("thorough", max_examples=500, deadline=None)
+settings.load_profile("thorough" if THOROUGH else "default")
 
 
 def _drop_schema(schema: str) -> None:

@@ -119,6 +119,7 @@ def test_bench_module_runs_in_quick_mode(module: str, tmp_path: Path) -> None:
     assert results["benchmarks"][module]
 
 
+@pytest.mark.bench  # runs the writer processes for half a minute: a benchmark, not a unit check
 def test_bench_quick_writers_rows_name_their_goals(tmp_path: Path) -> None:
     """The writer-process rows run in quick mode, each N with p50, p99, worst, fairness and throughput."""
     proc = _run_quick(tmp_path, "bench_writers")

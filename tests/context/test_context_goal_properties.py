@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from assay.context.goal import read_goal_bytes, regenerate
 from assay.context.todo import render_region
+from assay_testing import examples
 
 _chars = st.characters(blacklist_categories=("Cs",))
 _prose = st.text(_chars, max_size=40).map(lambda s: " ".join((s + "x").splitlines())[:-1])
@@ -54,7 +55,7 @@ def _document(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]]]:
     return text, intervals
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_document())
 def test_goal_text_plus_regions_is_the_whole_file(doc: tuple[str, list[tuple[int, int]]]) -> None:
     """The verbatim text and the excluded regions' lines partition the file exactly."""
@@ -75,7 +76,7 @@ def test_goal_text_plus_regions_is_the_whole_file(doc: tuple[str, list[tuple[int
 _todo_text = st.text(_chars, min_size=1, max_size=120).filter(lambda s: s.strip())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(texts=st.lists(_todo_text, min_size=1, max_size=5),
        newline=st.sampled_from(["\n", "\r\n"]))
 def test_goal_regenerated_regions_read_back_with_text_untouched(texts: list[str],
@@ -154,7 +155,7 @@ def _owned_document(draw: st.DrawFn) -> tuple[str, bool]:
     return "".join(p + newline for p in parts), foreign
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(doc=_owned_document(), texts=st.lists(_todo_text, max_size=3),
        principal=st.text(_chars, min_size=1, max_size=30))
 def test_goal_write_then_read_preserves_every_line_not_generated(

@@ -14,11 +14,13 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from loopx_documents import assay_view, loopx_documents, loopx_view
 
+from assay_testing import examples
+
 CORPUS = Path(__file__).parents[1] / "golden" / "context" / "loopx"
 FILES = sorted([*CORPUS.glob("corpus/*.md"), *CORPUS.glob("written/*.md")])
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(2000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(loopx_documents())
 def test_goal_loopx_reading_equals_loopx(text: str) -> None:
     """On any generated loopx-format file, assay's regions, ownership and todos equal loopx's."""

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from assay.context.refs import deduplicate, expand, resolve_pointer
 from assay.errors import AssayError
+from assay_testing import examples
 
 A = {"id": "todo:a", "text": "one", "status": "open"}
 A_CHANGED = {"id": "todo:a", "text": "one", "status": "claimed"}
@@ -76,7 +77,7 @@ _lane = st.sampled_from(["active", "open", "claimed", "blocked", "a/b", "t~x"])
 _view = st.dictionaries(_lane, st.lists(_record, max_size=6), max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(todos=st.lists(_record, max_size=6), agent=_view, user=_view)
 def test_refs_expand_of_deduplicated_inventory_is_the_full_inventory(
         todos: list, agent: dict, user: dict) -> None:

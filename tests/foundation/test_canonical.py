@@ -22,6 +22,7 @@ from assay.canonical import (
     parse,
 )
 from assay.errors import AssayError
+from assay_testing import examples
 
 
 def _double(bits: str) -> float:
@@ -329,7 +330,7 @@ JSON_VALUES = st.recursive(
     lambda children: st.lists(children, max_size=5) | st.dictionaries(_TEXT, children, max_size=5),
     max_leaves=30,
 )
-_PROPERTY = settings(max_examples=300, deadline=None,
+_PROPERTY = settings(max_examples=examples(300), deadline=None,
                      suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -376,14 +377,14 @@ def test_canonical_matches_rfc8785_package(value: Any) -> None:
     assert canonical_bytes(value) == rfc8785.dumps(value)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_FINITE)
 def test_canonical_numbers_match_rfc8785_package(number: float) -> None:
     """Every finite double is formatted exactly as the rfc8785 reference package formats it."""
     assert canonical_bytes(number) == rfc8785.dumps(number)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(min_value=-(2**1100), max_value=2**1100))
 def test_canonical_integers_are_exact_or_refused(number: int) -> None:
     """Any integer is either written as a double equal to it or refused as unsafe_integer."""
@@ -453,7 +454,7 @@ def test_canonical_fast_path_agrees_with_the_general_encoder(value: Any) -> None
         assert fast == _general_text(value)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_FINITE)
 def test_canonical_numbers_inside_documents_match_rfc8785_package(number: float) -> None:
     """Every finite double inside an array (the fast path's check) is written as rfc8785 writes it."""

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from assay.cli.app import _leaf
 from assay.cli.direct import COMMON_OPTIONS, command_words, parse
 from assay.ops import Invocation, Operation, call, lookup, operation_for, operations
+from assay_testing import examples
 
 OPERATIONS = list(operations())
 CLICK_PATH = "import sys\nfrom assay.cli.app import run\nsys.exit(run(sys.argv[1:]))"
@@ -50,7 +51,7 @@ def command_lines(draw: st.DrawFn, op: Operation) -> list[str]:
     return draw(st.lists(pool, max_size=8))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_direct_parse_agrees_with_click(data: st.DataObject) -> None:
     """Whenever the direct parser accepts words, click accepts them with the same parameters."""

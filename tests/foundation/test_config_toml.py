@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from assay.config import DEFAULT_EVIDENCE_IGNORE, init_project, load_project
 from assay.errors import AssayError
 from assay.tomltext import plain_toml
+from assay_testing import examples
 
 
 def _ordered(value: Any) -> Any:
@@ -104,7 +105,7 @@ _FRAGMENTS = ["[", "]", "[[", "]]", ".", "=", " ", "\t", "\n", "\r", "#", ",", '
               "c = [1, 2]\n", "# c\n", "\n\n"]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(st.sampled_from(_FRAGMENTS), max_size=24).map("".join))
 def test_plain_toml_never_differs_from_tomllib(text: str) -> None:
     """On any text, plain_toml gives None or what tomllib gives (and tomllib accepts it)."""

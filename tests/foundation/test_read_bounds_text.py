@@ -24,6 +24,7 @@ from assay.errors import AssayError
 from assay.ledger import open_store
 from assay.ledger.store import Write
 from assay.ops import operations
+from assay_testing import examples
 from paging_testing import runner
 
 # Thin list items carry a todo's first line as its title (content_truncated
@@ -166,7 +167,7 @@ def _project(root: Path, todos: list[tuple[str, str]], requirements: list[tuple[
     return run, intent
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(todos=st.lists(st.tuples(_TEXT, st.sampled_from(["agent", "user"])), min_size=1,
                       max_size=12),
        requirements=st.lists(st.tuples(_TEXT, _TEXT), min_size=1, max_size=4),

@@ -1,7 +1,8 @@
 """Shared pieces of the fuzzers: the example budget, the seed corpora, byte mutations.
 
-The default budget keeps the default suite quick; set ``ASSAY_FUZZ_EXAMPLES``
-(for example 5000) for a longer hunt. Every fuzzer starts from the seed files
+The budget follows the Hypothesis profile (150 examples per fuzzer under
+``HYPOTHESIS_PROFILE=thorough``, a fifth by default); set
+``ASSAY_FUZZ_EXAMPLES`` (for example 5000) for a longer hunt. Every fuzzer starts from the seed files
 in ``tests/fuzz/corpus/`` and mutates them, besides drawing fresh inputs.
 """
 
@@ -16,8 +17,10 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from assay_testing import examples
+
 CORPUS = Path(__file__).with_name("corpus")
-EXAMPLES = int(os.environ.get("ASSAY_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("ASSAY_FUZZ_EXAMPLES") or examples(150))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow, HealthCheck.filter_too_much,

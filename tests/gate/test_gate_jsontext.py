@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from assay.errors import AssayError
 from assay.gate import jsontext
+from assay_testing import examples
 
 LAYOUTS = [
     '{"a": 1, "b": [1, 2]}',
@@ -79,7 +80,7 @@ _values = st.recursive(
     max_leaves=8)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.dictionaries(st.text(max_size=6), _values, max_size=4),
        st.sampled_from([None, 2, 4, "\t"]), _values)
 def test_jsontext_round_trip_property(doc: dict, indent: int | str | None, value: object) -> None:

@@ -11,6 +11,7 @@ from intent_builders import Ledger, data, intent
 from assay.canonical import canonical_bytes
 from assay.intent.check import ISSUE_CODES, work_check
 from assay.intent.snapshot import ProjectBinding, RecordSnapshot
+from assay_testing import examples
 
 BINDING = ProjectBinding(root="/srv/project", scope="project:demo")
 
@@ -56,7 +57,7 @@ def scenarios(draw: st.DrawFn) -> Ledger:
     return ledger
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(scenarios(), st.randoms(use_true_random=False))
 def test_properties_report_is_consistent(ledger: Ledger, rnd: random.Random) -> None:
     """Ready iff no blocking issue; issue order is the documented one; order of versions is irrelevant."""

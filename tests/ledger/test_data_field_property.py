@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from assay.ledger import Write, open_store
 from assay.ledger.record import DATA_KEYS
+from assay_testing import examples
 
 IDS = ["todo:a", "todo:b", "note:c", "knowledge:d"]
 # Strings near every edge of how a value is stored: empty, control characters
@@ -31,7 +32,7 @@ def _expected(current: dict[str, Any], name: str, value: str | None) -> list[str
                   if name in data and (value is None or data[name] == value))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(writes=WRITES, name=st.sampled_from(DATA_KEYS), probe=st.one_of(STRINGS, st.none()))
 def test_find_by_data_field_matches_the_data(writes: list[Any], name: str,
                                              probe: str | None) -> None:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay_testing import Project, corrupt_version
+from assay_testing import Project, corrupt_version, examples
 
 
 def _put(project: Project, record_id: str, data: Any) -> dict[str, Any]:
@@ -267,7 +267,7 @@ def _outcome(read: Any, text: str) -> tuple[str, str]:
         return "damaged", "not_json"
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_stored_texts())
 def test_integrity_stored_text_checks_match_their_plain_form(text: str) -> None:
     """decode_stored accepts exactly what the plain checks accept, with the same value or reason."""
@@ -287,7 +287,7 @@ _NESTED = st.recursive(st.none() | st.integers() | st.text(max_size=3),
                        max_leaves=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_NESTED, st.integers(0, 12), st.integers(0, 8))
 def test_integrity_level_count_bounds_the_depth(value: Any, wraps: int, bound: int) -> None:
     """The level count sends every value nested deeper than the bound to the exact walk."""

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from assay.canonical import canonical_text
 from assay.errors import AssayError
 from assay.ops import Invocation, call
-from assay_testing import make_project
+from assay_testing import examples, make_project
 from pg_roles_testing import login_roles, role_url
 
 IDS = ["knowledge:a", "knowledge:b", "note:c"]
@@ -140,7 +140,7 @@ def _check(sequence: list[tuple[Any, ...]], dbs: tuple[str | None, str | None], 
                 _OPEN.popitem()[1].close()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sequence=writes)
 def test_privacy_property_reads_ignore_others_private_writes(sequence: list[tuple[Any, ...]]) -> None:
     """For random writes by two principals with random audiences, bob's every read is unchanged by alice's private writes."""
@@ -152,7 +152,7 @@ def test_privacy_property_reads_ignore_others_private_writes_on_postgresql(pg_ur
     """The same property on PostgreSQL (two schemas, one per replay)."""
     other = pg_url.replace("assay_schema=", "assay_schema=w")
 
-    @settings(max_examples=20, deadline=None,
+    @settings(max_examples=examples(20), deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
     @given(sequence=writes)
     def run(sequence: list[tuple[Any, ...]]) -> None:
@@ -170,7 +170,7 @@ def test_privacy_property_holds_for_two_real_login_roles(pg_url: str) -> None:
     """The same property with alice and bob as login roles, raw SQL reads of bob's role included."""
     other = pg_url.replace("assay_schema=", "assay_schema=w")
 
-    @settings(max_examples=15, deadline=None,
+    @settings(max_examples=examples(15), deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
     @given(sequence=writes)
     def run(sequence: list[tuple[Any, ...]]) -> None:

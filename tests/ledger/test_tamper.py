@@ -27,7 +27,7 @@ from assay.ledger.record import (
     version_digest,
 )
 from assay.ledger.store import SCHEMA_VERSION
-from assay_testing import PG_URL, Project, ledger_sql, make_project
+from assay_testing import PG_URL, Project, examples, ledger_sql, make_project
 
 SCOPE = "project:demo"
 V3 = Path(__file__).parent.parent / "fixtures" / "ledger_v3"
@@ -169,7 +169,7 @@ _TRICKY = st.text(alphabet=st.sampled_from(
      "\u2028", "\U0001f600", " "]), max_size=12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(values=st.lists(_TRICKY, min_size=4, max_size=4),
        revision=st.integers(1, 2**53), nullable=st.booleans())
 def test_tamper_seal_text_is_rfc8785(values: list[str], revision: int, nullable: bool) -> None:
@@ -183,7 +183,7 @@ def test_tamper_seal_text_is_rfc8785(values: list[str], revision: int, nullable:
 
 
 @pytest.mark.postgres
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(values=st.lists(_TRICKY.filter(lambda s: "\x00" not in s), min_size=4, max_size=4),
        revision=st.integers(1, 2**53), nullable=st.booleans())
 def test_tamper_server_seals_as_the_client_does(values: list[str], revision: int,

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from assay.ledger import Write, open_store
 from assay.ledger.sql import text_match
+from assay_testing import examples
 
 PLAIN = "(instr(lower(v.id), ?) > 0 OR instr(lower(v.data), ?) > 0)"
 
@@ -65,7 +66,7 @@ _VALUE = st.one_of(_TEXT, _TEXT.map(lambda t: t.encode("utf-8")),
                    st.binary(max_size=12), _TEXT.map(lambda t: t.encode("latin-1", "replace")))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(rows=st.lists(st.tuples(_VALUE, _VALUE), min_size=1, max_size=8),
        query=_TEXT.filter(bool))
 def test_text_match_equals_the_plain_condition_property(tmp_path_factory, rows, query) -> None:  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from packet_fixtures import boundary_files, validated_packet
 
 from assay.packet.validate import validate
+from assay_testing import examples
 from packet_testing import example_packet
 
 
@@ -39,7 +40,7 @@ def flip_one_byte(root: Path, files: list[str], data: st.DataObject) -> Any:
         path.write_bytes(original)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_packet_single_byte_change_is_never_silent(
         packet: tuple[Path, str, list[str]], data: st.DataObject) -> None:

@@ -23,6 +23,7 @@ from assay.packet.recon.run import (
     secret_rules,
     secret_rules_each,
 )
+from assay_testing import examples
 
 # Pieces that make assay's rules or the recon tool's own two patterns fire,
 # nearly fire, or fire only next to each other (the separator's ";" and
@@ -38,7 +39,7 @@ PIECES = [
 TEXTS = st.lists(st.sampled_from(PIECES), max_size=6).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.lists(TEXTS, max_size=8), max_size=6))
 def test_secret_screen_matches_each_document(groups: list[list[str]]) -> None:
     """Every document gets the rules it gets scanned alone, clean or not."""
@@ -66,7 +67,7 @@ def _json(children: Any) -> Any:
 VALUES = st.recursive(SCALARS, _json, max_leaves=8)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(VALUES, max_size=4), st.lists(VALUES, max_size=4))
 def test_members_compare_as_the_whole_lists(a: list[Any], b: list[Any]) -> None:
     """Member by member is the whole-list comparison (bools, numbers, key order)."""
@@ -83,7 +84,7 @@ MEMBERS = st.one_of(st.fixed_dictionaries({}, optional={"id": IDS, "other": IDS}
                     IDS)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(MEMBERS, max_size=10), st.lists(IDS, min_size=1, max_size=6))
 def test_finding_pointers_index_as_the_first_match(members: list[Any], wanted: list[Any]) -> None:
     """A finding points at the first object whose id equals it, as a scan finds it

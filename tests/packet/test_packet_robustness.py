@@ -14,6 +14,7 @@ from packet_fixtures import boundary_files, json_locations, validated_packet
 from assay.canonical import canonical_text, parse
 from assay.packet.layout import file_digest
 from assay.packet.validate import validate
+from assay_testing import examples
 from packet_testing import example_packet
 
 JSON = st.recursive(
@@ -65,7 +66,7 @@ def replace_one_value(root: Path, files: list[str], data: st.DataObject,
 
 
 
-@settings(max_examples=300, deadline=None,
+@settings(max_examples=examples(300), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_packet_robustness_replaced_value_never_crashes(

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.packet.redaction import find_secret, find_secrets
+from assay_testing import examples
 
 # Pieces that make rules fire, nearly fire, or fire only next to each other:
 # assignments cut off before their value, word-boundary rules after a word
@@ -23,7 +24,7 @@ PIECES = [
 TEXTS = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(TEXTS, max_size=40))
 def test_find_secrets_matches_one_by_one(texts: list[str]) -> None:
     """Every excerpt gets the same finding screened in a batch as scanned alone."""

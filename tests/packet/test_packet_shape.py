@@ -17,6 +17,7 @@ from assay.packet.assay.manifest import MANIFEST_SHAPE
 from assay.packet.assay.reviews import BRIEF_SHAPE, DOSSIER_SHAPE, RESULT_SHAPE
 from assay.packet.model import Issue
 from assay.packet.shape import Check, Sink
+from assay_testing import examples
 from packet_testing import example_packet
 
 _ROOT = Path(tempfile.mkdtemp(prefix="packet-shape-")) / "p"
@@ -49,7 +50,7 @@ def test_shape_valid_samples_pass() -> None:
         assert shape.ok(doc) and shape.report(Sink(issues, "x"), doc, "") and not issues
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(data=st.data())
 def test_shape_fast_and_report_agree(data: st.DataObject) -> None:
     """For any one-value change (or removal) of a sample, ok is False exactly when issues appear."""
@@ -77,7 +78,7 @@ def test_validation_forgets_matched_ids() -> None:
     assert not any(shape._MEMOS)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(value=JSON | st.sampled_from(["2026-08-31T00:00:00.000Z", "2026-13-01T00:00:00Z", 5.0, -0.0]),
        name=st.sampled_from(["TEXT", "NULLABLE_TEXT", "LIST", "TIMESTAMP"]) | st.just("INT"))
 def test_shape_recon_leaves_fast_and_report_agree(value: Any, name: str) -> None:

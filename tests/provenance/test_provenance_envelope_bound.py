@@ -24,6 +24,7 @@ from assay.provenance.envelope import (
     merge,
     parse_envelope,
 )
+from assay_testing import examples
 
 EPOCH = "e" * 32
 _RANK = {status: rank for rank, status in enumerate(STATUSES)}
@@ -152,7 +153,7 @@ def _assert_valid(result: Envelope) -> None:
     assert parse_envelope(result.to_dict()) == result
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(inputs=st.lists(envelopes(), min_size=1, max_size=4),
        status=st.sampled_from(STATUSES), reason=st.sampled_from([None, *REASONS]),

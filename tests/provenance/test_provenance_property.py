@@ -13,6 +13,7 @@ from provenance_helpers import SCOPE, access, typed
 from assay.ledger import open_store
 from assay.ledger.store import SourceRef, Write
 from assay.provenance import saved
+from assay_testing import examples
 
 AUDIENCES = ["project", "private:alice", "private:bob"]
 
@@ -42,7 +43,7 @@ def _handle(store: Any, audience: str) -> Any:
     return store.as_principal(audience.removeprefix("private:") if audience != "project" else None)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graph=graphs())
 def test_provenance_admission_iff_whole_closure_readable(graph: dict[str, Any]) -> None:
     """For random graphs, audiences and revocations, admission equals the closure model.

@@ -5,14 +5,18 @@ tests run as root, the session installs it (``apt-get install -y chromium``,
 after ``apt-get update`` if needed), as ``.ci/run`` does. When it cannot be
 installed the tests skip with the reason, except under ``CI`` (set and not
 ``0``/``false``), where a missing browser fails them. Playwright's own browser
-download (``playwright install``) is never used.
+download (``playwright install``) is never used. Parallel test workers install
+it one at a time (a lock file in the temporary directory); each browser keeps
+its profile in a temporary directory of its own.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,7 +56,9 @@ def _install() -> str:
 def chromium_path() -> str:
     """The Chromium executable, installed if missing (skips outside CI when impossible)."""
     if not os.path.exists(CHROMIUM):
-        why = _install()
+        with open(Path(tempfile.gettempdir()) / "assay-tests-chromium.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be installing it right now
+            why = "" if os.path.exists(CHROMIUM) else _install()
         if why:
             if _in_ci():
                 pytest.fail(f"CI needs {CHROMIUM} for the browser tests: {why}")

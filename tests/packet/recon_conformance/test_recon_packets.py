@@ -19,7 +19,7 @@ from assay.mcp.server import build_server
 from assay.packet import lifecycle, quarantine
 from assay.packet.render import publish
 from assay.packet.validate import check_and_withdraw, validate
-from assay_testing import Project
+from assay_testing import Project, examples
 from recon_testing import recon_packet
 
 
@@ -236,7 +236,7 @@ def standard(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return fixture(tmp_path_factory.mktemp("recon-robust"), 2)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_recon_replaced_value_never_crashes(standard: Any, data: st.DataObject) -> None:
     """Replacing any one value of any recon JSON file never raises: issues or a run."""
