@@ -36,7 +36,7 @@ def test_sub():
     assert calc.sub(5, 3) == 2
 '''
 WEAKENED = TESTS.replace("assert calc.add(2, 3) == 5", "assert calc.add(2, 3) is not None")
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+PYTEST = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
           "--junitxml=reports/unit.xml", "tests"]
 UNIT = (f"\n[evidence.commands.unit]\nargv = {json.dumps(PYTEST)}\ntimeout = 120\n"
         'results = { format = "junit", path = "reports/unit.xml" }\n')

@@ -122,7 +122,7 @@ def agent(tmp_path: Path) -> AgentSteps:
     steps.write("tests/test_lockout.py", SUITE)
     steps.write(".gitignore", "reports/\n")
     assert project.run("init").code == 0
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
             "--junitxml=reports/unit.xml", "tests"]
     with open(root / "assay.toml", "a", encoding="utf-8") as handle:
         handle.write(f"\n[evidence.commands.unit]\nargv = {json.dumps(argv)}\n"

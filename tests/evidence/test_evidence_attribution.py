@@ -89,7 +89,7 @@ def test_attribution_results_without_tests_are_refused(tmp_path: Path) -> None:
 
 def test_attribution_missing_results_of_pytest_name_junitxml(tmp_path: Path) -> None:
     """pytest without --junitxml writes no file: the refusal says which option to add."""
-    argv = [sys.executable, "-m", "pytest", "--version"]
+    argv = [sys.executable, "-B", "-m", "pytest", "--version"]
     toml = (f"\n[evidence.commands.unit]\nargv = {json.dumps(argv)}\n"
             'results = { format = "junit", path = "reports/unit.xml" }\n')
     results = recorded(project(tmp_path, toml))

@@ -35,7 +35,7 @@ class TestGroup:
 
 def pytest_run(tmp_path: Path, source: str, *extra: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_suite.py").write_text(source, encoding="utf-8")
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    return subprocess.run([sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "--strict-markers", "--junitxml=out.xml", *extra, "test_suite.py"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
 

@@ -69,7 +69,7 @@ def test_add():
 def test_sub():
     assert calc.sub(5, 3) == 2
 '''
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+PYTEST = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
           "--junitxml=reports/unit.xml", "tests"]
 UNIT = (f"\n[evidence.commands.unit]\nargv = {json.dumps(PYTEST)}\ntimeout = 120\n"
         'results = { format = "junit", path = "reports/unit.xml" }\n')
