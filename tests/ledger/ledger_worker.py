@@ -12,7 +12,8 @@ ids), printing each receipt as a JSON line.
 ``late URL BOUND_MS [own-alarm]``: one put with a wait bound of BOUND_MS
 (behind a holder, it times out), printing the outcome and the process's
 ``SIGALRM`` state as one JSON line; then, after a line on standard input,
-a second put with the full bound. ``own-alarm`` first installs a handler of
+a second put with the full bound (none when standard input is closed
+first). ``own-alarm`` first installs a handler of
 its own for ``SIGALRM``.
 
 ``hold URL``: opens a write transaction (holding the writers' queue and the
@@ -93,7 +94,9 @@ def late(url: str, bound_ms: int, own_alarm: bool) -> None:
     print(json.dumps({"outcome": outcome,
                       "handler": "own" if handler is mine else str(handler),
                       "timer": list(signal.getitimer(signal.ITIMER_REAL))}), flush=True)
-    sys.stdin.readline()
+    if not sys.stdin.readline():  # standard input closed: only the first outcome was wanted
+        store.close()
+        return
     store.busy_timeout_ms = 30_000  # type: ignore[attr-defined]
     receipt = store.put(Write(id="knowledge:next", data={}, scope=SCOPE))
     print(json.dumps(receipt.to_dict()), flush=True)
