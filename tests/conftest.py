@@ -26,6 +26,14 @@ settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile("thorough" if THOROUGH else "default")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Two workers a core for ``-n auto``: many tests wait on a real subprocess, lock or
+    server, and a second worker a core keeps the core busy meanwhile."""
+    import os
+
+    return 2 * (os.cpu_count() or 1)
+
+
 def _drop_schema(schema: str) -> None:
     import psycopg
 
