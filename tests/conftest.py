@@ -11,6 +11,8 @@ Hypothesis has two profiles: ``default`` (a small budget, for every run) and
 
 from __future__ import annotations
 
+import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,13 @@ from hypothesis import settings
 
 from assay_testing import PG_URL, THOROUGH, Project, make_project, postgres_url
 
+# The suite starts the real `assay` script, its stop hook and MCP server many
+# times: each of those processes (and each xdist worker, which inherits this
+# environment) reads the package's cached bytecode instead of compiling every
+# module again, even where the environment asks Python not to write bytecode.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 settings.register_profile("default", max_examples=20, deadline=None)
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile("thorough" if THOROUGH else "default")
@@ -29,8 +38,6 @@ settings.load_profile("thorough" if THOROUGH else "default")
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """Two workers a core for ``-n auto``: many tests wait on a real subprocess, lock or
     server, and a second worker a core keeps the core busy meanwhile."""
-    import os
-
     return 2 * (os.cpu_count() or 1)
 
 
