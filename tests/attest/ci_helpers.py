@@ -11,33 +11,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from assay.config import STATE_IGNORE
 from assay_testing import Project, data, make_project, op
+# The agent's project; the CI tests import its parts from here too.
+from calc_project import BROKEN, CALC, INTENT, PYTEST, TESTS  # noqa: F401
 
-INTENT = "knowledge:calc"
-CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
-BROKEN = CALC.replace("return a + b", "return a * b")
-TESTS = '''import pytest
-
-import calc
-
-
-@pytest.mark.requirement("R1")
-def test_add():
-    assert calc.add(2, 3) == 5
-
-
-@pytest.mark.requirement("R2")
-def test_sub():
-    assert calc.sub(5, 3) == 2
-'''
 WEAKENED = TESTS.replace("assert calc.add(2, 3) == 5", "assert calc.add(2, 3) is not None")
-PYTEST = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-          "--junitxml=reports/unit.xml", "tests"]
 UNIT = (f"\n[evidence.commands.unit]\nargv = {json.dumps(PYTEST)}\ntimeout = 120\n"
         'results = { format = "junit", path = "reports/unit.xml" }\n')
 BUNDLE = ".assay/attestations/calc.intoto.jsonl"

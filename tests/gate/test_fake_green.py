@@ -50,27 +50,9 @@ from assay.ledger import Write, open_store
 from assay.ops import Invocation, call
 from assay_testing import PG_URL, Project, ledger_rows, ledger_sql, make_project, refused
 from assay_testing import data as op
+from calc_project import BROKEN, CALC, INTENT, PYTEST, TESTS
 
-INTENT = "knowledge:calc"
 REVIEWER = "alice"
-CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
-BROKEN = CALC.replace("return a + b", "return a * b")
-TESTS = '''import pytest
-
-import calc
-
-
-@pytest.mark.requirement("R1")
-def test_add():
-    assert calc.add(2, 3) == 5
-
-
-@pytest.mark.requirement("R2")
-def test_sub():
-    assert calc.sub(5, 3) == 2
-'''
-PYTEST = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-          "--junitxml=reports/unit.xml", "tests"]
 UNIT = (f"\n[evidence.commands.unit]\nargv = {json.dumps(PYTEST)}\ntimeout = 120\n"
         'results = { format = "junit", path = "reports/unit.xml" }\n')
 GATE = f'\n[gate]\nintents = ["{INTENT}"]\n'
