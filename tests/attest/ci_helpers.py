@@ -16,6 +16,7 @@ from typing import Any
 
 from assay.config import STATE_IGNORE
 from assay_testing import Project, data, make_project, op
+
 # The agent's project; the CI tests import its parts from here too.
 from calc_project import BROKEN, CALC, INTENT, PYTEST, TESTS  # noqa: F401
 
