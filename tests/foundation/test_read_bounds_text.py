@@ -112,7 +112,8 @@ def _follow(run: Any, data: Any, pages: list[Any]) -> None:
     pages.append(data)
     if isinstance(data, dict) and isinstance(data.get("read_more"), list):
         for read in data["read_more"]:
-            assert len(pages) < 200
+            assert len(pages) < 200, [(page.get("read_more") if isinstance(page, dict) else None)
+                                      for page in pages[-3:]]
             _follow(run, run(read["tool"], read["arguments"]), pages)
 
 
