@@ -11,6 +11,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -31,11 +32,20 @@ from ci_helpers import (
 from assay_testing import ASSAY, Project, data
 
 
+@pytest.fixture(scope="module")
+def attested_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The attested repository, built once per module (a run of the check, a key, an attestation)."""
+    project = agent_repo(tmp_path_factory.mktemp("attested") / "agent")
+    return project.root, prove_and_attest(project)
+
+
 @pytest.fixture
-def attested(tmp_path: Path) -> tuple[Project, str]:
-    """An agent's repository whose attestation says ready and is committed, and its commit."""
-    project = agent_repo(tmp_path / "agent")
-    return project, prove_and_attest(project)
+def attested(attested_once: tuple[Path, str], tmp_path: Path) -> tuple[Project, str]:
+    """An agent's repository whose attestation says ready and is committed, and its commit:
+    each test gets its own copy (work tree, git history and ledger)."""
+    built, at = attested_once
+    shutil.copytree(built, tmp_path / "agent", symlinks=True)
+    return Project(root=tmp_path / "agent"), at
 
 
 def test_ci_verify_agrees_when_the_attested_work_really_passes(

@@ -10,7 +10,7 @@ from foundation_cli import VENV_BIN
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL_AND_DEMO = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/assay demo"
-INSTALL_AND_TEST = ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
+INSTALL_AND_TEST = ("python3 -m venv .venv && .venv/bin/pip install -q --no-compile -e '.[test]' && "
                     ".venv/bin/python -m pytest -q")
 
 
