@@ -94,8 +94,11 @@ def fit(candidates: Sequence[T], build: Callable[[Sequence[T], Sequence[T], int]
     one item adds to it. Candidates are walked in order; at most ``limit`` are
     walked (shown or oversized), and the walk stops at the first item that
     would overflow the budget. The answer is then measured, and the last
-    walked items are given back until it fits: the result never exceeds
-    ``max_bytes`` unless even an empty page does. None means unbounded.
+    walked items are given back until it fits; the first one is never given
+    back but turned into an exact read, so every page with candidates walks
+    at least one (following the pages always ends). The result exceeds
+    ``max_bytes`` only when a page holding one exact read does. None means
+    unbounded.
     Cost: one ``size`` per walked item and usually one ``build``.
     """
     base = encoded_size(build((), (), len(candidates)))
@@ -123,7 +126,15 @@ def fit(candidates: Sequence[T], build: Callable[[Sequence[T], Sequence[T], int]
 
     document = assemble()
     while max_bytes is not None and walked and encoded_size(document) > max_bytes:
-        walked.pop()
+        if len(walked) > 1:
+            walked.pop()
+        elif walked[0][1]:
+            # The one item left does not fit after all (the estimate was
+            # short): it becomes an exact read, so the page still moves the
+            # walk on. An empty page would name itself as the next one.
+            walked[0] = (walked[0][0], False)
+        else:
+            break
         document = assemble()
     return Fitted(document=document,
                   shown=tuple(i for i, fits in walked if fits),
