@@ -269,3 +269,61 @@ def test_text_index_unavailable_without_pg_trgm(pg_url: str, tmp_path: Path) -> 
             assert "advisories" not in found
         finally:
             owner_sql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+
+
+@pytest.mark.postgres
+def test_text_index_serves_a_role_under_row_level_security(pg_url: str) -> None:
+    """A role other than the owner finds a rare term through the trigram indexes (by the
+    server's assay_text_candidates), sees only its partitions, and a role without access
+    learns nothing from the function."""
+    from assay.ledger.sql import SqlReader, like_pattern
+
+    owner = open_store(pg_url)
+    with login_roles("agent", "other", "stranger") as roles:
+        try:
+            for name in ("agent", "other"):
+                owner.grant(roles[name], "agent")
+            owner.put_many([Write(id=f"knowledge:r{i}", scope=SCOPE, data={"t": f"entry {i}"})
+                            for i in range(50)])
+            owner.put_many([
+                Write(id="knowledge:a", scope=SCOPE, data={"t": "a Quokka"}),
+                Write(id="knowledge:mine", scope=SCOPE, data={"t": "quokka"},
+                      audience=f"private:{roles['agent']}"),
+                Write(id="knowledge:theirs", scope=SCOPE, data={"t": "quokka"},
+                      audience=f"private:{roles['other']}")])
+            agent = open_store(role_url(pg_url, roles["agent"]), principal=roles["agent"])
+            calls: list[str] = []
+            original = SqlReader._execute
+
+            def execute(self: SqlReader, sql: str, params: Any) -> None:
+                calls.append(sql)
+                original(self, sql, params)
+
+            try:
+                SqlReader._execute = execute  # type: ignore[method-assign]
+                with agent.reader() as r:
+                    assert [x.id for x in r.find(query="QUOKKA")] == ["knowledge:a",
+                                                                      "knowledge:mine"]
+            finally:
+                SqlReader._execute = original  # type: ignore[method-assign]
+                agent.close()
+            assert any("assay_text_candidates" in sql for sql in calls)
+            agent = open_store(role_url(pg_url, roles["agent"]), principal=roles["agent"])
+            try:
+                _assert_same(agent, ["quokka", "entry 1", "ry 4"])
+            finally:
+                agent.close()
+            import psycopg
+
+            schema = pg_url.rpartition("assay_schema=")[2]
+            stranger = role_url(pg_url.partition("?")[0], roles["stranger"])
+            owner_sql(f"GRANT USAGE ON SCHEMA {schema} TO {roles['stranger']}")
+            try:
+                with psycopg.connect(stranger, autocommit=True) as conn:
+                    rows = conn.execute(f"SELECT {schema}.assay_text_candidates(%s, 10)",
+                                        (like_pattern("quokka"),)).fetchall()
+            finally:
+                owner_sql(f"REVOKE USAGE ON SCHEMA {schema} FROM {roles['stranger']}")
+            assert rows == []
+        finally:
+            owner.close()

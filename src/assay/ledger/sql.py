@@ -258,9 +258,10 @@ _NOT_SHADOWED = ("NOT (v.audience = 'project' AND EXISTS (SELECT 1 FROM record_v
 # A text query's needle is looked up in the text index only from this many
 # characters: a trigram index holds no shorter term (a shorter one is scanned).
 TEXT_INDEX_MIN = 3
-# SQLite: past this many candidates in the text index, a find reads the
-# current records in id order instead (a common term fills a page from the
-# first few), so neither plan reads more than about this many rows for a page.
+# Past this many candidates in the text index (SQLite, and PostgreSQL under
+# row-level security), a find reads the current records in id order instead
+# (a common term fills a page from the first few), so neither plan reads
+# more than about this many rows for a page.
 _TEXT_CANDIDATES = 5_000
 
 
@@ -383,6 +384,7 @@ class SqlReader:
         # Whether a text query reads the text index (else every current record).
         self.text_index = ledger.text_index
         self._candidates: dict[str, bool] = {}
+        self._secured: dict[str, list[int] | None] = {}
 
     def _execute(self, sql: str, params: Sequence[Any]) -> None:
         try:
@@ -550,10 +552,29 @@ class SqlReader:
                 pattern = like_pattern(needle)
                 where.append("(lower(v.id) LIKE ? OR lower(v.data) LIKE ?)")
                 params.extend([pattern, pattern])
+                if self._ledger.role_bound:
+                    candidates = self._secured_candidates(pattern)
+                    if candidates is not None:
+                        where.append("v.ledger_revision = ANY(?)")
+                        params.append(candidates)
             else:
                 where.append("(strpos(lower(v.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
                 params.extend([needle, needle])
         return f"{source}{joins} WHERE " + " AND ".join(where), params
+
+    def _secured_candidates(self, pattern: str) -> list[int] | None:
+        """PostgreSQL under row-level security: the versions the trigram indexes name, if few.
+
+        The server function ``assay_text_candidates`` reads the indexes for
+        this role's rows (see function_postgres.sql); None past
+        ``_TEXT_CANDIDATES`` (a common term: the id walk is cheaper).
+        """
+        if pattern not in self._secured:
+            rows = self._rows("SELECT assay_text_candidates(?, ?)",
+                              (pattern, _TEXT_CANDIDATES + 1))
+            self._secured[pattern] = ([int(row[0]) for row in rows]
+                                      if len(rows) <= _TEXT_CANDIDATES else None)
+        return self._secured[pattern]
 
     def _few_candidates(self, needle: str) -> bool:
         """Whether SQLite's text index holds at most ``_TEXT_CANDIDATES`` versions with ``needle``.
@@ -679,6 +700,9 @@ class SqlLedger(SqlWriter):
     # server without pg_trgm has none, and a test may switch it off to
     # compare the two paths.
     text_index = True
+    # PostgreSQL: whether the session reads under row-level security (a role
+    # other than the ledger's owner, see assay.ledger.roles).
+    role_bound = False
 
     # -- dialect hooks (with those of SqlWriter) ----------------------------------
     @contextmanager
