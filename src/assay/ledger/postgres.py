@@ -91,8 +91,6 @@ class PostgresStore(SqlLedger):
     # that role alone (see assay.ledger.roles).
     role = ""
     role_bound = False
-    # Why the trigram index could not be made, when it could not (the server's words).
-    text_index_refusal = ""
 
     def __init__(self, url: str, *, principal: str | None = None, create: bool = True,
                  default_principal: bool = False) -> None:
@@ -220,8 +218,7 @@ class PostgresStore(SqlLedger):
                                 f"USING gin (lower({column}) {opclass})")
         except (psycopg.errors.InsufficientPrivilege, psycopg.errors.FeatureNotSupported,
                 psycopg.errors.UndefinedFile, psycopg.errors.UndefinedObject,
-                psycopg.errors.InvalidSchemaName) as exc:
-            self.text_index_refusal = str(exc).strip()
+                psycopg.errors.InvalidSchemaName):
             return False
         return True
 

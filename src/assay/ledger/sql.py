@@ -72,8 +72,7 @@ if TYPE_CHECKING:
 _CHAIN_PAGE = 2000
 
 __all__ = ["FUNCTIONS_FROM", "MAX_BATCH", "MIGRATIONS", "TEXT_INDEX_MIN", "SqlLedger", "SqlReader",
-           "fts_phrase", "index_keys", "is_indexable", "like_pattern", "migration_steps",
-           "now_rfc3339"]
+           "index_keys", "like_pattern", "migration_steps", "now_rfc3339"]
 
 # Every read selects a version's columns in VERSION_FIELDS order, then its
 # seal (see _record).
