@@ -86,6 +86,12 @@ class SqliteStore(SqlLedger):
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise _storage_error(exc, self.location) from None
+        except UnicodeDecodeError:
+            # A damaged schema page: SQLite's message quotes the damaged
+            # bytes, which Python then cannot decode.
+            self._conn.close()
+            raise _storage_error(sqlite3.DatabaseError("database disk image is malformed"),
+                                 self.location) from None
         except AssayError:
             self._conn.close()
             raise
