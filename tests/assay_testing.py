@@ -46,6 +46,24 @@ def examples(thorough: int) -> int:
     return thorough if THOROUGH else min(thorough, max(10, thorough // 5))
 
 
+def package_at(commit: str, factory: Any) -> Path:
+    """The ``assay`` package of ``commit`` of this repository, to put on ``PYTHONPATH``.
+
+    Unpacked under a directory of ``factory`` (pytest's ``tmp_path_factory``);
+    the test is skipped when the commit is not in the history (a shallow clone).
+    """
+    import pytest
+
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(["git", "-C", str(root), "archive", commit, "src/assay"],
+                             capture_output=True, check=False)
+    if archive.returncode != 0:
+        pytest.skip(f"the commit {commit[:7]} is not in this repository's history")
+    target = factory.mktemp("package")
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return Path(target) / "src"
+
+
 def postgres_url(schema: str) -> str:
     """The test server's URL pointing assay at ``schema``."""
     assert PG_URL

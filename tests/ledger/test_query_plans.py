@@ -208,11 +208,53 @@ def test_agent_path_read_uses_an_index(busy: Any, ledger_url: str, read: str,
 
 def test_plan_check_catches_a_text_search(busy: Any, ledger_url: str,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check itself fails a read that searches the data text (so it can fail)."""
+    """The check itself fails a read that scans the data text (so it can fail): a query too
+    short for the text index."""
     store = open_store(ledger_url)
     try:
         with recorded(monkeypatch) as statements, store.reader() as r:
-            r.find(query='"context_role":"orientation"', limit=10)
+            r.find(query='"c', limit=10)
     finally:
         store.close()
     assert _scans(ledger_url, statements) != []
+
+
+def _plan_text(url: str, statements: list[tuple[str, tuple[Any, ...]]]) -> str:
+    """Every statement's plan, as one text (SQLite's plan rows, PostgreSQL's JSON)."""
+    if url.startswith("postgres"):
+        with _pg(url) as conn:
+            return "\n".join(json.dumps(conn.execute("EXPLAIN (FORMAT JSON) " + sql,
+                                                      params).fetchone()[0])
+                             for sql, params in statements)
+    conn = sqlite3.connect(url)
+    try:
+        return "\n".join(row[3] for sql, params in statements
+                         for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+    finally:
+        conn.close()
+
+
+def test_find_of_a_rare_term_reads_the_text_index(busy: Any, ledger_url: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rare term's find and count read the text index (SQLite's FTS5 table, PostgreSQL's
+    trigram GIN index), never the ledger whole."""
+    store = open_store(ledger_url)
+    try:
+        store.put(Write(id="note:rare", data={"text": "a Quokka"}, scope=SCOPE))
+    finally:
+        store.close()
+    _analyze(ledger_url)
+    store = open_store(ledger_url)
+    try:
+        with recorded(monkeypatch) as statements, store.reader() as r:
+            assert [x.id for x in r.find(query="QUOKKA", limit=10)] == ["note:rare"]
+            assert r.find_count(query="quokka", at_most=10_001) == 1
+    finally:
+        store.close()
+    assert _scans(ledger_url, statements) == []
+    plans = _plan_text(ledger_url, statements)
+    if ledger_url.startswith("postgres"):
+        assert "record_versions_data_text" in plans and "record_versions_id_text" in plans
+    else:
+        assert "SCAN record_text VIRTUAL TABLE" in plans
+        assert "SEARCH v USING INTEGER PRIMARY KEY" in plans

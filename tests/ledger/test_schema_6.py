@@ -15,6 +15,7 @@ from assay.errors import AssayError
 from assay.ledger import Write, open_store
 from assay.ledger.record import DATA_KEYS, INDEX_TABLES, NOT_A_STRING, data_keys, key_value
 from assay.ledger.store import SCHEMA_VERSION
+from assay_testing import package_at
 
 SCOPE = "project:demo"
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,13 +73,7 @@ print(json.dumps(out))
 @pytest.fixture(scope="module")
 def release_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The package of the previous release, checked out of this repository's history."""
-    target = tmp_path_factory.mktemp("release")
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", RELEASE, "src/assay"],
-                             capture_output=True, check=False)
-    if archive.returncode != 0:
-        pytest.skip(f"the release {RELEASE[:7]} is not in this repository's history")
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
-    return target / "src"
+    return package_at(RELEASE, tmp_path_factory)
 
 
 def _written_by_release(release_src: Path, url: str) -> dict[str, Any]:

@@ -270,6 +270,7 @@ class AsOfReader:
         self.ledger_revision = ledger_revision
         self.epoch = reader.epoch
         self.principal = reader.principal
+        self.text_index: bool = reader.text_index
 
     def history(self, record_id: str, *, audience: str | None = None) -> list[Record]:
         # The reader's own partition overlays the project's only from the

@@ -447,6 +447,30 @@ BEGIN
 END
 $fn$;
 
+-- assay_text_candidates: the ledger revisions of at most p_limit versions
+-- whose lower(id) or lower(data) is LIKE p_pattern (find's text query), among
+-- the versions the calling role reads (its SELECT privilege and the policy
+-- below, applied here as a condition on session_user). A role under
+-- row-level security calls it so that the trigram indexes answer: there,
+-- LIKE (not leakproof) is evaluated only after the policy, on every row. It
+-- runs as the owner (SECURITY DEFINER) and plans the query with the pattern
+-- itself, so a rare term reads the indexes and a common one stops at the
+-- limit. The owner reads with LIKE directly and never calls it.
+CREATE OR REPLACE FUNCTION assay_text_candidates(p_pattern text, p_limit integer)
+RETURNS SETOF bigint
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
+BEGIN
+    IF NOT has_table_privilege(session_user, 'record_versions', 'SELECT') THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT v.ledger_revision FROM record_versions v '
+        'WHERE (lower(v.id) LIKE %1$L OR lower(v.data) LIKE %1$L) '
+        'AND (v.audience = ''project'' OR v.audience = ''private:'' || session_user) '
+        'LIMIT %2$s', p_pattern, p_limit);
+END
+$fn$;
+
 -- Row-level security: a role that is not the ledger's owner (nor a
 -- superuser) reads, even with raw SQL, only the project partition and its
 -- own private partition (private:<its role>), and its own request ids. The

@@ -41,6 +41,9 @@ from assay.ledger.write import PreparedWrite, Receipt, Write, WriteBasis
 
 __all__ = ["PostgresStore"]
 
+# find's text index (schema 7): a trigram index on the lower-cased id and
+# data of every version, which LIKE '%needle%' on the same expressions reads.
+_TEXT_INDEXES = (("record_versions_id_text", "id"), ("record_versions_data_text", "data"))
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _MIGRATION_LOCK = 0x61737361  # advisory lock key for schema creation ("assa")
 # How long any statement waits for a lock before it fails (ledger_busy), in ms.
@@ -138,13 +141,19 @@ class PostgresStore(SqlLedger):
             cur.execute(f"SELECT to_regclass('{self.schema}.ledger_meta') IS NOT NULL, "
                         "session_user, coalesce(pg_has_role(session_user, (SELECT c.relowner "
                         f"FROM pg_class c WHERE c.oid = to_regclass('{self.schema}."
-                        "record_versions')), 'MEMBER'), true)")
+                        "record_versions')), 'MEMBER'), true), "
+                        f"to_regnamespace('{self.schema}') IS NOT NULL, "
+                        f"to_regclass('{self.schema}.{_TEXT_INDEXES[1][0]}') IS NOT NULL, "
+                        "EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm')")
             exists = cur.fetchone()
             assert exists is not None  # one row, always
             self.role, self.role_bound = str(exists[1]), not exists[2]
+            self.text_index = bool(exists[4])
             if not exists[0] and not self._create:
                 raise ledger_not_found(self.location)
-            if not exists[0]:
+            if not exists[3]:
+                # Only when missing: a schema made for the role by an
+                # administrator needs no privilege on the database.
                 cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
             cur.execute(f"SET LOCAL search_path TO {self.schema}, pg_temp")
             version = 0
@@ -155,6 +164,10 @@ class PostgresStore(SqlLedger):
                 if version > SCHEMA_VERSION:
                     raise schema_too_new(version, self.location)
                 if version == SCHEMA_VERSION:
+                    if not self.text_index and exists[5] and not self.role_bound:
+                        # pg_trgm was installed since the ledger was made
+                        # without it: its owner builds the index now, once.
+                        self.text_index = self._make_text_index(cur)
                     self._set_path()
                     return
                 if self.role_bound:
@@ -175,8 +188,39 @@ class PostgresStore(SqlLedger):
                         .read_text("utf-8"))
             for statement in migration_steps(self.dialect, version, start=FUNCTIONS_FROM):
                 cur.execute(statement)
+            self.text_index = self._make_text_index(cur)
             _seed_meta(cur, "%s")
         self._set_path()
+
+    def _make_text_index(self, cur: Any) -> bool:
+        """Make find's trigram indexes (schema 7), installing ``pg_trgm`` if it is missing.
+
+        False, with nothing changed, when the server cannot: the extension is
+        not installed on it, or this role may not create it (a trusted
+        extension needs the CREATE privilege on the database). The ledger
+        then works without the index: find scans (``text_index_unavailable``).
+        A new extension goes in the ``public`` schema, not the ledger's, so
+        that dropping one ledger's schema never drops another's index.
+        """
+        try:
+            with self._conn.transaction():  # a savepoint: a refusal undoes only this
+                cur.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+                            "ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'")
+                row = cur.fetchone()
+                if row is None:
+                    cur.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+                    namespace = "public"
+                else:
+                    namespace = str(row[0])
+                opclass = '"' + namespace.replace('"', '""') + '".gin_trgm_ops'
+                for name, column in _TEXT_INDEXES:
+                    cur.execute(f"CREATE INDEX IF NOT EXISTS {name} ON record_versions "
+                                f"USING gin (lower({column}) {opclass})")
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.FeatureNotSupported,
+                psycopg.errors.UndefinedFile, psycopg.errors.UndefinedObject,
+                psycopg.errors.InvalidSchemaName):
+            return False
+        return True
 
     def _set_path(self) -> None:
         self._conn.execute(f"SET search_path TO {self.schema}, pg_temp; "

@@ -1,4 +1,5 @@
--- assay ledger schema, version 6 (PostgreSQL).
+-- assay ledger schema, version 7 (PostgreSQL; the text index of version 7 is made by
+-- assay.ledger.postgres, as it needs the pg_trgm extension).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL

@@ -1,4 +1,4 @@
--- assay ledger schema, version 6 (SQLite; version 5 changed only PostgreSQL).
+-- assay ledger schema, version 7 (SQLite; version 5 changed only PostgreSQL).
 CREATE TABLE IF NOT EXISTS ledger_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -61,6 +61,43 @@ CREATE TABLE IF NOT EXISTS record_keys (
     audience        TEXT NOT NULL,
     PRIMARY KEY (field, value, ledger_revision)
 ) WITHOUT ROWID;
+
+-- The text index of find's query: every version's id and data, as trigrams
+-- (FTS5's trigram tokenizer, folding case). It holds no copy of the text
+-- (content is record_versions) and is kept by the triggers below in the
+-- statement that appends, edits or removes a version, so it always indexes
+-- exactly the stored rows, a direct edit of one included. A query reads its
+-- candidates here and keeps those the exact condition of the scan matches
+-- (assay.ledger.sql.text_match), so both return the same rows.
+CREATE VIRTUAL TABLE IF NOT EXISTS record_text USING fts5(
+    id, data, content = 'record_versions', content_rowid = 'ledger_revision',
+    tokenize = 'trigram case_sensitive 0', columnsize = 0
+);
+-- FTS5 reads a value only up to its first NUL byte: the versions whose id or
+-- data holds one (only a damaged row does; canonical JSON and ids never) are
+-- listed here and are candidates of every indexed query.
+CREATE TABLE IF NOT EXISTS record_text_nul (
+    ledger_revision INTEGER PRIMARY KEY
+);
+CREATE TRIGGER IF NOT EXISTS record_text_insert AFTER INSERT ON record_versions BEGIN
+    INSERT INTO record_text (rowid, id, data) VALUES (new.ledger_revision, new.id, new.data);
+    INSERT OR IGNORE INTO record_text_nul (ledger_revision) SELECT new.ledger_revision
+        WHERE instr(CAST(new.id AS BLOB), x'00') > 0 OR instr(CAST(new.data AS BLOB), x'00') > 0;
+END;
+CREATE TRIGGER IF NOT EXISTS record_text_update AFTER UPDATE OF ledger_revision, id, data
+ON record_versions BEGIN
+    INSERT INTO record_text (record_text, rowid, id, data)
+        VALUES ('delete', old.ledger_revision, old.id, old.data);
+    DELETE FROM record_text_nul WHERE ledger_revision = old.ledger_revision;
+    INSERT INTO record_text (rowid, id, data) VALUES (new.ledger_revision, new.id, new.data);
+    INSERT OR IGNORE INTO record_text_nul (ledger_revision) SELECT new.ledger_revision
+        WHERE instr(CAST(new.id AS BLOB), x'00') > 0 OR instr(CAST(new.data AS BLOB), x'00') > 0;
+END;
+CREATE TRIGGER IF NOT EXISTS record_text_delete AFTER DELETE ON record_versions BEGIN
+    INSERT INTO record_text (record_text, rowid, id, data)
+        VALUES ('delete', old.ledger_revision, old.id, old.data);
+    DELETE FROM record_text_nul WHERE ledger_revision = old.ledger_revision;
+END;
 
 -- Request ids belong to the principal that used them ('' for a handle
 -- opened without one).

@@ -71,9 +71,8 @@ if TYPE_CHECKING:
 # How many versions a chain walk reads per statement.
 _CHAIN_PAGE = 2000
 
-__all__ = ["FUNCTIONS_FROM", "MAX_BATCH", "MIGRATIONS", "SqlLedger", "SqlReader", "index_keys",
-           "migration_steps",
-           "now_rfc3339"]
+__all__ = ["FUNCTIONS_FROM", "MAX_BATCH", "MIGRATIONS", "TEXT_INDEX_MIN", "SqlLedger", "SqlReader",
+           "index_keys", "like_pattern", "migration_steps", "now_rfc3339"]
 
 # Every read selects a version's columns in VERSION_FIELDS order, then its
 # seal (see _record).
@@ -117,6 +116,11 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
     # 6: the indexed data fields of each version (record_keys). The schema
     # script creates the table; :func:`index_keys` fills it from the current
     # versions (SQLite cannot compute the digest of a long value in SQL).
+    # 7: the text index of find's query. On SQLite the schema script creates
+    # the FTS5 table and the triggers that keep it; the migration fills it
+    # from every stored version. On PostgreSQL it is two trigram indexes on
+    # record_versions, made by assay.ledger.postgres where the server has
+    # the pg_trgm extension (a ledger without them works, by the scan).
     "sqlite": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records"),
         3: ("DROP INDEX IF EXISTS record_versions_id",
@@ -145,6 +149,10 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
             "ALTER TABLE record_versions ADD COLUMN chain_sha256 TEXT",
             _SEAL_ALL, _CHAIN_ALL),
         6: (),
+        7: ("INSERT INTO record_text (record_text) VALUES ('rebuild')",
+            ("INSERT INTO record_text_nul (ledger_revision) SELECT ledger_revision "
+             "FROM record_versions WHERE instr(CAST(id AS BLOB), x'00') > 0 "
+             "OR instr(CAST(data AS BLOB), x'00') > 0")),
     },
     "postgres": {
         2: ("DROP TABLE IF EXISTS ledger_head", "DROP TABLE IF EXISTS records",
@@ -182,6 +190,7 @@ MIGRATIONS: dict[str, dict[int, tuple[str, ...]]] = {
         5: ("ALTER TABLE record_versions ADD COLUMN IF NOT EXISTS written_by TEXT",
             "ALTER TABLE record_versions ALTER COLUMN written_by SET DEFAULT session_user"),
         6: (),
+        7: (),
     },
 }
 
@@ -243,6 +252,43 @@ _IS_CURRENT = ("v.revision = (SELECT max(x.revision) FROM record_versions x "
 # holds a version of that id of its own.
 _NOT_SHADOWED = ("NOT (v.audience = 'project' AND EXISTS (SELECT 1 FROM record_versions y "
                  "WHERE y.id = v.id AND y.audience = ?))")
+
+
+# A text query's needle is looked up in the text index only from this many
+# characters: a trigram index holds no shorter term (a shorter one is scanned).
+TEXT_INDEX_MIN = 3
+# Past this many candidates in the text index (SQLite, and PostgreSQL under
+# row-level security), a find reads the current records in id order instead
+# (a common term fills a page from the first few), so neither plan reads
+# more than about this many rows for a page.
+_TEXT_CANDIDATES = 5_000
+
+
+# SQLite: the versions the text index names for a needle (the rows holding a
+# NUL byte always), each joined to its version by its key.
+_TEXT_CANDIDATES_SOURCE = (
+    "(SELECT rowid AS ledger_revision FROM record_text WHERE record_text MATCH ? "
+    "UNION SELECT ledger_revision FROM record_text_nul) t "
+    "CROSS JOIN record_versions v ON v.ledger_revision = t.ledger_revision")
+
+
+def is_indexable(needle: str) -> bool:
+    """Whether the text index can name the candidates of ``needle`` (lower-cased already).
+
+    A trigram index needs three characters; FTS5 reads its query up to a NUL.
+    """
+    return len(needle) >= TEXT_INDEX_MIN and "\x00" not in needle
+
+
+def like_pattern(needle: str) -> str:
+    """The LIKE pattern (escape character ``\\``) of the values that hold ``needle``."""
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def fts_phrase(needle: str) -> str:
+    """The FTS5 query of the rows that hold ``needle`` (one quoted phrase: no operator in it)."""
+    return '"' + needle.replace('"', '""') + '"'
 
 
 def _lone_surrogate() -> AssayError:
@@ -334,6 +380,10 @@ class SqlReader:
         self._audiences = view_audiences(principal)
         # Where the reader looks for an id: its own partition, then the project's.
         self._preference = self._audiences[::-1]
+        # Whether a text query reads the text index (else every current record).
+        self.text_index = ledger.text_index
+        self._candidates: dict[str, bool] = {}
+        self._secured: dict[str, list[int] | None] = {}
 
     def _execute(self, sql: str, params: Sequence[Any]) -> None:
         try:
@@ -485,14 +535,56 @@ class SqlReader:
                 params.append(rel)
         if query:
             needle = query.lower()
+            indexed = (self.text_index and data_field is None and is_indexable(needle))
             if self._ledger.dialect == "sqlite":
+                # The index names candidates (folding case more widely than
+                # SQLite's lower); the scan's exact condition decides.
                 match, match_params = text_match(needle)
                 where.append(match)
                 params.extend(match_params)
+                if indexed and self._few_candidates(needle):
+                    source = _TEXT_CANDIDATES_SOURCE
+                    params.insert(0, fts_phrase(needle))
+            elif indexed:
+                # The same rows as strpos (a LIKE pattern with every wildcard
+                # escaped), in the form the trigram indexes answer.
+                pattern = like_pattern(needle)
+                where.append("(lower(v.id) LIKE ? OR lower(v.data) LIKE ?)")
+                params.extend([pattern, pattern])
+                if self._ledger.role_bound:
+                    candidates = self._secured_candidates(pattern)
+                    if candidates is not None:
+                        where.append("v.ledger_revision = ANY(?)")
+                        params.append(candidates)
             else:
                 where.append("(strpos(lower(v.id), ?) > 0 OR strpos(lower(v.data), ?) > 0)")
                 params.extend([needle, needle])
         return f"{source}{joins} WHERE " + " AND ".join(where), params
+
+    def _secured_candidates(self, pattern: str) -> list[int] | None:
+        """PostgreSQL under row-level security: the versions the trigram indexes name, if few.
+
+        The server function ``assay_text_candidates`` reads the indexes for
+        this role's rows (see function_postgres.sql); None past
+        ``_TEXT_CANDIDATES`` (a common term: the id walk is cheaper).
+        """
+        if pattern not in self._secured:
+            rows = self._rows("SELECT assay_text_candidates(?, ?)",
+                              (pattern, _TEXT_CANDIDATES + 1))
+            self._secured[pattern] = ([int(row[0]) for row in rows]
+                                      if len(rows) <= _TEXT_CANDIDATES else None)
+        return self._secured[pattern]
+
+    def _few_candidates(self, needle: str) -> bool:
+        """Whether SQLite's text index holds at most ``_TEXT_CANDIDATES`` versions with ``needle``.
+
+        Reads at most that many entries of the index (once per needle and reader).
+        """
+        if needle not in self._candidates:
+            row = self._row("SELECT count(*) FROM (SELECT 1 FROM record_text WHERE record_text "
+                            "MATCH ? LIMIT ?)", (fts_phrase(needle), _TEXT_CANDIDATES + 1))
+            self._candidates[needle] = int(row[0]) <= _TEXT_CANDIDATES
+        return self._candidates[needle]
 
     def find(
         self,
@@ -603,6 +695,13 @@ class SqlLedger(SqlWriter):
     dialect = "sqlite"
     backend = "sqlite"
     location = ""
+    # Whether find's text query reads the text index (schema 7); a PostgreSQL
+    # server without pg_trgm has none, and a test may switch it off to
+    # compare the two paths.
+    text_index = True
+    # PostgreSQL: whether the session reads under row-level security (a role
+    # other than the ledger's owner, see assay.ledger.roles).
+    role_bound = False
 
     # -- dialect hooks (with those of SqlWriter) ----------------------------------
     @contextmanager

@@ -86,6 +86,12 @@ class SqliteStore(SqlLedger):
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise _storage_error(exc, self.location) from None
+        except UnicodeDecodeError:
+            # A damaged schema page: SQLite's message quotes the damaged
+            # bytes, which Python then cannot decode.
+            self._conn.close()
+            raise _storage_error(sqlite3.DatabaseError("database disk image is malformed"),
+                                 self.location) from None
         except AssayError:
             self._conn.close()
             raise
@@ -249,8 +255,23 @@ def _register_digests(conn: sqlite3.Connection) -> None:
 
 
 def _statements(script: str) -> list[str]:
-    lines = [line for line in script.splitlines() if not line.lstrip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    """The statements of a DDL script: each ends with ``;`` at the end of a line.
+
+    A trigger's body holds statements of its own: the trigger ends at its ``END;``.
+    """
+    out: list[str] = []
+    current: list[str] = []
+    for line in script.splitlines():
+        if line.lstrip().startswith("--"):
+            continue
+        current.append(line)
+        text = "\n".join(current).strip()
+        if text.endswith(";") and (not text.upper().startswith("CREATE TRIGGER")
+                                   or text.upper().endswith("END;")):
+            out.append(text[:-1].strip())
+            current = []
+    rest = "\n".join(current).strip()
+    return [*out, rest] if rest else out
 
 
 def _seed_meta(cur: Any, mark: str) -> None:

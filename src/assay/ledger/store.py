@@ -106,7 +106,7 @@ __all__ = [
     "view_audiences",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 @frozen_value
@@ -144,6 +144,9 @@ class Reader(Protocol):
     epoch: str
     ledger_revision: int
     principal: str | None
+    # Whether find's ``query`` reads the ledger's text index; False where it
+    # has none (a PostgreSQL server without pg_trgm): find then scans.
+    text_index: bool
 
     def get(self, record_id: str, revision: int | None = None) -> Record | None:
         """The current version (or the given revision) of a record, or None."""
@@ -175,7 +178,9 @@ class Reader(Protocol):
         """Current records matching every filter given, ordered by id.
 
         ``link`` is ``(rel or None, target)``: records with such an edge.
-        ``query`` matches case-insensitively in the id or the canonical data.
+        ``query`` matches case-insensitively in the id or the canonical data
+        (the query lower-cased as Python does, in the value lower-cased as
+        the backend's SQL ``lower`` does).
         ``audiences`` keeps only records whose audience is one of them; it is
         applied before ``limit``, so a hidden record never shortens a page.
         ``after`` keeps only ids that sort after it (bytewise): the next page.
@@ -185,8 +190,13 @@ class Reader(Protocol):
         object holding ``name`` at top level, with the string ``value`` (None:
         any value). It is answered from the key index, written with each
         version, so such a read costs what its matches cost, not the ledger;
-        the same holds for ``kind``, ``prefix`` and ``link``, while ``query``
-        alone reads every current record of what the other filters leave.
+        the same holds for ``kind``, ``prefix`` and ``link``. ``query`` of
+        three characters or more is answered from the text index (schema 7),
+        which names the versions that may hold it; the exact condition then
+        decides, so the answer is the scan's. A shorter query, one holding
+        NUL, one with ``data_field``, or a ledger without the index
+        (:attr:`text_index`) reads every current record of what the other
+        filters leave.
         """
 
     def find_count(

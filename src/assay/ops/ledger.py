@@ -401,7 +401,8 @@ _FIND_FILTERS = ("query", "scope", "kind", "status", "link", "limit")
 @operation(
     "find",
     summary="Find current records by scope, kind, status, link or a text query.",
-    description=("Matches the query case-insensitively in ids and canonical data. "
+    description=("Matches the query case-insensitively in ids and canonical data, from the "
+                 "ledger's text index for a query of 3 characters or more. "
                  "Records come in id order after the id named by after, at most limit of them; "
                  "omitted counts the other matches after the page (exactly up to 10,000; "
                  "past that omitted_at_least is true), and read_more holds the next page's "
@@ -429,7 +430,13 @@ _FIND_FILTERS = ("query", "scope", "kind", "status", "link", "limit")
         "more": {"type": "boolean"}, **PAGE_FACTS_SCHEMA,
         "omitted_at_least": {"type": "boolean", "description": (
             f"True when more than {MAX_OMITTED_COUNT:,} records match after the page: "
-            f"omitted.records is then {MAX_OMITTED_COUNT:,}, a lower bound.")}}},
+            f"omitted.records is then {MAX_OMITTED_COUNT:,}, a lower bound.")},
+        "advisories": {"type": "array", "description": (
+            "Present only with a query on a ledger without a text index: one advisory "
+            "text_index_unavailable (the answer is the same, read by a scan)."),
+            "items": {"type": "object", "properties": {
+                "code": {"const": "text_index_unavailable"}, "message": {"type": "string"},
+                "action": {"type": "string"}, "advisory": {"const": True}}}}}},
 )
 def find(inv: Invocation, args: dict[str, Any]) -> Result:
     access = inv.access()
@@ -468,9 +475,24 @@ def find(inv: Invocation, args: dict[str, Any]) -> Result:
                 **{k: args[k] for k in _FIND_FILTERS if k in args}, "after": records[-1].id},
                 "next_page"))
         facts = page_facts({"records": omitted}, reads)
-        return Result({"records": [r.to_dict() for r in records], "count": len(records),
-                       "more": facts["truncated"], **facts, "omitted_at_least": at_least},
-                      ledger_revision=reader.ledger_revision)
+        data = {"records": [r.to_dict() for r in records], "count": len(records),
+                "more": facts["truncated"], **facts, "omitted_at_least": at_least}
+        if args.get("query") and not reader.text_index:
+            data["advisories"] = [text_index_unavailable()]
+        return Result(data, ledger_revision=reader.ledger_revision)
+
+
+def text_index_unavailable() -> dict[str, Any]:
+    """The advisory of a text query answered by a scan: the ledger has no text index."""
+    return {
+        "code": "text_index_unavailable",
+        "message": ("this ledger has no text index (its PostgreSQL server lacks the pg_trgm "
+                    "extension, or the ledger's owner may not create it): the query read "
+                    "every current record; the answer is the same"),
+        "action": ("Have a superuser run 'CREATE EXTENSION pg_trgm' in the ledger's database; "
+                   "the ledger's owner then builds the index the next time it opens the ledger."),
+        "advisory": True,
+    }
 
 
 def _status_change(inv: Invocation, args: dict[str, Any], status: str,
