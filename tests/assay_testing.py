@@ -22,11 +22,14 @@ import struct
 import subprocess
 import sys
 import termios
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 PG_URL = os.environ.get("ASSAY_TEST_POSTGRES_URL")
 ASSAY = str(Path(sys.executable).with_name("assay"))
@@ -68,6 +71,31 @@ def postgres_url(schema: str) -> str:
     """The test server's URL pointing assay at ``schema``."""
     assert PG_URL
     return f"{PG_URL}{'&' if '?' in PG_URL else '?'}assay_schema={schema}"
+
+
+def _drop_schema(schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@contextmanager
+def fresh_pg_url() -> Iterator[str]:
+    """A URL in a fresh schema, dropped afterwards: for fixtures of any scope (see pg_url)."""
+    if not PG_URL:
+        pytest.skip("set ASSAY_TEST_POSTGRES_URL (e.g. postgresql://postgres@127.0.0.1:5432/test)")
+    import psycopg
+
+    try:
+        psycopg.connect(PG_URL, connect_timeout=5).close()
+    except psycopg.Error as exc:
+        pytest.fail(f"ASSAY_TEST_POSTGRES_URL is set but the server is unreachable: {exc}")
+    schema = "t_" + uuid.uuid4().hex[:16]
+    try:
+        yield postgres_url(schema)
+    finally:
+        _drop_schema(schema)
 
 
 @dataclass

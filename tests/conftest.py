@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from assay_testing import PG_URL, THOROUGH, Project, make_project, postgres_url
+from assay_testing import THOROUGH, Project, fresh_pg_url, make_project
 
 # The suite starts the real `assay` script, its stop hook and MCP server many
 # times: each of those processes (and each xdist worker, which inherits this
@@ -41,29 +40,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 * (os.cpu_count() or 1)
 
 
-def _drop_schema(schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-
-
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A PostgreSQL ledger URL in a fresh schema (skips without ASSAY_TEST_POSTGRES_URL)."""
-    if not PG_URL:
-        pytest.skip("set ASSAY_TEST_POSTGRES_URL (e.g. postgresql://postgres@127.0.0.1:5432/test)")
-    import psycopg
-
-    try:
-        psycopg.connect(PG_URL, connect_timeout=5).close()
-    except psycopg.Error as exc:
-        pytest.fail(f"ASSAY_TEST_POSTGRES_URL is set but the server is unreachable: {exc}")
-    schema = "t_" + uuid.uuid4().hex[:16]
-    try:
-        yield postgres_url(schema)
-    finally:
-        _drop_schema(schema)
+    with fresh_pg_url() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -32,6 +32,7 @@ from gate_helpers import gate_project, op, payload, prove, record_intent, stop
 from assay.ledger import Link, Write, open_store
 from assay.ledger.record import INDEX_TABLES
 from assay.ledger.sql import SqlReader
+from assay_testing import fresh_pg_url
 
 SCOPE = "project:demo"
 LEDGER_TABLES = ("record_versions", *INDEX_TABLES)
@@ -56,11 +57,24 @@ def _filler(kind: str, n: int) -> Write:
     return Write(id=f"{kind}:filler-{n:06d}", data=data, scope=SCOPE, links=links)
 
 
-@pytest.fixture
-def busy(tmp_path: Path, ledger_url: str) -> Any:
+@pytest.fixture(scope="module",
+                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def ledger_url(request: pytest.FixtureRequest,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One ledger per backend for the whole module (filling it is most of the module's cost)."""
+    if request.param == "sqlite":
+        yield str(tmp_path_factory.mktemp("plans") / "ledger.db")
+        return
+    with fresh_pg_url() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory: pytest.TempPathFactory, ledger_url: str) -> Any:
     """A gated git project with an intent proven ready, a goal with todos, a loop and a note,
-    in a ledger that also holds thousands of unrelated records."""
-    root = tmp_path / "proj"
+    in a ledger that also holds thousands of unrelated records. The reads below only add
+    to it (a stop, a round, a note), never what another read looks for."""
+    root = tmp_path_factory.mktemp("plans") / "proj"
     extra = '\n[goals.parser]\npath = "goals/parser.md"\n'
     project = gate_project(root, ledger_url, extra=extra)
     (root / "goals").mkdir()
