@@ -171,7 +171,7 @@ _TRICKY = st.text(alphabet=st.sampled_from(
 
 @settings(max_examples=examples(60), deadline=None)
 @given(values=st.lists(_TRICKY, min_size=4, max_size=4),
-       revision=st.integers(1, 2**53), nullable=st.booleans())
+       revision=st.integers(1, 2**53 - 1), nullable=st.booleans())
 def test_tamper_seal_text_is_rfc8785(values: list[str], revision: int, nullable: bool) -> None:
     """The seal's fast text is RFC 8785's canonical text of the same object, byte for byte."""
     fields: dict[str, Any] = dict.fromkeys(SEALED_FIELDS, "x")
@@ -185,7 +185,7 @@ def test_tamper_seal_text_is_rfc8785(values: list[str], revision: int, nullable:
 @pytest.mark.postgres
 @settings(max_examples=examples(60), deadline=None)
 @given(values=st.lists(_TRICKY.filter(lambda s: "\x00" not in s), min_size=4, max_size=4),
-       revision=st.integers(1, 2**53), nullable=st.booleans())
+       revision=st.integers(1, 2**53 - 1), nullable=st.booleans())
 def test_tamper_server_seals_as_the_client_does(values: list[str], revision: int,
                                                 nullable: bool) -> None:
     """PostgreSQL's assay_version_digest gives the client's seal for the same fields, escapes included."""
