@@ -184,7 +184,7 @@ class Reader(Protocol):
         :data:`~assay.ledger.record.DATA_KEYS`: records whose data is an
         object holding ``name`` at top level, with the string ``value`` (None:
         any value). It is answered from the key index, written with each
-        version, so such a read costs what its matches cost, not the ledger;
+        version, so such a read grows with its matches, not the ledger (bench_scale);
         the same holds for ``kind``, ``prefix`` and ``link``, while ``query``
         alone reads every current record of what the other filters leave.
         """
