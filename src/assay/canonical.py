@@ -586,8 +586,8 @@ def _surrogate_pointer(value: Any, path: tuple[str | int, ...] = ()) -> str | No
 
 
 # SHA-256 comes from the interpreter's own module at first: importing
-# hashlib loads OpenSSL, which costs a short CLI call more CPU than all its
-# hashing. OpenSSL's SHA-256 is several times faster on large inputs, so
+# hashlib loads OpenSSL, which takes a short CLI call more CPU than all its
+# hashing (bench_cli_start, "assay get -- ID with hashlib imported first"). OpenSSL's SHA-256 is several times faster on large inputs, so
 # once a process has hashed more than the budget, or one large input, it
 # switches to hashlib for good.
 _builtin_budget = 262_144  # bytes

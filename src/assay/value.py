@@ -10,8 +10,8 @@ path, and every module that declares a :func:`frozen_value` class is. A
 wire document whose JSON Schema is published is a strict pydantic model
 instead (see ``CONTRIBUTING.md``).
 
-``@dataclass(frozen=True, slots=True)`` costs a short CLI call more than its
-own work: importing :mod:`dataclasses` imports :mod:`inspect` (with ``ast``,
+``@dataclass(frozen=True, slots=True)`` takes a short CLI call more CPU than
+its own work (bench_cli_start, "python -c 'import dataclasses'"): importing :mod:`dataclasses` imports :mod:`inspect` (with ``ast``,
 ``dis`` and ``tokenize``), and each class then compiles about eight generated
 methods and is built twice. :func:`frozen_value` gives the same class (slots,
 an ``__init__`` with the fields in order and their defaults, ``__repr__``,
@@ -29,9 +29,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# The typing module costs a short call about as much as dataclasses would, and
-# the modules on every call's path use it only in annotations: they import it
-# for type checkers alone (`TYPE_CHECKING = False`, which they read as true).
+# Importing typing takes a short call about as much CPU as dataclasses would
+# (bench_cli_start, "python -c 'import typing'"), and the modules on every
+# call's path use it only in annotations: they import it for type checkers
+# alone (`TYPE_CHECKING = False`, which they read as true).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TypeVar, dataclass_transform
@@ -151,9 +152,8 @@ def _make(cls: type[T], *, order: bool) -> type[T]:
     qualname = f"{cls.__qualname__}.__init__"
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        # Compiled when the first value is made: compiling costs about as much
-        # as the rest of the class, and a call makes values of few of the
-        # classes it imports.
+        # Compiled when the first value is made: a call makes values of few
+        # of the classes it imports, so most are never compiled.
         exec(source, env)  # noqa: S102 - the text is built from the class's own field names
         init = env["__init__"]
         init.__qualname__ = qualname

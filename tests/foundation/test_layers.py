@@ -168,12 +168,11 @@ def test_put_loads_only_its_operation_module(ledger_project: Path) -> None:
 
 
 def test_work_check_loads_no_other_operation_group(ledger_project: Path) -> None:
-    """A plain `assay work check` loads no click and, of the operation modules, intent's and its helper."""
+    """A plain `assay work check` loads no click and, of the operation modules, intent's and its helpers."""
     modules = _loaded("work", "check", "--", "knowledge:x", full=True, cwd=ledger_project)
     assert {m for m in modules if m.startswith("assay.ops.")} <= {"assay.ops.argv",
                                                                   "assay.ops.bounds",
-                                                                  "assay.ops.intent",
-                                                                  "assay.ops.ledger"}
+                                                                  "assay.ops.intent"}
     assert {m.split(".")[0] for m in modules} & NEVER_ON_A_CALL == set()
     assert modules & NEVER_ON_GET_OR_PUT == set()
 

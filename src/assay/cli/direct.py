@@ -1,7 +1,8 @@
 """One operation call from the command line, parsed without click when the words are plain.
 
-Importing click costs about three times an empty interpreter's start-up in
-CPU, more than the whole of a ``get``. Most calls are plain: the command
+Importing click takes about three times an empty interpreter's start-up in
+CPU (bench_cli_start, "python -c 'import click'"), more than the 4x goal
+leaves for the whole of a ``get``. Most calls are plain: the command
 path, known options with their values, flags, and literals after ``--``.
 :func:`run_direct` parses exactly those words the way the click command
 built for the same operation would (:mod:`assay.cli.app`) and runs the

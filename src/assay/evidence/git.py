@@ -6,7 +6,7 @@ non-ignored untracked file (coverage ``tracked_and_non_ignored_untracked``)?
 :func:`compare` turns a before/after pair into the changed path set and a
 progress state (``changed``, ``unchanged``, ``unknown``, ``not_applicable``).
 
-Cost contract: a clean repository costs three git processes (``rev-parse``,
+Cost contract: a clean repository takes three git processes (``rev-parse``,
 ``status --porcelain=v2 -z``, ``ls-files -s -z``) and no file reads; a file
 git reports clean is fingerprinted by its index blob id (git has just
 verified that the work tree matches the index). Only dirty and untracked

@@ -10,7 +10,7 @@ declaration refused before it takes effect: a document type declaration
 external fetches) is ``results_xml_forbidden``; malformed XML is
 ``results_xml_invalid``; more than :data:`MAX_ELEMENTS` elements or nesting
 deeper than :data:`MAX_DEPTH` is ``results_xml_limit``. No JUnit producer
-writes a DTD, so refusing one costs nothing real. The parsed tree is then
+writes a DTD, so refusing one refuses nothing real. The parsed tree is then
 read with junitparser (imported lazily, here only), as its owner reads
 it: a root other than ``testsuites`` or ``testsuite`` is
 ``results_not_junit``.

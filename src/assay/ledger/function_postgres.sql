@@ -1,7 +1,7 @@
 -- assay_write_lock: the ledger's single write lock, held until the
 -- transaction ends. A transaction advisory lock keyed by this schema's
 -- record_versions table: it serialises every write of this ledger (and no
--- other) without writing a row, so taking it costs no WAL.
+-- other) without writing a row, so taking it writes no WAL.
 CREATE OR REPLACE FUNCTION assay_write_lock() RETURNS void
 LANGUAGE sql AS $fn$
     SELECT pg_advisory_xact_lock(1634956130, 'record_versions'::regclass::oid::int)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Sequence
+from operator import attrgetter, itemgetter
 
 from assay.canonical import canonical_bytes, canonical_text, digest_bytes, read_integer
 from assay.errors import AssayError
@@ -91,7 +92,11 @@ CHAIN_GENESIS = "0" * 64
 _SEAL_KEYS = tuple(sorted(SEALED_FIELDS))  # ASCII names: bytewise order is RFC 8785's order
 # JSON string escaping as RFC 8785 writes it (the C encoder json.dumps uses).
 _quote: Any = json.encoder.encode_basestring
-_SEAL_PREFIXES = tuple(("{" if i == 0 else ",") + f'"{name}":' for i, name in enumerate(_SEAL_KEYS))
+# The seal's text with a slot per value: '{"audience":%s,"created_at":%s,...}'.
+_SEAL_FORMAT = "".join(("{" if i == 0 else ",") + f'"{name}":%s'
+                       for i, name in enumerate(_SEAL_KEYS)) + "}"
+_seal_values = itemgetter(*_SEAL_KEYS)
+_LINKS_AT, _SOURCES_AT = _SEAL_KEYS.index("links"), _SEAL_KEYS.index("sources")
 
 
 def version_digest(fields: Any) -> str:
@@ -105,11 +110,18 @@ def version_digest(fields: Any) -> str:
     (``assay_version_digest`` in function_postgres.sql): a string escaped as
     JSON escapes it there and here alike (``"``, ``\\``, the short escapes,
     ``\\u00xx`` for other control characters, nothing else), and a test
-    holds both to :func:`assay.canonical.canonical_text`. Cost: a few
-    microseconds (bench/bench_chain.py).
+    holds both to :func:`assay.canonical.canonical_text`. TypeError for a
+    value of a type assay never stores (a bool, a float). Cost: bench_chain,
+    "get with the seal check".
     """
-    values = map(_json_value, map(fields.__getitem__, _SEAL_KEYS))
-    text = "".join(map(str.__add__, _SEAL_PREFIXES, values)) + "}"
+    return _seal_digest(_seal_values(fields))
+
+
+def _seal_digest(values: tuple[Any, ...]) -> str:
+    """:func:`version_digest` of the sealed values in ``_SEAL_KEYS`` order."""
+    # Most values are strings: escaped in C, the others one call each.
+    text = _SEAL_FORMAT % tuple([_quote(v) if type(v) is str else _json_value(v)
+                                 for v in values])
     return digest_bytes(text.encode("utf-8"))
 
 
@@ -122,10 +134,10 @@ def _json_value(value: Any) -> str:
     return str(_quote(value))
 
 
-def _seal_of(fields: Any) -> str:
-    """:func:`version_digest`, or "" when a stored field is of a type assay never writes."""
+def _seal_of(values: tuple[Any, ...]) -> str:
+    """:func:`_seal_digest`, or "" when a stored field is of a type assay never writes."""
     try:
-        return version_digest(fields)
+        return _seal_digest(values)
     except (TypeError, ValueError):
         return ""
 
@@ -283,8 +295,8 @@ class Record(_Fields):
         damage: Damage | None = None,
         seal: Any = _UNSEALED,
     ) -> None:
-        # Straight to the slots: the guarding __setattr__ below costs more
-        # than the rest of building a record.
+        # Straight to the slots, past the guarding __setattr__ below (what
+        # building records costs: bench_ledger, "get by id, data not read").
         given = locals()
         init = object.__setattr__
         for name in VERSION_FIELDS:
@@ -319,20 +331,22 @@ class Record(_Fields):
         except _Damaged as exc:
             self._damage = exc.damage
             return
-        if self._seal is not _UNSEALED and self._seal != _seal_of(self._sealed_fields()):
+        if self._seal is not _UNSEALED and self._seal != _seal_of(self._sealed_values()):
             self._damage = Damage("version_digest_mismatch",
                                   "the stored version does not hash to its recorded "
                                   "version_sha256: its metadata or data digest was changed")
             return
         self._data = data
 
-    def _sealed_fields(self) -> dict[str, Any]:
-        """The values :func:`version_digest` covers, links and sources as canonical text."""
-        out = {name: getattr(self, name) for name in SEALED_FIELDS}
-        out["links"] = canonical_text([x.to_dict() for x in self.links]) if self.links else "[]"
-        out["sources"] = (canonical_text([x.to_dict() for x in self.sources]) if self.sources
-                          else "[]")
-        return out
+    def _sealed_values(self) -> tuple[Any, ...]:
+        """The values :func:`version_digest` covers, in ``_SEAL_KEYS`` order, links and
+        sources as canonical text."""
+        values = list(_sealed_attributes(self))
+        values[_LINKS_AT] = (canonical_text([x.to_dict() for x in self.links]) if self.links
+                             else "[]")
+        values[_SOURCES_AT] = (canonical_text([x.to_dict() for x in self.sources])
+                               if self.sources else "[]")
+        return tuple(values)
 
     @property
     def is_machine_observed(self) -> bool:
@@ -384,6 +398,9 @@ class _Unsealed(_Fields):
 
     __slots__ = ()
 
+
+# A record's sealed fields in _SEAL_KEYS order (links and sources as tuples).
+_sealed_attributes = attrgetter(*_SEAL_KEYS)
 
 # The slot setters of the stored fields, in list order (what stored_record stores with).
 _SETTERS = tuple(getattr(_Fields, name).__set__ for name in VERSION_FIELDS)
@@ -484,8 +501,8 @@ def decode_stored(text: str, data_sha256: str) -> Any:
     there, before any parsing. Cost on top of parsing: one SHA-256 of the
     text, a duplicate-key check per object and a count of the value's
     levels (in C); the escape and depth walks run only when that text could
-    need them. One decoder serves every call (building one per call costs
-    more than a small record's parse).
+    need them. One decoder serves every call, built once instead of per
+    read. Cost: bench_ledger, "sqlite get by id", and bench_integrity.
     """
     try:
         raw = text.encode("utf-8")

@@ -426,13 +426,19 @@ class SqlReader:
             return None
         if not 1 <= revision <= MAX_REVISION:
             return None
-        audience = self._partition(record_id)
-        if audience is None:
-            return None
-        rows = self._rows(f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
-                          "WHERE v.id = ? AND v.audience = ? AND v.revision = ?",
-                          (record_id, audience, revision))
-        return _record(rows[0]) if rows else None
+        if len(self._audiences) == 1:
+            partition, params = "?", [PROJECT_AUDIENCE]
+        else:
+            # The partition the reader sees the record in (its own first), chosen
+            # in the same statement: one round trip instead of two.
+            view, params = self._view("")
+            partition = (f"(SELECT audience FROM record_versions WHERE id = ? AND {view} "
+                         f"ORDER BY {PREFERRED.format(a='')} LIMIT 1)")
+            params = [record_id, *params]
+        row = self._row(f"SELECT {_VERSION_COLUMNS} FROM record_versions v "
+                        f"WHERE v.id = ? AND v.revision = ? AND v.audience = {partition}",
+                        (record_id, revision, *params))
+        return None if row is None else _record(row)
 
     def get_many(self, record_ids: Sequence[str]) -> dict[str, Record]:
         out: dict[str, Record] = {}

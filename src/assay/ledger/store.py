@@ -189,7 +189,7 @@ class Reader(Protocol):
         :data:`~assay.ledger.record.DATA_KEYS`: records whose data is an
         object holding ``name`` at top level, with the string ``value`` (None:
         any value). It is answered from the key index, written with each
-        version, so such a read costs what its matches cost, not the ledger;
+        version, so such a read grows with its matches, not the ledger (bench_scale);
         the same holds for ``kind``, ``prefix`` and ``link``. ``query`` of
         three characters or more is answered from the text index (schema 7),
         which names the versions that may hold it; the exact condition then

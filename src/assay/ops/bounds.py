@@ -11,6 +11,8 @@ entry of a bounded answer's ``read_more``: the MCP tool, the arguments
 object and the literal CLI argument array, all three naming the same read.
 The argument array is built from the registry's own bindings
 (:func:`assay.ops.argv.argv_for`), so it cannot drift from the CLI.
+:func:`check_at_revision` refuses a read pinned at a revision the ledger has
+moved past (the next page of a paged read names the revision it pins).
 
 Imports nothing of assay at module level but assay.value (the registry imports this
 module).
@@ -26,7 +28,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["PAGE_FACTS_SCHEMA", "Bound", "max_bytes_argument", "recovering_read"]
+__all__ = ["PAGE_FACTS_SCHEMA", "Bound", "check_at_revision", "max_bytes_argument",
+           "recovering_read"]
 
 
 @frozen_value
@@ -153,3 +156,15 @@ PAGE_FACTS_SCHEMA: dict[str, Any] = {
                                            "read_args": {"type": "array",
                                                          "items": {"type": "string"}}}}},
 }
+
+
+def check_at_revision(reader: Any, at_revision: int | None) -> None:
+    """Refuse to answer when the ledger moved past a pinned revision (``--at-revision``)."""
+    if at_revision is not None and reader.ledger_revision != at_revision:
+        from assay.errors import ReadRevisionConflict
+
+        raise ReadRevisionConflict(
+            f"the ledger is at revision {reader.ledger_revision}, not {at_revision}",
+            current_ledger_revision=reader.ledger_revision,
+            pointer="/at_revision",
+        )

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from assay.errors import AssayError, UsageError
 from assay.ops import Argument, Bound, Invocation, Result, operation
-from assay.ops.bounds import PAGE_FACTS_SCHEMA, recovering_read
+from assay.ops.bounds import PAGE_FACTS_SCHEMA, check_at_revision, recovering_read
 from assay.paging import page_facts
 
 TYPE_CHECKING = False
@@ -73,8 +73,6 @@ def _pinned(inv: Invocation, args: dict[str, Any], *, live: bool = False
 
     ``live``: the binding carries the project's state now (see :func:`live_binding`).
     """
-    from assay.ops.ledger import check_at_revision
-
     binding = live_binding(inv) if live else _binding(inv)
     with inv.store().reader() as reader:
         check_at_revision(reader, args.get("at_revision"))

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import functools
 
-from assay.errors import AssayError, ConflictError, ReadRevisionConflict, UsageError, pointer
+from assay.errors import AssayError, ConflictError, UsageError, pointer
 from assay.ops import Argument, Bound, Invocation, Result, operation
-from assay.ops.bounds import PAGE_FACTS_SCHEMA, max_bytes_argument, recovering_read
+from assay.ops.bounds import (
+    PAGE_FACTS_SCHEMA,
+    check_at_revision,
+    max_bytes_argument,
+    recovering_read,
+)
 from assay.paging import DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES, encoded_size, fit, page_facts
 
 TYPE_CHECKING = False
@@ -48,16 +53,6 @@ _WRITE_BASIS = {
     "properties": {"epoch": {"type": "string"}, "ledger_revision": {"type": "integer"},
                    "records": {"type": "object", "additionalProperties": {"type": "integer"}}},
 }
-
-
-def check_at_revision(reader: Any, at_revision: int | None) -> None:
-    """Refuse to answer when the ledger moved past a pinned revision."""
-    if at_revision is not None and reader.ledger_revision != at_revision:
-        raise ReadRevisionConflict(
-            f"the ledger is at revision {reader.ledger_revision}, not {at_revision}",
-            current_ledger_revision=reader.ledger_revision,
-            pointer="/at_revision",
-        )
 
 
 def write_basis(reader: Any, records: dict[str, int]) -> dict[str, Any]:

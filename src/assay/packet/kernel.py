@@ -82,8 +82,8 @@ def one_validation() -> Iterator[None]:
 
     Parsed documents are trees of fresh containers that hold no cycles, and
     a large packet allocates hundreds of thousands of them: each collection
-    would walk all that survived, which costs more than the validation's own
-    checks. The collector is resumed (if it ran before) whatever happens;
+    would walk all that survived and free none of it (bench_packet,
+    "validate packet", measures the validation this way). The collector is resumed (if it ran before) whatever happens;
     reference counting frees everything as usual meanwhile. The shape
     checks' memories of matched ids (:func:`~assay.packet.shape.string`)
     are emptied, so one packet neither stays in memory nor warms the next.

@@ -117,7 +117,7 @@ class PacketRoot:
     """A packet directory, accessed only through symlink- and containment-checked paths.
 
     Component checks are cached per instance, so validating many files in few
-    directories costs one ``lstat`` per distinct directory. Create a fresh
+    directories makes one ``lstat`` per distinct directory. Create a fresh
     instance for each operation; the cache is not a snapshot guarantee.
     """
 

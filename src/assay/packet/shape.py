@@ -4,7 +4,7 @@ Checks (``string``, ``enum``, ``integer``, ``array``, ``obj``, ``union``, ...)
 each have two halves built from the same rules: ``ok(value)``, a fast yes/no
 that builds no strings, and ``report``, which names every violation through a
 :class:`Sink`. :meth:`Check.check` runs the fast half and reports only when it
-says no, so a valid document costs no location building. Assay's own layout
+says no, so a valid document builds no locations. Assay's own layout
 composes them into whole-document shapes; the recon layout applies them one
 field at a time (:func:`member`, :func:`closed`), in its tool's own order.
 
@@ -205,7 +205,7 @@ def string(*, empty: bool = False, pattern: str | None = None, max_length: int |
 
     Ids and digests recur across a packet's files: a string that matched the
     pattern once is remembered (up to :data:`_MEMO_SIZE` of them per check),
-    so a recurrence costs a set lookup instead of a regular-expression match.
+    so a recurrence is a set lookup instead of a regular-expression match.
     :func:`forget_matches` empties every such memory.
     """
     match = re.compile(pattern).fullmatch if pattern else None
