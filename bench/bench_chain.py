@@ -142,6 +142,18 @@ def _walk_rows(store: Any, runs: int, label: str) -> dict[str, Any]:
                note=f"{ours / versions * 1e6:.1f} us per version")
 
 
+def _read_rows(store: Any, versions: int, count: int, runs: int, quick: bool,
+               label: str) -> list[dict[str, Any]]:
+    """A ledger of ``versions`` versions: gets with and without the seal check, then the walk."""
+    _fill(store, "w", versions)
+    ours, base, spread = _alternate(_gets(store, "w", versions, count, False),
+                                    _gets(store, "w", versions, count, True), runs)
+    return [row(f"{label.lower()} get with the seal check: {count} reads of 2 KB records",
+                assay=ours, baseline=base, unit="s", spread=spread, runs=runs,
+                baseline_name="the same reads without the seal check"),
+            _walk_rows(store, 3 if quick else 7, label)]
+
+
 def _sqlite_rows(tmp: Path, quick: bool) -> list[dict[str, Any]]:
     runs = 5 if quick else 15
     count = 50 if quick else 200
@@ -166,13 +178,7 @@ def _sqlite_rows(tmp: Path, quick: bool) -> list[dict[str, Any]]:
     versions = 1_000 if quick else 10_000
     store = open_store(tmp / "walk.db")
     try:
-        _fill(store, "w", versions)
-        ours, base, spread = _alternate(_gets(store, "w", versions, count, False),
-                                        _gets(store, "w", versions, count, True), runs)
-        rows.append(row(f"sqlite get with the seal check: {count} reads of 2 KB records",
-                        assay=ours, baseline=base, unit="s", spread=spread, runs=runs,
-                        baseline_name="the same reads without the seal check"))
-        rows.append(_walk_rows(store, 3 if quick else 7, "SQLite"))
+        rows += _read_rows(store, versions, count, runs, quick, "SQLite")
     finally:
         store.close()
     return rows
@@ -200,13 +206,7 @@ def _postgres_rows(url: str, quick: bool) -> list[dict[str, Any]]:
                     baseline_name="the same puts with the trigger disabled")]
         versions = 1_000 if quick else 10_000
         sealed = stores["sealed"]
-        _fill(sealed, "w", versions)
-        ours, base, spread = _alternate(_gets(sealed, "w", versions, count, False),
-                                        _gets(sealed, "w", versions, count, True), runs)
-        rows.append(row(f"postgresql get with the seal check: {count} reads of 2 KB records",
-                        assay=ours, baseline=base, unit="s", spread=spread, runs=runs,
-                        baseline_name="the same reads without the seal check"))
-        rows.append(_walk_rows(sealed, 3 if quick else 7, "PostgreSQL"))
+        rows += _read_rows(sealed, versions, count, runs, quick, "PostgreSQL")
     finally:
         for store in stores.values():
             store.close()
