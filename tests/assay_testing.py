@@ -81,6 +81,25 @@ def _drop_schema(schema: str) -> None:
 
 
 @contextmanager
+def pg_server_alone() -> Iterator[None]:
+    """Hold the test server's cluster-wide lock (across xdist workers) for the block.
+
+    DROP DATABASE and DROP TABLESPACE wait for a checkpoint, and a checkpoint fails while
+    another test holds a tablespace full on purpose ("checkpoint request failed"). Tests
+    that create or drop databases or fill a tablespace take this lock so they never overlap.
+    """
+    import tempfile
+
+    path = Path(tempfile.gettempdir()) / "assay-test-pg-server.lock"
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
 def fresh_pg_url() -> Iterator[str]:
     """A URL in a fresh schema, dropped afterwards: for fixtures of any scope (see pg_url)."""
     if not PG_URL:

@@ -93,7 +93,17 @@ def test_fault_disk_full_through_the_cli_is_a_clean_error(tiny_disk: Path, tmp_p
 
 @pytest.fixture
 def pg_tiny_database(tmp_path: Path) -> Iterator[str]:
-    """A PostgreSQL database whose tablespace is a 24 MiB tmpfs (local server, root; skips otherwise)."""
+    """A PostgreSQL database whose tablespace is a 24 MiB tmpfs (local server, root; skips otherwise).
+
+    The server's checkpoints fail while the tablespace is full, so no other test may create
+    or drop a database meanwhile (pg_server_alone)."""
+    from assay_testing import pg_server_alone
+
+    with pg_server_alone():
+        yield from _tiny_database(tmp_path)
+
+
+def _tiny_database(tmp_path: Path) -> Iterator[str]:
     import uuid
 
     from assay_testing import PG_URL

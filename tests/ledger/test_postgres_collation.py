@@ -24,8 +24,10 @@ def icu_ledger_url(pg_url: str) -> Iterator[str]:
     """A ledger URL in a fresh database whose default collation is ICU en-US."""
     import psycopg
 
+    from assay_testing import pg_server_alone
+
     name = "assay_icu_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg_url.split("?")[0], autocommit=True) as admin:
+    with pg_server_alone(), psycopg.connect(pg_url.split("?")[0], autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu "
                       "ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
         try:

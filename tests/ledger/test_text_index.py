@@ -27,7 +27,7 @@ from assay.errors import AssayError
 from assay.ids import validate_record_id
 from assay.ledger import Write, open_store
 from assay.ledger.store import SCHEMA_VERSION
-from assay_testing import PG_URL, data, examples, make_project, package_at
+from assay_testing import PG_URL, data, examples, make_project, package_at, pg_server_alone
 from pg_roles_testing import login_roles, owner_sql, role_url
 
 SCOPE = "project:demo"
@@ -234,7 +234,7 @@ def test_text_index_unavailable_without_pg_trgm(pg_url: str, tmp_path: Path) -> 
     assert PG_URL
     database = "t_trgm_" + uuid.uuid4().hex[:12]
     base = PG_URL.split("?")[0].rsplit("/", 1)[0] + "/" + database
-    with login_roles("owner") as roles:
+    with pg_server_alone(), login_roles("owner") as roles:
         role = roles["owner"]
         owner_sql(f"CREATE DATABASE {database}")
         try:
