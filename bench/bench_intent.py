@@ -39,6 +39,7 @@ from assay.intent.check import work_check
 from assay.intent.contract import intent_sha256
 from assay.intent.snapshot import ProjectBinding
 from assay.ledger import Write, open_store
+from bench import checked
 from bench.harness import median_time, row
 
 SCOPE = "project:bench"
@@ -126,7 +127,7 @@ def _build(path: Path, count: int) -> tuple[Any, ProjectBinding, list[str], sqli
     return store, binding, evidence_ids, _raw_copy(path.parent / "raw.db", documents)
 
 
-def _measure(count: int, runs: int) -> tuple[float, float, float, float]:
+def _measure(count: int, runs: int) -> tuple[float, float, float, float, float]:
     with tempfile.TemporaryDirectory(prefix="assay-bench-intent-") as tmp:
         store, binding, evidence_ids, raw = _build(Path(tmp) / "ledger.db", count)
         try:
@@ -144,10 +145,20 @@ def _measure(count: int, runs: int) -> tuple[float, float, float, float]:
             t_read, _ = median_time(read, runs=runs)
             t_raw, _ = median_time(lambda: _raw_read(raw, ["knowledge:bench", *evidence_ids]),
                                    runs=runs)
+            by_hand = checked.connect(Path(tmp) / "ledger.db")
+
+            def read_checked() -> None:
+                by_hand.execute("BEGIN")
+                checked.get(by_hand, "knowledge:bench")
+                checked.get_many(by_hand, evidence_ids)
+                by_hand.execute("COMMIT")
+
+            t_checked, _ = median_time(read_checked, runs=runs)
+            by_hand.close()
         finally:
             store.close()
             raw.close()
-    return t_check, t_read, spread, t_raw
+    return t_check, t_read, spread, t_raw, t_checked
 
 
 def _measure_intent_only(count: int, runs: int) -> tuple[float, float, float]:
@@ -179,7 +190,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     sizes = [100, 1000] if quick else [100, 1000, 3000]
     timings = {n: _measure(n, runs) for n in sizes}
     rows = []
-    t_check, t_read, spread, t_raw = timings[1000]
+    t_check, t_read, spread, t_raw, t_checked = timings[1000]
     rows.append(row(
         "work check: 1,000 requirements (depth 6), 5,000 evidence records, SQLite",
         assay=t_check, baseline=t_read, baseline_name="reading the same records",
@@ -190,8 +201,20 @@ def run(quick: bool) -> list[dict[str, Any]]:
         assay=t_check, baseline=t_raw,
         baseline_name="SELECT ... IN + json.loads of the same rows, in a transaction",
         unit="s", spread=spread, runs=runs, goal="<= 2.5x"))
+    rows.append(row(
+        "reading the same rows with the checks by hand, against raw SQL",
+        assay=t_checked, baseline=t_raw,
+        baseline_name="SELECT ... IN + json.loads of the same rows, in a transaction",
+        unit="s", runs=runs,
+        note="bench.checked on assay's ledger file: both digests and a strict parse per "
+             "record, no assay code"))
+    rows.append(row(
+        "work check: 1,000 requirements, 5,000 evidence records, against the checks by hand",
+        assay=t_check, baseline=t_checked,
+        baseline_name="bench.checked: the same rows read with the same checks, by hand",
+        unit="s", spread=spread, runs=runs, note="what the check adds to its checked reads"))
     for n in sizes:
-        t_check, t_read, spread, _ = timings[n]
+        t_check, t_read, spread, _, _ = timings[n]
         rows.append(row(f"work check: {n:,} requirements", assay=t_check, baseline=t_read,
                         baseline_name="reading the same records", unit="s", spread=spread,
                         runs=runs))

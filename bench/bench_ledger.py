@@ -32,6 +32,7 @@ from typing import Any
 
 from assay.ledger import Write, open_store
 from assay.ledger.store import validate_write
+from bench import checked
 from bench.harness import row
 from bench.payloads import LONG_STRING, value_rich
 
@@ -142,6 +143,17 @@ def _assay_gets(store: Any, prefix: str, written: int, *, data: bool = True) -> 
     return gets
 
 
+def _checked_gets(conn: sqlite3.Connection, prefix: str, written: int) -> Any:
+    """The same reads of assay's ledger file by hand, with the checks every read makes
+    (:mod:`bench.checked`), in one read transaction per chunk."""
+    def gets(items: range) -> None:
+        conn.execute("BEGIN")
+        for i in items:
+            checked.get(conn, f"knowledge:{prefix}{i % written}")
+        conn.execute("COMMIT")
+    return gets
+
+
 def _sqlite_rows_in(tmp: Path, n: int, batch: int) -> list[dict[str, Any]]:
     raw = _raw_sqlite(tmp / "raw.db")
     store = open_store(tmp / "ledger.db")
@@ -224,6 +236,26 @@ def _sqlite_rows_in(tmp: Path, n: int, batch: int) -> list[dict[str, Any]]:
                         baseline_name="raw SELECT by id + json.loads, in a transaction",
                         higher_is_better=True, spread=spread, runs=GROUPS,
                         note="the record only: its data decodes when first used"))
+        # What the checks cost on their own, written by hand, and assay against them.
+        by_hand = checked.connect(tmp / "ledger.db")
+        ours, raw_rate, spread = _paired(n, _raw_gets(raw, prefix, written),
+                                         _checked_gets(by_hand, prefix, written), chunk=100)
+        rows.append(row(f"sqlite get by id, the checks by hand ({label})", assay=ours,
+                        baseline=raw_rate, unit="reads/s",
+                        baseline_name="raw SELECT by id + json.loads, in a transaction",
+                        higher_is_better=True, spread=spread, runs=GROUPS,
+                        note="bench.checked: the two digests and a strict parse, no assay "
+                             "code; the most a checking read can reach against the goal's "
+                             "baseline"))
+        ours, raw_rate, spread = _paired(n, _checked_gets(by_hand, prefix, written),
+                                         _assay_gets(store, prefix, written), chunk=100)
+        rows.append(row(f"sqlite get by id, against the checks by hand ({label})",
+                        assay=ours, baseline=raw_rate, unit="reads/s",
+                        baseline_name="bench.checked: the same reads with the same checks, "
+                                      "by hand",
+                        higher_is_better=True, spread=spread, runs=GROUPS,
+                        note="what assay adds to the checks themselves"))
+        by_hand.close()
     store.close()
     raw.close()
     return rows
