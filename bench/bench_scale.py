@@ -5,10 +5,12 @@ requirements proven by a machine run, a goal with two todos, an orientation
 record, a loop and a note, in a ledger grown to N records with unrelated
 records of the kinds those reads look at (todos of other goals, knowledge,
 decision events, gate sessions, loop records, notes: about 300 bytes each,
-one in ten thousand holding a rare word, one record at every size a unique
-word, and every one a common one). A rare word's matches grow with the
-ledger (1, 10 and 100 records at 10,000, 100,000 and 1,000,000), so its row
-pays for returning them; the unique word's row is the cost of growth alone.
+one in ten thousand holding a rare word, ten records at every size another
+rare word, one record at every size a unique word, and every one a common
+one). The first rare word's matches grow with the ledger (1, 10 and 100
+records at 10,000, 100,000 and 1,000,000), so its row pays for returning
+them; the rows of the words with the same matches at every size are the
+cost of growth alone.
 
 Every call runs in process through the operations registry (the store is
 opened per call, as a fresh CLI process would). Sizes take turns, round after
@@ -43,7 +45,7 @@ from typing import Any
 from bench.harness import row
 
 SCOPE_NAME = "bench"
-RARE, COMMON, UNIQUE = "quokka", "ledger", "wombat"
+RARE, COMMON, UNIQUE, SCARCE = "quokka", "ledger", "wombat", "numbat"
 KINDS = ("todo", "knowledge", "decision-event", "gate-session", "loop", "note")
 GOAL = """---
 title: Ship the parser
@@ -127,6 +129,8 @@ def _filler(n: int) -> Any:
         text += RARE
     if n == 1_234:
         text += UNIQUE
+    if n % 110 == 7 and n < 1_100:  # 7, 117, ..., 997: ten records, in every ledger
+        text += SCARCE
     data: dict[str, Any] = {"n": n, "text": text}
     if kind == "todo":
         data["goal_id"] = f"other-goal-{n % 50}"
@@ -191,6 +195,7 @@ def _calls(root: Path, db: str) -> dict[str, Callable[[], Any]]:
         "work status": lambda: _op(root, db, "work.status"),
         "find, rare word": lambda: _op(root, db, "find", query=RARE),
         "find, unique word": lambda: _op(root, db, "find", query=UNIQUE),
+        "find, rare word, 10 records at every size": lambda: _op(root, db, "find", query=SCARCE),
         "find, common word: page of 100 (reader.find)": find_page(COMMON),
         "find, common word: page and omitted count, exact to 10,000 (find op)":
             lambda: _op(root, db, "find", query=COMMON),
