@@ -89,6 +89,8 @@ def busy(tmp_path_factory: pytest.TempPathFactory, ledger_url: str) -> Any:
                  criterion=["tests pass"])
     project.handle = json.dumps(started["submissionHandle"])  # type: ignore[attr-defined]
     op(project, "note.add", text="the export keeps commas")
+    op(project, "memory.add", text="the export writes bilby rows", audience="project")
+    op(project, "decision.record", key="export-format", choice="csv", reason="reviewers read csv")
     backend = "postgres" if ledger_url.startswith("postgres") else "sqlite"
     store = open_store(ledger_url)
     try:
@@ -203,6 +205,10 @@ READS: dict[str, Any] = {
     "todo.list": lambda p: op(p, "todo.list", goal_id="parser"),
     "loop.status": lambda p: op(p, "loop.status", loop="lp-export"),
     "note.list": lambda p: op(p, "note.list"),
+    "memory.list": lambda p: op(p, "memory.list"),
+    "memory.search": lambda p: op(p, "memory.search", query="bilby"),
+    "work.resume": lambda p: op(p, "work.resume", id="knowledge:export"),
+    "decision.show": lambda p: op(p, "decision.show", key="export-format"),
     "hook.stop": lambda p: stop(p, payload("claude-code", "stop", p)),
     "loop.next": lambda p: op(p, "loop.next", handle=p.handle, evaluation={
         "outcome": "partial", "output_summary": "round work", "constraint_violations": [],
