@@ -126,10 +126,10 @@ def test_redactor_env_value_fragment_shorter_than_the_minimum_stays() -> None:
 
 def test_redactor_path_valued_secret_is_matched_whole_only() -> None:
     """A secret-named variable naming a file redacts that path, not its siblings' shared start."""
-    env = {"GOOGLE_APPLICATION_CREDENTIALS": "/home/runner/work/_temp/key.json"}
-    out, _ = redact("read /home/runner/work/_temp/key.json and /home/runner/work/repo/a.py", env)
+    env = {"GOOGLE_APPLICATION_CREDENTIALS": "/srv/ci/work/_temp/key.json"}
+    out, _ = redact("read /srv/ci/work/_temp/key.json and /srv/ci/work/repo/a.py", env)
     assert out == ("read [REDACTED:env:GOOGLE_APPLICATION_CREDENTIALS] and "
-                   "/home/runner/work/repo/a.py")
+                   "/srv/ci/work/repo/a.py")
 
 
 def test_redactor_env_value_start_in_a_stream_is_redacted() -> None:
